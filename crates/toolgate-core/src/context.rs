@@ -1,0 +1,31 @@
+//! The context one call runs in.
+
+use tokio_util::sync::CancellationToken;
+
+/// Who is calling and how to notice that the caller gave up.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Unique id of this call (also the audit record's `call_id`).
+    pub call_id: String,
+    /// Conversation or CLI session the call belongs to.
+    pub session_id: String,
+    /// Authenticated caller.
+    pub principal: String,
+    /// Role the caller acts in.
+    pub role: String,
+    /// Fires on cancellation or timeout; long-running tools must watch it.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for tests and examples.
+    pub fn for_test() -> Self {
+        ToolContext {
+            call_id: "call_test".to_owned(),
+            session_id: "test".to_owned(),
+            principal: "tester".to_owned(),
+            role: "default".to_owned(),
+            cancel: CancellationToken::new(),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Pure data of toolgate: no IO, no async, serde only.
+//!
+//! # Layout
+//! - [`spec`]: [`ToolSpec`], [`Risk`], [`Annotations`] — what a tool *is* (R-REG-1).
+//! - [`error`]: [`ErrorCode`], the one closed vocabulary of failures, and [`CallError`].
+//! - [`output`]: [`ToolOutput`] and [`ContentBlock`] — what a tool returns.
+//! - [`envelope`]: [`Envelope`], the `{ok, data | error}` shape every front end prints (R-EXE-2).
+//! - [`export`]: the five provider formats a catalog is exported in (R-REG-2).
+//!
+//! ```
+//! use toolgate_protocol::{ExportFormat, Risk, ToolSpec, export};
+//! let spec = ToolSpec::new("get_weather", "Current weather for a city.", serde_json::json!({
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string"}},
+//!     "required": ["city"]
+//! })).with_risk(Risk::Read);
+//! let tools = export(&[&spec], ExportFormat::Anthropic);
+//! assert_eq!(tools[0]["input_schema"]["required"][0], "city");
+//! ```
+
+pub mod envelope;
+pub mod error;
+pub mod export;
+pub mod output;
+pub mod spec;
+
+pub use envelope::{Envelope, Governance};
+pub use error::{CallError, ErrorCode};
+pub use export::{ExportFormat, export};
+pub use output::{ContentBlock, ToolOutput};
+pub use spec::{Annotations, Risk, SpecError, ToolSpec};

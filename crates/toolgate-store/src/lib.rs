@@ -1,0 +1,26 @@
+//! Durable state of toolgate, embedded by default: one data directory holding
+//!
+//! ```text
+//! <data dir>/
+//!   logs/tool-audit.jsonl   the append-only, hash-chained audit log (source of truth)
+//!   toolgate.db             SQLite: audit index, approvals, grants, idempotency keys
+//!   results/                offloaded oversized results, paged by `read_result`
+//! ```
+//!
+//! # Layout
+//! - [`redact`]: masking of secrets and hashing of long values before anything is written.
+//! - [`audit`]: [`AuditLog`] (group-committed JSONL chain + SQLite index), `verify`, queries.
+//! - [`approvals`]: [`ApprovalStore`] — pending approvals and standing grants.
+//! - [`results`]: [`ResultStore`] — offloaded results.
+//! - [`idempotency`]: [`IdempotencyStore`] — results of write calls by idempotency key.
+//! - [`db`]: the shared SQLite connection settings.
+
+pub mod approvals;
+pub mod audit;
+pub mod db;
+pub mod error;
+pub mod idempotency;
+pub mod redact;
+pub mod results;
+
+pub use error::{StoreError, StoreResult};
