@@ -85,7 +85,9 @@ mod tests {
     #[test]
     fn maps_onto_the_closed_vocabulary() {
         assert_eq!(
-            ToolError::PolicyDenied("outside".into()).into_call_error().code,
+            ToolError::PolicyDenied("outside".into())
+                .into_call_error()
+                .code,
             ErrorCode::PolicyDenied
         );
         let t = ToolError::transient("busy").into_call_error();

@@ -25,11 +25,13 @@
 //! assert_eq!(echo.spec().name, "echo");
 //! ```
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod context;
 pub mod error;
 pub mod tool;
 
 pub use context::ToolContext;
 pub use error::ToolError;
-pub use tool::{DynTool, Tool};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{DynTool, Tool};

@@ -33,7 +33,11 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    pub fn success(call_id: impl Into<String>, output: ToolOutput, truncated: Option<Governance>) -> Self {
+    pub fn success(
+        call_id: impl Into<String>,
+        output: ToolOutput,
+        truncated: Option<Governance>,
+    ) -> Self {
         Envelope {
             ok: true,
             call_id: call_id.into(),

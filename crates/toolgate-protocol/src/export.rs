@@ -134,8 +134,21 @@ fn gemini(spec: &ToolSpec) -> Value {
 /// `"type": [T, "null"]` into `nullable`, `const` into a one-value `enum`, drop the rest.
 fn gemini_schema(schema: &Value) -> Value {
     const KEPT: [&str; 15] = [
-        "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
-        "minimum", "maximum", "minLength", "maxLength", "pattern", "default", "required",
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "default",
+        "required",
     ];
     let Value::Object(obj) = schema else {
         return schema.clone();
@@ -163,7 +176,11 @@ fn gemini_schema(schema: &Value) -> Value {
             "properties" => {
                 let props: Map<String, Value> = value
                     .as_object()
-                    .map(|p| p.iter().map(|(k, v)| (k.clone(), gemini_schema(v))).collect())
+                    .map(|p| {
+                        p.iter()
+                            .map(|(k, v)| (k.clone(), gemini_schema(v)))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 out.insert("properties".into(), Value::Object(props));
             }
@@ -216,14 +233,16 @@ fn is_strict_compatible(schema: &Value) -> bool {
             }
         }
     }
-    ["items", "anyOf", "$defs", "definitions"].iter().all(|k| match obj.get(*k) {
-        None => true,
-        Some(Value::Array(a)) => a.iter().all(is_strict_compatible),
-        Some(Value::Object(m)) if *k == "$defs" || *k == "definitions" => {
-            m.values().all(is_strict_compatible)
-        }
-        Some(v) => is_strict_compatible(v),
-    })
+    ["items", "anyOf", "$defs", "definitions"]
+        .iter()
+        .all(|k| match obj.get(*k) {
+            None => true,
+            Some(Value::Array(a)) => a.iter().all(is_strict_compatible),
+            Some(Value::Object(m)) if *k == "$defs" || *k == "definitions" => {
+                m.values().all(is_strict_compatible)
+            }
+            Some(v) => is_strict_compatible(v),
+        })
 }
 
 #[cfg(test)]

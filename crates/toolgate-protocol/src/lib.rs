@@ -18,6 +18,8 @@
 //! assert_eq!(tools[0]["input_schema"]["required"][0], "city");
 //! ```
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod envelope;
 pub mod error;
 pub mod export;

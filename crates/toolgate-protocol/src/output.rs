@@ -25,7 +25,10 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn json(data: Value) -> Self {
-        ToolOutput { data, content: Vec::new() }
+        ToolOutput {
+            data,
+            content: Vec::new(),
+        }
     }
 
     pub fn text(text: impl Into<String>) -> Self {

@@ -39,7 +39,9 @@ impl std::str::FromStr for Risk {
             "read" => Ok(Risk::Read),
             "write" => Ok(Risk::Write),
             "dangerous" => Ok(Risk::Dangerous),
-            other => Err(format!("unknown risk `{other}` (expected read, write or dangerous)")),
+            other => Err(format!(
+                "unknown risk `{other}` (expected read, write or dangerous)"
+            )),
         }
     }
 }
@@ -98,7 +100,11 @@ pub enum SpecError {
 
 impl ToolSpec {
     /// A read-risk builtin spec; adjust with the `with_*` builders.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),
@@ -168,7 +174,10 @@ mod tests {
         let dotted = ToolSpec::new("a.b", "d", json!({"type": "object"}));
         assert!(matches!(dotted.validate(), Err(SpecError::InvalidName(_))));
         let scalar = ToolSpec::new("a", "d", json!({"type": "string"}));
-        assert!(matches!(scalar.validate(), Err(SpecError::SchemaNotObject(_))));
+        assert!(matches!(
+            scalar.validate(),
+            Err(SpecError::SchemaNotObject(_))
+        ));
     }
 
     #[test]
