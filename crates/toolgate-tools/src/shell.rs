@@ -1,0 +1,302 @@
+//! `shell`: run `/bin/sh -c <command>` in a workspace directory (R-ACT-2).
+//!
+//! Output: `{exit_code, signal?, stdout, stderr, stdout_truncated, stderr_truncated,
+//! stdout_bytes, stderr_bytes, duration_ms}` — `exit_code` is `null` and `signal` present
+//! when the shell died from a signal; `*_bytes` count everything the stream produced,
+//! `stdout`/`stderr` hold its first `output_cap_bytes` (lossy UTF-8). A non-zero exit is a
+//! successful call: the model reads `exit_code`.
+//!
+//! Sequence: resolve `cwd` → spawn in a new process group with stdin null and an
+//! environment rebuilt from an allowlist (no inherited secrets) → drain both pipes while
+//! waiting for the shell, the timeout or cancellation → kill the whole group (also after a
+//! normal exit: background processes never outlive the call, so a timeout cannot be
+//! dodged with `&`) → collect output, waiting only briefly for pipes held open by
+//! processes that left the group.
+//!
+//! Not yet here: the OS sandbox (Landlock + seccomp). Until then the command runs with the
+//! gateway's own file-system and network access; only `cwd` is confined.
+
+mod capture;
+mod group;
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use toolgate_core::{CancellationToken, Tool, ToolContext, ToolError};
+use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
+
+use self::capture::{Captured, capture};
+use self::group::ProcessGroup;
+use crate::Workspace;
+use crate::args::{decode, idempotency_key_schema};
+
+const NAME: &str = "shell";
+/// How long to keep reading pipes after the group was killed (a process that left the group
+/// with `setsid` may hold them open forever).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// PATH for the child when the gateway itself has none.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Limits and environment of the shell tool.
+#[derive(Debug, Clone)]
+pub struct ShellOptions {
+    /// Used when the call gives no `timeout_secs` (default 60 s).
+    pub default_timeout: Duration,
+    /// Largest `timeout_secs` a call may ask for (default 600 s).
+    pub max_timeout: Duration,
+    /// Bytes kept per stream (default 64 KiB); the rest is drained and counted.
+    pub output_cap_bytes: usize,
+    /// Extra environment variable names passed through from the gateway's environment,
+    /// on top of PATH, LANG, LC_ALL and TZ.
+    pub env_allowlist: Vec<String>,
+}
+
+impl Default for ShellOptions {
+    fn default() -> Self {
+        ShellOptions {
+            default_timeout: Duration::from_secs(60),
+            max_timeout: Duration::from_secs(600),
+            output_cap_bytes: 64 * 1024,
+            env_allowlist: Vec::new(),
+        }
+    }
+}
+
+/// Runs shell commands in the workspace.
+#[derive(Debug)]
+pub struct ShellTool {
+    ws: Arc<Workspace>,
+    opts: ShellOptions,
+    spec: ToolSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShellArgs {
+    command: String,
+    #[serde(default = "dot")]
+    cwd: String,
+    timeout_secs: Option<u64>,
+    /// Acted on by the gateway (R-EXE-3); accepted and ignored here.
+    #[serde(default, rename = "idempotency_key")]
+    _idempotency_key: Option<String>,
+}
+
+fn dot() -> String {
+    ".".to_owned()
+}
+
+impl ShellTool {
+    pub fn new(ws: Arc<Workspace>, opts: ShellOptions) -> Self {
+        let max_secs = opts.max_timeout.as_secs().max(1);
+        let description = format!(
+            "Run a command with /bin/sh -c in a workspace directory and return its exit code, \
+             stdout and stderr (each capped at {cap} bytes). Use it for builds, tests, git and \
+             programs that have no dedicated tool. Do not use it to read, write, edit, list \
+             or search files: the file tools are safer and cheaper. There is no stdin, so \
+             interactive programs fail; the environment is minimal (PATH, locale, HOME is the \
+             workspace root) and holds no credentials. The command is killed after \
+             timeout_secs (default {default}, at most {max_secs}); background processes are \
+             killed when it finishes. A non-zero exit code is a normal result, not an error.",
+            cap = opts.output_cap_bytes,
+            default = opts.default_timeout.as_secs(),
+        );
+        let spec = ToolSpec::new(
+            NAME,
+            description,
+            json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Shell command line, e.g. `cargo test 2>&1 | tail -n 50`."
+                    },
+                    "cwd": {
+                        "type": "string",
+                        "minLength": 1,
+                        "default": ".",
+                        "description": "Working directory relative to the workspace root."
+                    },
+                    "timeout_secs": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": max_secs,
+                        "description": "Kill the command after this many seconds."
+                    },
+                    "idempotency_key": idempotency_key_schema()
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        )
+        .with_risk(Risk::Dangerous)
+        .with_annotations(Annotations {
+            title: Some("Run shell command".to_owned()),
+            read_only_hint: Some(false),
+            destructive_hint: Some(true),
+            idempotent_hint: Some(false),
+            open_world_hint: Some(false),
+        })
+        .with_tags(["shell"]);
+        ShellTool { ws, opts, spec }
+    }
+
+    fn timeout(&self, args: &ShellArgs) -> Result<Duration, ToolError> {
+        let max = self.opts.max_timeout.as_secs().max(1);
+        match args.timeout_secs {
+            None => Ok(self.opts.default_timeout),
+            Some(secs) if (1..=max).contains(&secs) => Ok(Duration::from_secs(secs)),
+            Some(secs) => Err(ToolError::InvalidArguments(format!(
+                "timeout_secs must be between 1 and {max}, got {secs}"
+            ))),
+        }
+    }
+
+    fn working_dir(&self, args: &ShellArgs) -> Result<std::path::PathBuf, ToolError> {
+        let dir = self.ws.resolve_existing(&args.cwd)?;
+        if !dir.is_dir() {
+            return Err(ToolError::InvalidArguments(format!(
+                "cwd `{}` is not a directory",
+                args.cwd
+            )));
+        }
+        Ok(dir)
+    }
+
+    /// PATH, LANG, LC_ALL, TZ and the allowlisted names from the gateway's environment,
+    /// then TERM=dumb and HOME=<workspace root>.
+    fn environment(&self) -> Vec<(String, OsString)> {
+        let mut env = vec![(
+            "PATH".to_owned(),
+            std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into()),
+        )];
+        let passed = ["LANG", "LC_ALL", "TZ"]
+            .into_iter()
+            .chain(self.opts.env_allowlist.iter().map(String::as_str));
+        for name in passed {
+            if let Some(value) = std::env::var_os(name) {
+                env.push((name.to_owned(), value));
+            }
+        }
+        env.push(("TERM".to_owned(), "dumb".into()));
+        env.push(("HOME".to_owned(), self.ws.root().as_os_str().to_owned()));
+        env
+    }
+
+    async fn run(
+        &self,
+        command: &str,
+        cwd: &Path,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ToolError> {
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .env_clear()
+            .envs(self.environment())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("cannot start /bin/sh: {e}")))?;
+        let mut group = ProcessGroup::led_by(child.id());
+        let stop_reading = CancellationToken::new();
+        let cap = self.opts.output_cap_bytes;
+        let stdout = tokio::spawn(capture(child.stdout.take(), cap, stop_reading.clone()));
+        let stderr = tokio::spawn(capture(child.stderr.take(), cap, stop_reading.clone()));
+
+        let ended = tokio::select! {
+            status = child.wait() => Ok(status),
+            () = tokio::time::sleep(timeout) => Err(ToolError::Timeout),
+            () = cancel.cancelled() => Err(ToolError::Cancelled),
+        };
+        // On timeout or cancellation the shell is not reaped yet, so its pid (the group id)
+        // cannot have been reused. After a normal exit the id stays reserved while any
+        // member of the group lives; if none does, the kill finds nothing.
+        group.kill();
+        let status = match ended {
+            Ok(status) => status,
+            Err(stopped) => {
+                let _ = child.wait().await;
+                group.kill_and_disarm();
+                stop_reading.cancel();
+                return Err(stopped);
+            }
+        };
+        group.kill_and_disarm();
+        let status =
+            status.map_err(|e| ToolError::failed(format!("cannot wait for /bin/sh: {e}")))?;
+
+        let grace = tokio::time::sleep(DRAIN_GRACE);
+        tokio::pin!(grace);
+        let stdout = finish(stdout, &stop_reading, &mut grace).await;
+        let stderr = finish(stderr, &stop_reading, &mut grace).await;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+
+        let mut out = Map::new();
+        out.insert("exit_code".into(), json!(status.code()));
+        if let Some(signal) = status.signal() {
+            out.insert("signal".into(), json!(signal));
+        }
+        out.insert("stdout".into(), json!(stdout.text()));
+        out.insert("stderr".into(), json!(stderr.text()));
+        out.insert("stdout_truncated".into(), json!(stdout.truncated()));
+        out.insert("stderr_truncated".into(), json!(stderr.truncated()));
+        out.insert("stdout_bytes".into(), json!(stdout.total));
+        out.insert("stderr_bytes".into(), json!(stderr.total));
+        out.insert("duration_ms".into(), json!(duration_ms));
+        Ok(Value::Object(out))
+    }
+}
+
+/// Waits for a capture task until `grace` runs out, then tells it to stop and takes what
+/// it has.
+async fn finish(
+    mut task: tokio::task::JoinHandle<Captured>,
+    stop: &CancellationToken,
+    grace: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+) -> Captured {
+    tokio::select! {
+        done = &mut task => return done.unwrap_or_default(),
+        () = grace.as_mut() => stop.cancel(),
+    }
+    task.await.unwrap_or_default()
+}
+
+#[async_trait]
+impl Tool for ShellTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
+        let args: ShellArgs = decode(NAME, args)?;
+        self.timeout(&args)?;
+        self.working_dir(&args).map(drop)
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: ShellArgs = decode(NAME, &args)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("command is empty".to_owned()));
+        }
+        let timeout = self.timeout(&args)?;
+        let cwd = self.working_dir(&args)?;
+        self.run(&args.command, &cwd, timeout, &ctx.cancel)
+            .await
+            .map(ToolOutput::json)
+    }
+}
