@@ -18,6 +18,8 @@ pub enum StoreError {
     Conflict(String),
     #[error("the audit writer has stopped: {0}")]
     WriterStopped(String),
+    #[error("cannot encode {0}")]
+    Encode(String),
 }
 
 impl StoreError {

@@ -1,0 +1,197 @@
+//! The line format of the hash chain. Each line is
+//!
+//! ```text
+//! {"hash":"<64 hex>",REST\n        REST = "seq":N,"prev":"<64 hex>",<record fields>}
+//! ```
+//!
+//! with `hash = sha256(REST bytes)`. `prev` is the previous line's hash (64 zeros for the
+//! first line) and `seq` counts from 1. Checking a line needs no canonical re-serialisation:
+//! hash the exact bytes after the prefix, then parse `{` + REST.
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::record::{AuditRecord, StoredRecord};
+
+/// `prev` of the first record.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+const HASH_PREFIX: &[u8] = b"{\"hash\":\"";
+const HASH_HEX_LEN: usize = 64;
+/// Bytes before REST: the prefix, the hex digest and `",`.
+const REST_OFFSET: usize = HASH_PREFIX.len() + HASH_HEX_LEN + 2;
+
+/// Why a line is not a valid chain record (on its own, before linking to its neighbours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineFault {
+    NotJson,
+    MissingHash,
+    HashMismatch,
+}
+
+impl LineFault {
+    /// The wording `verify` reports.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            LineFault::NotJson => "not valid JSON",
+            LineFault::MissingHash => "no leading hash field (not a chain record)",
+            LineFault::HashMismatch => "hash mismatch (record edited)",
+        }
+    }
+}
+
+/// The record's JSON text without its opening brace: `"kind":…}`. Made on the caller's thread
+/// so the writer only has to prepend the chain fields.
+pub(crate) fn record_body(record: &AuditRecord) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string(record)?;
+    text.remove(0);
+    Ok(text)
+}
+
+/// Appends the line for `body` at `seq` after `prev` to `out`; returns the line's hash and
+/// its `{` + REST text (what the index stores).
+pub(crate) fn encode_line(out: &mut Vec<u8>, seq: u64, prev: &str, body: &str) -> (String, String) {
+    let mut braced = String::with_capacity(body.len() + 100);
+    braced.push('{');
+    braced.push_str("\"seq\":");
+    braced.push_str(&seq.to_string());
+    braced.push_str(",\"prev\":\"");
+    braced.push_str(prev);
+    braced.push_str("\",");
+    braced.push_str(body);
+    let rest = &braced.as_bytes()[1..];
+    let hash = hex::encode(Sha256::digest(rest));
+    out.extend_from_slice(HASH_PREFIX);
+    out.extend_from_slice(hash.as_bytes());
+    out.extend_from_slice(b"\",");
+    out.extend_from_slice(rest);
+    out.push(b'\n');
+    (hash, braced)
+}
+
+#[derive(Deserialize)]
+struct LineFields {
+    seq: u64,
+    prev: String,
+    #[serde(flatten)]
+    record: AuditRecord,
+}
+
+/// `{` + REST of a line that has the hash prefix: what the index stores.
+pub(crate) fn braced_text(line: &[u8]) -> Option<String> {
+    let rest = line.get(REST_OFFSET..)?;
+    let mut braced = String::with_capacity(rest.len() + 1);
+    braced.push('{');
+    braced.push_str(std::str::from_utf8(rest).ok()?);
+    Some(braced)
+}
+
+/// Checks and parses one line (without its `\n`).
+pub(crate) fn decode_line(line: &[u8]) -> Result<StoredRecord, LineFault> {
+    let (hash, rest) = split_hash(line)?;
+    if hex::encode(Sha256::digest(rest)) != hash {
+        return Err(LineFault::HashMismatch);
+    }
+    let mut braced = Vec::with_capacity(rest.len() + 1);
+    braced.push(b'{');
+    braced.extend_from_slice(rest);
+    let mut stored = decode_braced(&braced)?;
+    stored.hash = hash.to_owned();
+    Ok(stored)
+}
+
+/// Parses `{` + REST as kept by the index; the hash is left empty for the caller to fill.
+pub(crate) fn decode_braced(braced: &[u8]) -> Result<StoredRecord, LineFault> {
+    let fields: LineFields = serde_json::from_slice(braced).map_err(|_| LineFault::NotJson)?;
+    Ok(StoredRecord {
+        seq: fields.seq,
+        hash: String::new(),
+        prev: fields.prev,
+        record: fields.record,
+    })
+}
+
+/// The declared hash and the REST bytes of a line.
+fn split_hash(line: &[u8]) -> Result<(&str, &[u8]), LineFault> {
+    let Some(after_prefix) = line.strip_prefix(HASH_PREFIX) else {
+        return Err(
+            if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
+                LineFault::MissingHash
+            } else {
+                LineFault::NotJson
+            },
+        );
+    };
+    let well_formed = line.len() > REST_OFFSET
+        && after_prefix[..HASH_HEX_LEN]
+            .iter()
+            .all(u8::is_ascii_hexdigit)
+        && &after_prefix[HASH_HEX_LEN..HASH_HEX_LEN + 2] == b"\",";
+    if !well_formed {
+        return Err(LineFault::NotJson);
+    }
+    let hash =
+        std::str::from_utf8(&after_prefix[..HASH_HEX_LEN]).map_err(|_| LineFault::NotJson)?;
+    Ok((hash, &line[REST_OFFSET..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::audit::RecordKind;
+
+    fn record() -> AuditRecord {
+        AuditRecord {
+            kind: RecordKind::Attempt,
+            ts: "2026-01-02T03:04:05.000006Z".into(),
+            call_id: "c1".into(),
+            session: "s1".into(),
+            principal: "alice".into(),
+            role: "dev".into(),
+            tool: "echo".into(),
+            source: None,
+            risk: None,
+            arguments: json!({"text": "hi"}),
+            outcome: "started".into(),
+            error: None,
+            result: None,
+            duration_us: None,
+            approver: None,
+            approval_id: None,
+        }
+    }
+
+    #[test]
+    fn encoded_line_decodes_to_the_same_record() {
+        let mut out = Vec::new();
+        let body = record_body(&record()).unwrap();
+        let (hash, braced) = encode_line(&mut out, 1, GENESIS_HASH, &body);
+        assert_eq!(out.last(), Some(&b'\n'));
+        let stored = decode_line(&out[..out.len() - 1]).unwrap();
+        assert_eq!(
+            stored,
+            StoredRecord {
+                seq: 1,
+                hash: hash.clone(),
+                prev: GENESIS_HASH.into(),
+                record: record()
+            }
+        );
+        assert_eq!(hex::encode(Sha256::digest(&braced.as_bytes()[1..])), hash);
+    }
+
+    #[test]
+    fn faults_are_told_apart() {
+        let mut out = Vec::new();
+        let body = record_body(&record()).unwrap();
+        encode_line(&mut out, 1, GENESIS_HASH, &body);
+        let line = String::from_utf8(out[..out.len() - 1].to_vec()).unwrap();
+        let edited = line.replace("alice", "alicf");
+        assert_eq!(decode_line(edited.as_bytes()), Err(LineFault::HashMismatch));
+        assert_eq!(decode_line(b"{\"seq\":1}"), Err(LineFault::MissingHash));
+        assert_eq!(decode_line(b"garbage"), Err(LineFault::NotJson));
+        assert_eq!(decode_line(&line.as_bytes()[..40]), Err(LineFault::NotJson));
+    }
+}

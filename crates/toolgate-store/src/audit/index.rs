@@ -1,0 +1,327 @@
+//! The SQLite index of the audit log: derived data, rebuilt from the JSONL file whenever it
+//! lags. Rows are keyed by `(seq, hash)`; the file is the truth.
+//!
+//! Invariants:
+//! - The index only learns a record after its bytes are fsynced in the file, so an index that
+//!   knows a record the file lacks is evidence that the file lost its tail.
+//! - Such evidence is kept, never overwritten: when the file's record at a `seq` differs from
+//!   the indexed one (or the file ends before it), the indexed row is marked `superseded` and
+//!   stays; queries skip it and `verify` with the index reports it.
+//! - `audit_index_state` holds the file offset up to which the index is complete, with the
+//!   seq and hash of the record that ends there; catching up starts from it after checking
+//!   that the file still has that record there.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::chain::{GENESIS_HASH, braced_text, decode_line};
+use super::record::AuditRecord;
+use super::recover::line_ending_at;
+use crate::{StoreError, StoreResult};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS audit_records (
+    seq         INTEGER NOT NULL,
+    hash        TEXT    NOT NULL,
+    prev        TEXT    NOT NULL,
+    superseded  INTEGER NOT NULL DEFAULT 0,
+    kind        TEXT    NOT NULL,
+    ts          TEXT    NOT NULL,
+    ts_us       INTEGER,
+    call_id     TEXT    NOT NULL,
+    session     TEXT    NOT NULL,
+    principal   TEXT    NOT NULL,
+    role        TEXT    NOT NULL,
+    tool        TEXT    NOT NULL,
+    outcome     TEXT    NOT NULL,
+    line        TEXT    NOT NULL,
+    PRIMARY KEY (seq, hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS audit_records_tool ON audit_records (tool, seq);
+CREATE INDEX IF NOT EXISTS audit_records_principal ON audit_records (principal, seq);
+CREATE INDEX IF NOT EXISTS audit_records_session ON audit_records (session, seq);
+CREATE INDEX IF NOT EXISTS audit_records_call ON audit_records (call_id, seq);
+CREATE INDEX IF NOT EXISTS audit_records_ts ON audit_records (ts_us);
+CREATE TABLE IF NOT EXISTS audit_index_state (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    file_offset INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    last_hash   TEXT    NOT NULL
+);
+";
+
+/// Lines indexed per transaction while catching up, so a long backlog never holds one huge
+/// transaction.
+const CATCH_UP_BATCH: usize = 4096;
+
+/// The queryable columns of a record, taken on the appender's thread.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexFields {
+    kind: &'static str,
+    ts: String,
+    ts_us: Option<i64>,
+    call_id: String,
+    session: String,
+    principal: String,
+    role: String,
+    tool: String,
+    outcome: String,
+}
+
+impl IndexFields {
+    pub(crate) fn of(record: &AuditRecord) -> Self {
+        IndexFields {
+            kind: record.kind.as_str(),
+            ts: record.ts.clone(),
+            ts_us: humantime::parse_rfc3339(&record.ts)
+                .ok()
+                .and_then(micros_since_epoch),
+            call_id: record.call_id.clone(),
+            session: record.session.clone(),
+            principal: record.principal.clone(),
+            role: record.role.clone(),
+            tool: record.tool.clone(),
+            outcome: record.outcome.clone(),
+        }
+    }
+}
+
+/// Microseconds since the Unix epoch, as stored in `ts_us`.
+pub(crate) fn micros_since_epoch(t: std::time::SystemTime) -> Option<i64> {
+    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_micros()).ok()
+}
+
+/// One record ready to index, with the byte range of its line in the file.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexRow {
+    pub seq: u64,
+    pub hash: String,
+    pub prev: String,
+    /// `{` + REST of the line.
+    pub braced: String,
+    pub fields: IndexFields,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Where the index is complete up to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IndexState {
+    offset: u64,
+    seq: u64,
+    hash: String,
+}
+
+pub(crate) fn ensure_schema(conn: &Connection) -> StoreResult<()> {
+    conn.execute_batch(SCHEMA)?;
+    Ok(())
+}
+
+fn read_state(conn: &Connection) -> StoreResult<IndexState> {
+    let state = conn
+        .query_row(
+            "SELECT file_offset, last_seq, last_hash FROM audit_index_state WHERE id = 1",
+            [],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            },
+        )
+        .optional()?;
+    Ok(match state {
+        Some((offset, seq, hash)) => IndexState {
+            offset: offset as u64,
+            seq: seq as u64,
+            hash,
+        },
+        None => IndexState {
+            offset: 0,
+            seq: 0,
+            hash: GENESIS_HASH.to_owned(),
+        },
+    })
+}
+
+fn write_state(tx: &Transaction<'_>, state: &IndexState) -> StoreResult<()> {
+    tx.execute(
+        "INSERT INTO audit_index_state (id, file_offset, last_seq, last_hash) VALUES (1, ?1, ?2, ?3)
+         ON CONFLICT (id) DO UPDATE SET file_offset = ?1, last_seq = ?2, last_hash = ?3",
+        params![state.offset as i64, state.seq as i64, state.hash],
+    )?;
+    Ok(())
+}
+
+/// Inserts `row` as the live record at its seq; a different live record at that seq is kept
+/// as superseded evidence.
+fn upsert(tx: &Transaction<'_>, row: &IndexRow) -> StoreResult<()> {
+    let seq = row.seq as i64;
+    tx.prepare_cached(
+        "UPDATE audit_records SET superseded = 1 WHERE seq = ?1 AND superseded = 0 AND hash <> ?2",
+    )?
+    .execute(params![seq, row.hash])?;
+    let f = &row.fields;
+    tx.prepare_cached(
+        "INSERT INTO audit_records
+           (seq, hash, prev, kind, ts, ts_us, call_id, session, principal, role, tool, outcome, line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT (seq, hash) DO UPDATE SET superseded = 0",
+    )?
+    .execute(params![
+        seq, row.hash, row.prev, f.kind, f.ts, f.ts_us, f.call_id, f.session, f.principal,
+        f.role, f.tool, f.outcome, row.braced
+    ])?;
+    Ok(())
+}
+
+/// Indexes rows handed over by this process's writer (in file order). Rows already indexed
+/// are skipped; records another process wrote in between are read from `file` first.
+pub(crate) fn index_rows(
+    conn: &mut Connection,
+    file: &File,
+    path: &Path,
+    rows: &[IndexRow],
+) -> StoreResult<()> {
+    let Some(first) = rows.first() else {
+        return Ok(());
+    };
+    if read_state(conn)?.offset < first.start {
+        catch_up(conn, file, path, first.start)?;
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut state = read_state(&tx)?;
+    for row in rows {
+        if row.seq <= state.seq {
+            continue;
+        }
+        if row.start != state.offset {
+            // Another process's records sit in between: leave them (and these) to catch_up.
+            break;
+        }
+        upsert(&tx, row)?;
+        state = IndexState {
+            offset: row.end,
+            seq: row.seq,
+            hash: row.hash.clone(),
+        };
+    }
+    write_state(&tx, &state)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Indexes every complete line in `file` up to `upto` that the index lacks. If the file no
+/// longer holds the record the index stopped at, the whole file is re-read and the records
+/// it lost are marked superseded. Returns how many records were indexed.
+pub(crate) fn catch_up(
+    conn: &mut Connection,
+    file: &File,
+    path: &Path,
+    upto: u64,
+) -> StoreResult<u64> {
+    let state = read_state(conn)?;
+    if state.offset == upto {
+        return Ok(0);
+    }
+    let from = if file_still_ends_record_at(file, &state, upto)? {
+        state.clone()
+    } else {
+        IndexState {
+            offset: 0,
+            seq: 0,
+            hash: GENESIS_HASH.to_owned(),
+        }
+    };
+    let rescan = from.offset == 0 && state.offset > 0;
+    let (indexed, last) = index_range(conn, file, path, from, upto)?;
+    if rescan {
+        conn.execute(
+            "UPDATE audit_records SET superseded = 1 WHERE seq > ?1 AND superseded = 0",
+            params![last.seq as i64],
+        )?;
+    }
+    Ok(indexed)
+}
+
+/// Whether the file's line ending at `state.offset` is the record the index stopped at.
+fn file_still_ends_record_at(file: &File, state: &IndexState, upto: u64) -> StoreResult<bool> {
+    if state.offset == 0 {
+        return Ok(true);
+    }
+    if state.offset > upto {
+        return Ok(false);
+    }
+    let (_, line) = line_ending_at(file, state.offset - 1)
+        .map_err(|e| StoreError::io("cannot read the audit log", e))?;
+    Ok(decode_line(&line).is_ok_and(|r| r.seq == state.seq && r.hash == state.hash))
+}
+
+/// Indexes the complete lines in `[from.offset, upto)`, committing every few thousand lines.
+/// Lines that do not decode are skipped (verify reports them); an unterminated tail is left.
+fn index_range(
+    conn: &mut Connection,
+    file: &File,
+    path: &Path,
+    from: IndexState,
+    upto: u64,
+) -> StoreResult<(u64, IndexState)> {
+    let read_err = |e| StoreError::io(format!("cannot read {}", path.display()), e);
+    let mut reader = BufReader::with_capacity(256 * 1024, file);
+    reader
+        .seek(SeekFrom::Start(from.offset))
+        .map_err(read_err)?;
+    let mut reader = reader.take(upto.saturating_sub(from.offset));
+    // `state` only moves past records that decoded, so damaged lines at the end are read
+    // again next time rather than taken as the point the index stopped at.
+    let mut scan_offset = from.offset;
+    let mut state = from;
+    let mut indexed = 0u64;
+    let mut line = Vec::new();
+    loop {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut in_tx = 0usize;
+        let mut done = false;
+        while in_tx < CATCH_UP_BATCH {
+            line.clear();
+            let n = reader.read_until(b'\n', &mut line).map_err(read_err)?;
+            if n == 0 || line.last() != Some(&b'\n') {
+                done = true;
+                break;
+            }
+            let start = scan_offset;
+            let end = start + n as u64;
+            scan_offset = end;
+            let content = &line[..n - 1];
+            if let (Ok(stored), Some(braced)) = (decode_line(content), braced_text(content)) {
+                let row = IndexRow {
+                    fields: IndexFields::of(&stored.record),
+                    seq: stored.seq,
+                    hash: stored.hash,
+                    prev: stored.prev,
+                    braced,
+                    start,
+                    end,
+                };
+                upsert(&tx, &row)?;
+                indexed += 1;
+                state = IndexState {
+                    offset: end,
+                    seq: row.seq,
+                    hash: row.hash,
+                };
+            }
+            in_tx += 1;
+        }
+        write_state(&tx, &state)?;
+        tx.commit()?;
+        if done {
+            return Ok((indexed, state));
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The tamper-evident audit log (R-EXE-5, R-EXE-7): an append-only JSONL file whose lines form
+//! a sha256 hash chain, and a SQLite index of the same records for queries.
+//!
+//! # Layout
+//! - [`record`]: [`AuditRecord`] (what is said about a call), [`StoredRecord`], [`Durability`].
+//! - [`chain`]: the line format — `{"hash":…,"seq":…,"prev":…,<record>}` — and its checks.
+//! - [`writer`]: the one writer thread, group-committing batches under a file lock.
+//! - [`recover`]: finding the chain's tip and truncating a torn tail after a crash.
+//! - [`index`] / [`indexer`]: the SQLite index, fed by the writer and caught up from the file.
+//! - [`query`]: [`AuditIndex`] and [`AuditQuery`].
+//! - [`verify`]: [`verify()`], which walks the chain (and the index) and reports the first
+//!   bad record.
+//!
+//! # Invariants
+//! - Secrets are masked before a record leaves the caller ([`crate::redact`]); nothing
+//!   unredacted reaches the writer, the file or the index.
+//! - A durable append is acknowledged only after its bytes are fsynced; a record that was
+//!   torn by a crash was therefore never acknowledged, and reopening drops it.
+//! - Several processes may append to one file: each batch is chained under an exclusive
+//!   `flock` after re-reading the tip if another process moved it.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> toolgate_store::StoreResult<()> {
+//! use serde_json::json;
+//! use toolgate_store::audit::{AuditLog, AuditQuery, AuditRecord, Durability, RecordKind, verify};
+//! let dir = tempfile::tempdir().unwrap();
+//! let jsonl = dir.path().join("logs/tool-audit.jsonl");
+//! let log = AuditLog::open(&jsonl, &dir.path().join("toolgate.db"), Durability::Durable)?;
+//! let seq = log.append(AuditRecord {
+//!     kind: RecordKind::Attempt, ts: AuditRecord::now_ts(), call_id: "c1".into(),
+//!     session: "s1".into(), principal: "alice".into(), role: "dev".into(), tool: "echo".into(),
+//!     source: None, risk: None, arguments: json!({"password": "hunter2"}),
+//!     outcome: "started".into(), error: None, result: None, duration_us: None,
+//!     approver: None, approval_id: None,
+//! }).await?;
+//! assert_eq!(seq, 1);
+//! let found = log.query(&AuditQuery { tool: Some("echo".into()), ..Default::default() })?;
+//! assert_eq!(found[0].record.arguments, json!({"password": "[REDACTED]"}));
+//! assert!(verify(&jsonl, None)?.ok());
+//! # Ok(()) }
+//! ```
+
+mod chain;
+mod index;
+mod indexer;
+mod query;
+mod record;
+mod recover;
+mod verify;
+mod writer;
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+pub use chain::GENESIS_HASH;
+pub use query::{AuditIndex, AuditQuery};
+pub use record::{AuditRecord, Durability, RecordKind, StoredRecord};
+pub use verify::{BadRecord, VerifyReport, verify};
+
+use crate::db::open_db;
+use crate::redact::Redactor;
+use crate::{StoreError, StoreResult};
+use chain::record_body;
+use index::IndexFields;
+use recover::{FileLock, repair_tail};
+use writer::{ChainWriter, FlushAck, PendingRecord, WriterCommand};
+
+/// Handle to an open audit log. Cheap to clone; all clones share one writer thread, which
+/// stops (after writing and syncing everything queued) when the last clone is dropped.
+#[derive(Clone)]
+pub struct AuditLog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tx: Option<Sender<WriterCommand>>,
+    writer: Option<JoinHandle<()>>,
+    indexer: Option<JoinHandle<()>>,
+    index: AuditIndex,
+    redactor: Arc<Redactor>,
+    durability: Durability,
+    path: PathBuf,
+}
+
+impl AuditLog {
+    /// Opens or creates the log at `jsonl` (and its parent directories) with its index in the
+    /// SQLite database `db`. Repairs a torn tail, brings the index up to date, and starts the
+    /// writer and indexer threads.
+    pub fn open(jsonl: &Path, db: &Path, durability: Durability) -> StoreResult<AuditLog> {
+        let io_err = |what: &str, e| StoreError::io(format!("{what} {}", jsonl.display()), e);
+        if let Some(parent) = jsonl.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| io_err("cannot create the directory of", e))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(jsonl)
+            .map_err(|e| io_err("cannot open the audit log", e))?;
+        let tip = {
+            let _lock = FileLock::exclusive(&file, jsonl)?;
+            repair_tail(&file, jsonl)?
+        };
+        let index = AuditIndex::open(jsonl, db)?;
+        index.catch_up()?;
+
+        let indexer_conn = open_db(db)?;
+        let indexer_file = File::open(jsonl).map_err(|e| io_err("cannot open the audit log", e))?;
+        let (index_tx, index_rx) = mpsc::channel();
+        let indexer_path = jsonl.to_owned();
+        let indexer = std::thread::Builder::new()
+            .name("toolgate-audit-index".into())
+            .spawn(move || indexer::run(indexer_conn, indexer_file, indexer_path, index_rx))
+            .map_err(|e| io_err("cannot start the indexer thread for", e))?;
+
+        let chain_writer = ChainWriter::new(file, jsonl.to_owned(), tip, index_tx);
+        let (tx, rx) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("toolgate-audit-writer".into())
+            .spawn(move || chain_writer.run(rx))
+            .map_err(|e| io_err("cannot start the writer thread for", e))?;
+
+        Ok(AuditLog {
+            inner: Arc::new(Inner {
+                tx: Some(tx),
+                writer: Some(writer),
+                indexer: Some(indexer),
+                index,
+                redactor: Redactor::shared(),
+                durability,
+                path: jsonl.to_owned(),
+            }),
+        })
+    }
+
+    /// Redacts `record` (arguments, result and error text; see [`crate::redact`]) and appends
+    /// it with the log's [`Durability`]. Durable: returns the record's seq once its bytes are
+    /// fsynced. Buffered: returns 0 as soon as the record is queued (the seq is assigned by
+    /// the writer later; a write failure is reported by the next [`AuditLog::flush`]).
+    pub async fn append(&self, record: AuditRecord) -> StoreResult<u64> {
+        self.append_with(record, self.inner.durability).await
+    }
+
+    /// [`AuditLog::append`] with an explicit durability for this one record.
+    pub async fn append_with(
+        &self,
+        record: AuditRecord,
+        durability: Durability,
+    ) -> StoreResult<u64> {
+        match durability {
+            Durability::Buffered => {
+                self.enqueue(record, None)?;
+                Ok(0)
+            }
+            Durability::Durable => {
+                let (ack, done) = oneshot::channel();
+                self.enqueue(record, Some(ack))?;
+                done.await.map_err(|_| self.stopped())?
+            }
+        }
+    }
+
+    /// Returns once everything appended so far is written and fsynced. Fails if a buffered
+    /// append since the last flush could not be written.
+    pub async fn flush(&self) -> StoreResult<()> {
+        let (ack, done) = oneshot::channel();
+        self.send(WriterCommand::Flush(FlushAck::Async(ack)))?;
+        done.await.map_err(|_| self.stopped())?
+    }
+
+    /// [`AuditLog::flush`] for shutdown paths outside an async runtime (blocks the thread).
+    pub fn flush_blocking(&self) -> StoreResult<()> {
+        let (ack, done) = mpsc::sync_channel(1);
+        self.send(WriterCommand::Flush(FlushAck::Blocking(ack)))?;
+        done.recv().map_err(|_| self.stopped())?
+    }
+
+    /// Flushes, catches the index up with the file (also records other processes appended),
+    /// and returns the matching records. Blocking: from async code, prefer `spawn_blocking`.
+    pub fn query(&self, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>> {
+        self.flush_blocking()?;
+        self.inner.index.query(q)
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.inner.durability
+    }
+
+    /// The JSONL file this log writes.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Redaction and serialisation happen here, on the caller's thread.
+    fn enqueue(
+        &self,
+        mut record: AuditRecord,
+        ack: Option<oneshot::Sender<StoreResult<u64>>>,
+    ) -> StoreResult<()> {
+        let redactor = &self.inner.redactor;
+        record.arguments = redactor.for_audit_arguments(&record.arguments);
+        record.result = record.result.as_ref().map(|r| redactor.for_audit_result(r));
+        record.error = record.error.as_deref().map(|e| redactor.redact_text(e));
+        let body = record_body(&record).map_err(|e| {
+            StoreError::Encode(format!("audit record of call {}: {e}", record.call_id))
+        })?;
+        let fields = IndexFields::of(&record);
+        self.send(WriterCommand::Append(PendingRecord { body, fields, ack }))
+    }
+
+    fn send(&self, cmd: WriterCommand) -> StoreResult<()> {
+        let tx = self.inner.tx.as_ref().ok_or_else(|| self.stopped())?;
+        tx.send(cmd).map_err(|_| self.stopped())
+    }
+
+    fn stopped(&self) -> StoreError {
+        StoreError::WriterStopped(format!(
+            "the writer thread of {} has exited",
+            self.inner.path.display()
+        ))
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Closing the channel lets the writer drain, sync and exit; it then drops the
+        // indexer's channel, so the indexer finishes too.
+        drop(self.tx.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+        if let Some(indexer) = self.indexer.take() {
+            let _ = indexer.join();
+        }
+    }
+}

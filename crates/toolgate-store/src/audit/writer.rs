@@ -1,0 +1,271 @@
+//! The single writer thread: group commit of the hash chain.
+//!
+//! Sequence for each batch (everything queued when the thread wakes up):
+//! 1. take the file's exclusive advisory lock (other processes append to the same log);
+//! 2. if the file's length is not what this writer last left, re-read the tail (repairing a
+//!    torn one) to chain after the real last record;
+//! 3. assign `seq`/`prev`/`hash` in queue order and write the whole batch with one write;
+//! 4. fsync once if any record in the batch is durable or a flush is waiting (buffered
+//!    records alone are fsynced at most every [`BUFFERED_SYNC_INTERVAL`]);
+//! 5. release the lock, resolve the callers, and hand the fsynced records to the indexer.
+//!
+//! Redaction and serialisation happen on the callers' threads; this thread only hashes and
+//! writes.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::chain::encode_line;
+use super::index::{IndexFields, IndexRow};
+use super::recover::{ChainTip, FileLock, repair_tail};
+use crate::{StoreError, StoreResult};
+
+/// How long buffered records may sit in the page cache before the writer fsyncs them.
+pub(crate) const BUFFERED_SYNC_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Most commands taken into one batch; bounds the latency of the first caller in it.
+const MAX_BATCH: usize = 4096;
+
+/// A redacted, serialised record on its way to the file.
+pub(crate) struct PendingRecord {
+    /// The record's JSON text without its opening brace.
+    pub body: String,
+    pub fields: IndexFields,
+    /// `Some` for durable appends: resolved with the seq once the record is fsynced.
+    pub ack: Option<oneshot::Sender<StoreResult<u64>>>,
+}
+
+/// Where to report that a flush finished.
+pub(crate) enum FlushAck {
+    Async(oneshot::Sender<StoreResult<()>>),
+    Blocking(std::sync::mpsc::SyncSender<StoreResult<()>>),
+}
+
+impl FlushAck {
+    fn send(self, result: StoreResult<()>) {
+        // A caller that stopped waiting no longer needs the answer.
+        match self {
+            FlushAck::Async(tx) => drop(tx.send(result)),
+            FlushAck::Blocking(tx) => drop(tx.send(result)),
+        }
+    }
+}
+
+// Appends are nearly every message; boxing them would add an allocation per record.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum WriterCommand {
+    Append(PendingRecord),
+    Flush(FlushAck),
+}
+
+/// State owned by the writer thread.
+pub(crate) struct ChainWriter {
+    /// Shared with the lock guard held while a batch is written.
+    file: Arc<File>,
+    path: PathBuf,
+    tip: ChainTip,
+    /// Records written but not yet fsynced (buffered mode), waiting to be indexed.
+    unsynced: Vec<IndexRow>,
+    /// Bytes written since the last fsync.
+    dirty: bool,
+    last_sync: Instant,
+    /// A buffered append failed and no flush has reported it yet.
+    buffered_failure: Option<String>,
+    indexer: Sender<Vec<IndexRow>>,
+}
+
+impl ChainWriter {
+    pub(crate) fn new(
+        file: File,
+        path: PathBuf,
+        tip: ChainTip,
+        indexer: Sender<Vec<IndexRow>>,
+    ) -> Self {
+        ChainWriter {
+            file: Arc::new(file),
+            path,
+            tip,
+            unsynced: Vec::new(),
+            dirty: false,
+            last_sync: Instant::now(),
+            buffered_failure: None,
+            indexer,
+        }
+    }
+
+    /// Runs until every sender is gone, then syncs what is left.
+    pub(crate) fn run(mut self, rx: Receiver<WriterCommand>) {
+        loop {
+            let first = if self.dirty {
+                let wait = BUFFERED_SYNC_INTERVAL.saturating_sub(self.last_sync.elapsed());
+                match rx.recv_timeout(wait) {
+                    Ok(cmd) => cmd,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.sync_or_remember();
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv() {
+                    Ok(cmd) => cmd,
+                    Err(_) => break,
+                }
+            };
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(cmd) => batch.push(cmd),
+                    Err(_) => break,
+                }
+            }
+            self.process(batch);
+        }
+        if self.dirty {
+            self.sync_or_remember();
+        }
+    }
+
+    fn process(&mut self, batch: Vec<WriterCommand>) {
+        let mut records = Vec::new();
+        let mut flushes = Vec::new();
+        for cmd in batch {
+            match cmd {
+                WriterCommand::Append(rec) => records.push(rec),
+                WriterCommand::Flush(ack) => flushes.push(ack),
+            }
+        }
+        let must_sync = !flushes.is_empty()
+            || records.iter().any(|r| r.ack.is_some())
+            || (self.dirty && self.last_sync.elapsed() >= BUFFERED_SYNC_INTERVAL);
+        let outcome = if records.is_empty() {
+            if must_sync {
+                self.sync().map(|()| Vec::new())
+            } else {
+                Ok(Vec::new())
+            }
+        } else {
+            self.write_batch(&records, must_sync)
+        };
+        match outcome {
+            Ok(seqs) => {
+                for (rec, seq) in records.into_iter().zip(seqs) {
+                    if let Some(ack) = rec.ack {
+                        drop(ack.send(Ok(seq)));
+                    }
+                }
+                let failure = self.buffered_failure.take();
+                for ack in flushes {
+                    ack.send(match &failure {
+                        Some(msg) => Err(StoreError::WriterStopped(msg.clone())),
+                        None => Ok(()),
+                    });
+                }
+            }
+            Err(err) => {
+                let message = err.to_string();
+                for rec in records {
+                    match rec.ack {
+                        Some(ack) => drop(ack.send(Err(copy_error(&err)))),
+                        None => self.buffered_failure = Some(message.clone()),
+                    }
+                }
+                for ack in flushes {
+                    ack.send(Err(copy_error(&err)));
+                }
+            }
+        }
+    }
+
+    /// Chains and writes `records` under the file lock; returns their seqs.
+    fn write_batch(&mut self, records: &[PendingRecord], sync: bool) -> StoreResult<Vec<u64>> {
+        let file = Arc::clone(&self.file);
+        let lock = FileLock::exclusive(&file, &self.path)?;
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| self.io_err("cannot stat", e))?
+            .len();
+        if len != self.tip.len {
+            self.tip = repair_tail(&self.file, &self.path)?;
+        }
+        let mut buf = Vec::with_capacity(records.iter().map(|r| r.body.len() + 180).sum());
+        let first_seq = self.tip.seq + 1;
+        let mut tip = self.tip.clone();
+        let mut rows = Vec::with_capacity(records.len());
+        for rec in records {
+            let seq = tip.seq + 1;
+            let start = tip.len + buf.len() as u64;
+            let (hash, braced) = encode_line(&mut buf, seq, &tip.hash, &rec.body);
+            let prev = std::mem::replace(&mut tip.hash, hash.clone());
+            tip.seq = seq;
+            rows.push(IndexRow {
+                seq,
+                hash,
+                prev,
+                braced,
+                fields: rec.fields.clone(),
+                start,
+                end: tip.len + buf.len() as u64,
+            });
+        }
+        tip.len += buf.len() as u64;
+        if let Err(e) = (&*file).write_all(&buf) {
+            // Take back a partial write so the next batch chains from a clean end.
+            let _ = self.file.set_len(self.tip.len);
+            return Err(self.io_err("cannot write to", e));
+        }
+        self.tip = tip;
+        self.dirty = true;
+        self.unsynced.extend(rows);
+        let synced = if sync { self.sync() } else { Ok(()) };
+        drop(lock);
+        synced?;
+        Ok((first_seq..=self.tip.seq).collect())
+    }
+
+    /// fsyncs the file and hands the now durable records to the indexer.
+    fn sync(&mut self) -> StoreResult<()> {
+        if self.dirty {
+            self.file
+                .sync_data()
+                .map_err(|e| self.io_err("cannot sync", e))?;
+            self.dirty = false;
+        }
+        self.last_sync = Instant::now();
+        if !self.unsynced.is_empty() {
+            // The indexer only stops when the log is dropped; losing rows then is harmless
+            // because the index catches up from the file on the next open.
+            let _ = self.indexer.send(std::mem::take(&mut self.unsynced));
+        }
+        Ok(())
+    }
+
+    fn sync_or_remember(&mut self) {
+        if let Err(e) = self.sync() {
+            self.buffered_failure = Some(e.to_string());
+        }
+    }
+
+    fn io_err(&self, what: &str, e: io::Error) -> StoreError {
+        StoreError::io(format!("{what} the audit log {}", self.path.display()), e)
+    }
+}
+
+/// One error reported to each caller of a failed batch.
+fn copy_error(err: &StoreError) -> StoreError {
+    match err {
+        StoreError::Io { context, source } => StoreError::io(
+            context.clone(),
+            io::Error::new(source.kind(), source.to_string()),
+        ),
+        StoreError::Corrupt(msg) => StoreError::Corrupt(msg.clone()),
+        other => StoreError::WriterStopped(other.to_string()),
+    }
+}

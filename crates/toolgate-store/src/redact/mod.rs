@@ -1,0 +1,150 @@
+//! Masking of secrets and hashing of long values, applied by the audit log before anything is
+//! written (R-EXE-6).
+//!
+//! Two independent rules, both applied to every value:
+//! - **Sensitive keys** ([`keys`]): the value under `password`, `authorization`, `code`, … is
+//!   replaced by [`REDACTED`] whatever its type; under other keys ending in `token`, `secret`,
+//!   `password`, `apikey` only string values are replaced (numbers such as `max_token: 512`
+//!   are not secrets).
+//! - **Token-shaped text** ([`patterns`]): bearer/basic credentials, JWTs, `sk-` keys, AWS,
+//!   GitHub, Slack and Google keys and PEM private keys are replaced wherever they appear, also
+//!   inside longer strings; only the matched substring changes.
+//!
+//! For the audit, any argument (a top-level member of the arguments object), any whole result
+//! and any single string whose JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`] is stored as
+//! `{"length", "sha256"}` of the JSON text of the *original* value ([`digest`]).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_store::redact::Redactor;
+//! let redactor = Redactor::default();
+//! let args = json!({"url": "https://x.test", "headers": {"Authorization": "Bearer abc.def.ghi"}});
+//! assert_eq!(
+//!     redactor.redact_value(&args),
+//!     json!({"url": "https://x.test", "headers": {"Authorization": "[REDACTED]"}})
+//! );
+//! ```
+
+mod digest;
+mod keys;
+mod patterns;
+
+use std::sync::{Arc, LazyLock};
+
+use serde_json::{Map, Value};
+
+use digest::{digest_of, json_text_exceeds};
+use keys::{KeyClass, classify};
+use patterns::TokenPatterns;
+
+/// What a masked secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Longest JSON text (in characters) an audited argument, result or string may keep.
+pub const MAX_AUDIT_VALUE_CHARS: usize = 2000;
+
+/// Masks secrets in JSON values and text. Built once (compiling the patterns takes about a
+/// millisecond), then shared: it is `Send + Sync` and every method takes `&self`.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    patterns: TokenPatterns,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor {
+            patterns: TokenPatterns::new(),
+        }
+    }
+}
+
+static SHARED: LazyLock<Arc<Redactor>> = LazyLock::new(|| Arc::new(Redactor::default()));
+
+impl Redactor {
+    /// The process-wide default redactor, compiled on first use.
+    pub fn shared() -> Arc<Redactor> {
+        Arc::clone(&SHARED)
+    }
+
+    /// Masks secrets in a JSON value: values under sensitive keys, and token-shaped strings
+    /// anywhere (also inside longer strings and nested arrays/objects).
+    pub fn redact_value(&self, v: &Value) -> Value {
+        self.walk(v, false)
+    }
+
+    /// Masks token-shaped substrings in free text (error messages).
+    pub fn redact_text(&self, s: &str) -> String {
+        self.patterns.mask(s).into_owned()
+    }
+
+    /// Arguments as the audit stores them: secrets masked, and every top-level member whose
+    /// JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`] replaced by its `{length, sha256}`.
+    /// Arguments that are not an object are treated like a result.
+    pub fn for_audit_arguments(&self, v: &Value) -> Value {
+        let Value::Object(members) = v else {
+            return self.for_audit_result(v);
+        };
+        let out: Map<String, Value> = members
+            .iter()
+            .map(|(key, value)| {
+                let kept = match self.masked_for_key(key, value) {
+                    Some(masked) => masked,
+                    None if json_text_exceeds(value, MAX_AUDIT_VALUE_CHARS) => digest_of(value),
+                    None => self.walk(value, true),
+                };
+                (key.clone(), kept)
+            })
+            .collect();
+        Value::Object(out)
+    }
+
+    /// A result as the audit stores it: secrets masked, or the whole result replaced by its
+    /// `{length, sha256}` when its JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`].
+    pub fn for_audit_result(&self, v: &Value) -> Value {
+        if json_text_exceeds(v, MAX_AUDIT_VALUE_CHARS) {
+            digest_of(v)
+        } else {
+            self.walk(v, true)
+        }
+    }
+
+    /// `Some(REDACTED)` when `key` says its value is a secret.
+    fn masked_for_key(&self, key: &str, value: &Value) -> Option<Value> {
+        match classify(key) {
+            KeyClass::Exact => Some(Value::String(REDACTED.to_owned())),
+            KeyClass::Suffix if value.is_string() => Some(Value::String(REDACTED.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// Masks secrets throughout `v`; with `digest_long_strings`, strings too long for the
+    /// audit become their digest.
+    fn walk(&self, v: &Value, digest_long_strings: bool) -> Value {
+        match v {
+            Value::String(s) => {
+                if digest_long_strings && json_text_exceeds(v, MAX_AUDIT_VALUE_CHARS) {
+                    return digest_of(v);
+                }
+                Value::String(self.patterns.mask(s).into_owned())
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.walk(item, digest_long_strings))
+                    .collect(),
+            ),
+            Value::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(key, value)| {
+                        let kept = self
+                            .masked_for_key(key, value)
+                            .unwrap_or_else(|| self.walk(value, digest_long_strings));
+                        (key.clone(), kept)
+                    })
+                    .collect(),
+            ),
+            Value::Null | Value::Bool(_) | Value::Number(_) => v.clone(),
+        }
+    }
+}
