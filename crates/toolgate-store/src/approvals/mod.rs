@@ -1,0 +1,219 @@
+//! Human approval of tool calls (R-APR-2): pending requests and standing grants, persisted in
+//! SQLite so that a request survives a restart or a dropped client and can be answered from
+//! any front end (another process may hold the same database open).
+//!
+//! # Life of a request
+//! 1. The gateway finds no [`Grant`] covering a call and [`ApprovalStore::create`]s a request
+//!    (status `pending`, an expiry, the already redacted arguments as a preview).
+//! 2. An operator [`ApprovalStore::decide`]s it: approve or deny, once / for this session /
+//!    always (for a tool and an argument pattern). Approving with scope `session` or `always`
+//!    also inserts a grant, in the same transaction.
+//! 3. The waiting (or retried) call finds it with [`ApprovalStore::find_latest`] and, if it was
+//!    approved, [`ApprovalStore::consume`]s it: an approved request lets exactly one call
+//!    through, even when two identical calls race.
+//!
+//! # Invariants
+//! - A decision is final: deciding twice, or after expiry, is a [`StoreError::Conflict`].
+//! - Expiry needs no background job: a pending request past `expires_at_ms` is reported as
+//!   [`ApprovalStatus::Expired`] on every read; [`ApprovalStore::expire_due`] only makes the
+//!   table agree.
+//! - Approving a request that `requires_confirmation` needs the tool name typed back.
+//!
+//! # Layout
+//! - `store`: the connection, creating, reading, listing, consuming, expiring.
+//! - `decide`: the decision transaction.
+//! - `grants`: looking up, listing and revoking standing grants.
+//! - `schema`: the tables and the mapping of rows to values.
+//! - `pattern`: [`canonical_hash`] and [`pattern_matches`].
+//!
+//! [`StoreError::Conflict`]: crate::StoreError::Conflict
+
+mod decide;
+mod grants;
+mod pattern;
+mod schema;
+mod store;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use pattern::{canonical_hash, pattern_matches};
+pub use store::ApprovalStore;
+
+/// Milliseconds since the Unix epoch. Injected so tests can move time.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The wall clock, in milliseconds since the Unix epoch.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0)
+    })
+}
+
+/// Where a request stands. `Expired` is also reported for a pending request read after its
+/// expiry, before [`ApprovalStore::expire_due`] has marked it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Denied,
+    Expired,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Approved => "approved",
+            ApprovalStatus::Denied => "denied",
+            ApprovalStatus::Expired => "expired",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "pending" => Ok(ApprovalStatus::Pending),
+            "approved" => Ok(ApprovalStatus::Approved),
+            "denied" => Ok(ApprovalStatus::Denied),
+            "expired" => Ok(ApprovalStatus::Expired),
+            other => Err(format!(
+                "unknown approval status `{other}` (expected pending, approved, denied or expired)"
+            )),
+        }
+    }
+}
+
+/// How far an approval reaches: this one call, every call of the tool in this session, or
+/// every call of the tool whose arguments match a pattern (or equal these arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionScope {
+    Once,
+    Session,
+    Always,
+}
+
+impl DecisionScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionScope::Once => "once",
+            DecisionScope::Session => "session",
+            DecisionScope::Always => "always",
+        }
+    }
+}
+
+impl fmt::Display for DecisionScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DecisionScope {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "once" => Ok(DecisionScope::Once),
+            "session" => Ok(DecisionScope::Session),
+            "always" => Ok(DecisionScope::Always),
+            _ => Err(format!(
+                "unknown decision scope `{s}` (expected once, session or always)"
+            )),
+        }
+    }
+}
+
+/// A request for a human decision on one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// `apr_` followed by 12 lowercase hex characters.
+    pub id: String,
+    pub created_at_ms: u64,
+    pub expires_at_ms: u64,
+    pub status: ApprovalStatus,
+    pub principal: String,
+    pub session: String,
+    pub role: String,
+    pub tool: String,
+    pub risk: String,
+    /// [`canonical_hash`] of the call's arguments: the identity of the call.
+    pub args_hash: String,
+    /// A preview for the operator, redacted by the caller before it reached the store.
+    pub arguments: Value,
+    /// Dangerous tools: approving requires typing the tool name.
+    pub requires_confirmation: bool,
+    pub decided_by: Option<String>,
+    pub decided_at_ms: Option<u64>,
+    pub scope: Option<DecisionScope>,
+    pub pattern: Option<Value>,
+    pub reason: Option<String>,
+    /// An approved request lets exactly one call through; this marks that it did.
+    pub consumed: bool,
+}
+
+/// What the gateway knows when it asks for a decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewApproval {
+    pub principal: String,
+    pub session: String,
+    pub role: String,
+    pub tool: String,
+    pub risk: String,
+    pub args_hash: String,
+    /// Already redacted.
+    pub arguments: Value,
+    pub requires_confirmation: bool,
+    pub ttl: Duration,
+}
+
+/// An operator's answer to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub approve: bool,
+    pub scope: DecisionScope,
+    /// Argument pattern of an `always` approval (a JSON object, see [`pattern_matches`]);
+    /// `None` limits the grant to exactly the requested arguments.
+    pub pattern: Option<Value>,
+    pub decided_by: String,
+    pub reason: Option<String>,
+    /// The tool name typed back, required to approve a `requires_confirmation` request.
+    pub confirm: Option<String>,
+}
+
+/// A standing permission created by a `session` or `always` approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grant {
+    pub id: i64,
+    pub scope: DecisionScope,
+    pub principal: String,
+    /// Set for `session` grants.
+    pub session: Option<String>,
+    pub tool: String,
+    /// Set for `always` grants without a pattern: only these exact arguments.
+    pub args_hash: Option<String>,
+    pub pattern: Option<Value>,
+    pub created_by: String,
+    pub created_at_ms: u64,
+    /// The request whose approval created this grant.
+    pub approval_id: String,
+}

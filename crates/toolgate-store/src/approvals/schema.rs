@@ -1,0 +1,211 @@
+//! The approval tables and the mapping between their rows and [`ApprovalRequest`] / [`Grant`].
+//! Rows are read into plain column values first, then checked: a row the store cannot
+//! understand (unknown status, broken JSON) is a [`StoreError::Corrupt`], never a panic.
+//! The stored `status` is never `expired`-adjusted here; callers pass `now_ms` to report a
+//! pending request past its expiry as expired.
+
+use rusqlite::{Connection, Row};
+use serde_json::Value;
+
+use super::{ApprovalRequest, ApprovalStatus, DecisionScope, Grant};
+use crate::{StoreError, StoreResult};
+
+/// Created on every open; several processes may run this concurrently.
+pub(super) const CREATE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS approvals (
+    id                    TEXT PRIMARY KEY,
+    created_at_ms         INTEGER NOT NULL,
+    expires_at_ms         INTEGER NOT NULL,
+    status                TEXT NOT NULL,
+    principal             TEXT NOT NULL,
+    session               TEXT NOT NULL,
+    role                  TEXT NOT NULL,
+    tool                  TEXT NOT NULL,
+    risk                  TEXT NOT NULL,
+    args_hash             TEXT NOT NULL,
+    arguments             TEXT NOT NULL,
+    requires_confirmation INTEGER NOT NULL,
+    decided_by            TEXT,
+    decided_at_ms         INTEGER,
+    scope                 TEXT,
+    pattern               TEXT,
+    reason                TEXT,
+    consumed              INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS approvals_by_call
+    ON approvals (principal, tool, args_hash, created_at_ms);
+CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals (status, created_at_ms);
+CREATE TABLE IF NOT EXISTS approval_grants (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope         TEXT NOT NULL,
+    principal     TEXT NOT NULL,
+    session       TEXT,
+    tool          TEXT NOT NULL,
+    args_hash     TEXT,
+    pattern       TEXT,
+    created_by    TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    approval_id   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approval_grants_by_tool ON approval_grants (principal, tool);
+";
+
+/// Column list matching [`RawApproval::from_row`].
+pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, status, principal, \
+     session, role, tool, risk, args_hash, arguments, requires_confirmation, decided_by, \
+     decided_at_ms, scope, pattern, reason, consumed";
+
+/// Column list matching [`RawGrant::from_row`].
+pub(super) const GRANT_COLUMNS: &str = "id, scope, principal, session, tool, args_hash, pattern, created_by, created_at_ms, approval_id";
+
+pub(super) fn create_tables(conn: &Connection) -> StoreResult<()> {
+    conn.execute_batch(CREATE_TABLES)?;
+    Ok(())
+}
+
+/// One `approvals` row as stored.
+pub(super) struct RawApproval {
+    id: String,
+    created_at_ms: u64,
+    expires_at_ms: u64,
+    status: String,
+    principal: String,
+    session: String,
+    role: String,
+    tool: String,
+    risk: String,
+    args_hash: String,
+    arguments: String,
+    requires_confirmation: bool,
+    decided_by: Option<String>,
+    decided_at_ms: Option<u64>,
+    scope: Option<String>,
+    pattern: Option<String>,
+    reason: Option<String>,
+    consumed: bool,
+}
+
+impl RawApproval {
+    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(RawApproval {
+            id: row.get(0)?,
+            created_at_ms: row.get(1)?,
+            expires_at_ms: row.get(2)?,
+            status: row.get(3)?,
+            principal: row.get(4)?,
+            session: row.get(5)?,
+            role: row.get(6)?,
+            tool: row.get(7)?,
+            risk: row.get(8)?,
+            args_hash: row.get(9)?,
+            arguments: row.get(10)?,
+            requires_confirmation: row.get(11)?,
+            decided_by: row.get(12)?,
+            decided_at_ms: row.get(13)?,
+            scope: row.get(14)?,
+            pattern: row.get(15)?,
+            reason: row.get(16)?,
+            consumed: row.get(17)?,
+        })
+    }
+
+    /// Checks the row; a pending request past its expiry at `now_ms` is reported expired.
+    pub(super) fn into_request(self, now_ms: u64) -> StoreResult<ApprovalRequest> {
+        let stored: ApprovalStatus = self
+            .status
+            .parse()
+            .map_err(|e| corrupt_row("approval", &self.id, e))?;
+        let status = if stored == ApprovalStatus::Pending && now_ms >= self.expires_at_ms {
+            ApprovalStatus::Expired
+        } else {
+            stored
+        };
+        let scope = self
+            .scope
+            .map(|s| s.parse::<DecisionScope>())
+            .transpose()
+            .map_err(|e| corrupt_row("approval", &self.id, e))?;
+        Ok(ApprovalRequest {
+            arguments: parse_json("approval", &self.id, &self.arguments)?,
+            pattern: parse_optional_json("approval", &self.id, self.pattern.as_deref())?,
+            id: self.id,
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+            status,
+            principal: self.principal,
+            session: self.session,
+            role: self.role,
+            tool: self.tool,
+            risk: self.risk,
+            args_hash: self.args_hash,
+            requires_confirmation: self.requires_confirmation,
+            decided_by: self.decided_by,
+            decided_at_ms: self.decided_at_ms,
+            scope,
+            reason: self.reason,
+            consumed: self.consumed,
+        })
+    }
+}
+
+/// One `approval_grants` row as stored.
+pub(super) struct RawGrant {
+    id: i64,
+    scope: String,
+    principal: String,
+    session: Option<String>,
+    tool: String,
+    args_hash: Option<String>,
+    pattern: Option<String>,
+    created_by: String,
+    created_at_ms: u64,
+    approval_id: String,
+}
+
+impl RawGrant {
+    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(RawGrant {
+            id: row.get(0)?,
+            scope: row.get(1)?,
+            principal: row.get(2)?,
+            session: row.get(3)?,
+            tool: row.get(4)?,
+            args_hash: row.get(5)?,
+            pattern: row.get(6)?,
+            created_by: row.get(7)?,
+            created_at_ms: row.get(8)?,
+            approval_id: row.get(9)?,
+        })
+    }
+
+    pub(super) fn into_grant(self) -> StoreResult<Grant> {
+        let id = self.id.to_string();
+        Ok(Grant {
+            scope: self
+                .scope
+                .parse()
+                .map_err(|e| corrupt_row("grant", &id, e))?,
+            pattern: parse_optional_json("grant", &id, self.pattern.as_deref())?,
+            id: self.id,
+            principal: self.principal,
+            session: self.session,
+            tool: self.tool,
+            args_hash: self.args_hash,
+            created_by: self.created_by,
+            created_at_ms: self.created_at_ms,
+            approval_id: self.approval_id,
+        })
+    }
+}
+
+fn parse_json(what: &str, id: &str, text: &str) -> StoreResult<Value> {
+    serde_json::from_str(text).map_err(|e| corrupt_row(what, id, e))
+}
+
+fn parse_optional_json(what: &str, id: &str, text: Option<&str>) -> StoreResult<Option<Value>> {
+    text.map(|t| parse_json(what, id, t)).transpose()
+}
+
+fn corrupt_row(what: &str, id: &str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what} {id} in the database is unreadable: {err}"))
+}

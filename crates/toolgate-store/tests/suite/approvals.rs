@@ -1,0 +1,446 @@
+//! Approval requests: create, read, list, expiry, decisions, consumption, persistence.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolgate_store::StoreError;
+use toolgate_store::approvals::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision, DecisionScope, NewApproval,
+    canonical_hash,
+};
+
+pub(super) const T0: u64 = 1_700_000_000_000;
+
+/// A clock the test moves by hand.
+#[derive(Clone)]
+pub(super) struct TestClock(Arc<AtomicU64>);
+
+impl TestClock {
+    pub(super) fn new() -> Self {
+        TestClock(Arc::new(AtomicU64::new(T0)))
+    }
+    pub(super) fn set(&self, ms: u64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+    pub(super) fn clock(&self) -> Arc<dyn Fn() -> u64 + Send + Sync> {
+        let now = self.0.clone();
+        Arc::new(move || now.load(Ordering::SeqCst))
+    }
+}
+
+pub(super) fn db_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("toolgate.db")
+}
+
+pub(super) fn open(path: &Path, clock: &TestClock) -> ApprovalStore {
+    ApprovalStore::open(path).unwrap().with_clock(clock.clock())
+}
+
+pub(super) fn new_approval(tool: &str, args: Value) -> NewApproval {
+    NewApproval {
+        principal: "agent-1".into(),
+        session: "sess-1".into(),
+        role: "coder".into(),
+        tool: tool.into(),
+        risk: "write".into(),
+        args_hash: canonical_hash(&args),
+        arguments: args,
+        requires_confirmation: false,
+        ttl: Duration::from_secs(60),
+    }
+}
+
+pub(super) fn approve(scope: DecisionScope) -> Decision {
+    Decision {
+        approve: true,
+        scope,
+        pattern: None,
+        decided_by: "alice".into(),
+        reason: Some("looks fine".into()),
+        confirm: None,
+    }
+}
+
+fn deny() -> Decision {
+    Decision {
+        approve: false,
+        scope: DecisionScope::Once,
+        pattern: None,
+        decided_by: "bob".into(),
+        reason: Some("no".into()),
+        confirm: None,
+    }
+}
+
+fn expected_pending(id: &str, args: Value) -> ApprovalRequest {
+    ApprovalRequest {
+        id: id.into(),
+        created_at_ms: T0,
+        expires_at_ms: T0 + 60_000,
+        status: ApprovalStatus::Pending,
+        principal: "agent-1".into(),
+        session: "sess-1".into(),
+        role: "coder".into(),
+        tool: "write_file".into(),
+        risk: "write".into(),
+        args_hash: canonical_hash(&args),
+        arguments: args,
+        requires_confirmation: false,
+        decided_by: None,
+        decided_at_ms: None,
+        scope: None,
+        pattern: None,
+        reason: None,
+        consumed: false,
+    }
+}
+
+fn conflict_message(result: Result<ApprovalRequest, StoreError>) -> String {
+    match result {
+        Err(StoreError::Conflict(message)) => message,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn create_get_and_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let args = json!({"path": "src/a.rs", "content": "x"});
+
+    let created = store
+        .create(new_approval("write_file", args.clone()))
+        .unwrap();
+    let id = created.id.clone();
+    assert!(id.starts_with("apr_") && id.len() == 16, "{id}");
+    assert!(
+        id[4..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    assert_eq!(created, expected_pending(&id, args.clone()));
+    assert_eq!(store.get(&id).unwrap(), Some(created.clone()));
+    assert_eq!(store.get("apr_000000000000").unwrap(), None);
+
+    clock.set(T0 + 1);
+    let second = store
+        .create(new_approval("write_file", json!({"path": "b"})))
+        .unwrap();
+    assert_ne!(second.id, id);
+    store.decide(&second.id, deny()).unwrap();
+
+    let ids = |list: Vec<ApprovalRequest>| list.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list(None, 10).unwrap()),
+        vec![second.id.clone(), id.clone()]
+    );
+    assert_eq!(ids(store.list(None, 1).unwrap()), vec![second.id.clone()]);
+    assert_eq!(
+        ids(store.list(Some(ApprovalStatus::Pending), 10).unwrap()),
+        vec![id.clone()]
+    );
+    assert_eq!(
+        ids(store.list(Some(ApprovalStatus::Denied), 10).unwrap()),
+        vec![second.id]
+    );
+    assert_eq!(
+        ids(store.list(Some(ApprovalStatus::Approved), 10).unwrap()),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn pending_request_expires_by_the_clock_and_cannot_be_decided_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let args = json!({"path": "a"});
+    let id = store
+        .create(new_approval("write_file", args.clone()))
+        .unwrap()
+        .id;
+
+    clock.set(T0 + 59_999);
+    assert_eq!(
+        store.get(&id).unwrap().unwrap().status,
+        ApprovalStatus::Pending
+    );
+
+    clock.set(T0 + 60_000);
+    let expired = ApprovalRequest {
+        status: ApprovalStatus::Expired,
+        ..expected_pending(&id, args)
+    };
+    assert_eq!(store.get(&id).unwrap(), Some(expired.clone()));
+    assert_eq!(
+        store.list(Some(ApprovalStatus::Pending), 10).unwrap(),
+        vec![]
+    );
+    assert_eq!(
+        store.list(Some(ApprovalStatus::Expired), 10).unwrap(),
+        vec![expired.clone()]
+    );
+
+    assert_eq!(
+        conflict_message(store.decide(&id, approve(DecisionScope::Once))),
+        format!(
+            "{id} expired at 2023-11-14T22:14:20.000Z; the caller must retry to create a new request"
+        )
+    );
+
+    // Marking it in the table changes nothing a reader sees, and happens once.
+    assert_eq!(store.expire_due().unwrap(), 1);
+    assert_eq!(store.expire_due().unwrap(), 0);
+    assert_eq!(store.get(&id).unwrap(), Some(expired));
+}
+
+#[test]
+fn decide_records_the_decision_and_a_second_decision_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let args = json!({"path": "a"});
+    let id = store
+        .create(new_approval("write_file", args.clone()))
+        .unwrap()
+        .id;
+
+    clock.set(T0 + 5_000);
+    let decided = store.decide(&id, approve(DecisionScope::Once)).unwrap();
+    let expected = ApprovalRequest {
+        status: ApprovalStatus::Approved,
+        decided_by: Some("alice".into()),
+        decided_at_ms: Some(T0 + 5_000),
+        scope: Some(DecisionScope::Once),
+        reason: Some("looks fine".into()),
+        ..expected_pending(&id, args)
+    };
+    assert_eq!(decided, expected);
+    // An approved request does not expire.
+    clock.set(T0 + 3_600_000);
+    assert_eq!(store.get(&id).unwrap(), Some(expected));
+
+    assert_eq!(
+        conflict_message(store.decide(&id, deny())),
+        format!("{id} was already approved by alice at 2023-11-14T22:13:25.000Z")
+    );
+    assert!(matches!(
+        store.decide("apr_ffffffffffff", deny()),
+        Err(StoreError::NotFound(m)) if m == "approval request apr_ffffffffffff does not exist"
+    ));
+}
+
+#[test]
+fn dangerous_tool_needs_its_name_typed_to_approve_but_not_to_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let dangerous = |args: Value| NewApproval {
+        requires_confirmation: true,
+        ..new_approval("shell", args)
+    };
+    let id = store
+        .create(dangerous(json!({"cmd": "rm -rf build"})))
+        .unwrap()
+        .id;
+
+    let expected = format!("{id}: this is a dangerous tool: type its name `shell` to confirm");
+    let without = approve(DecisionScope::Once);
+    assert_eq!(conflict_message(store.decide(&id, without)), expected);
+    let wrong = Decision {
+        confirm: Some("shel".into()),
+        ..approve(DecisionScope::Once)
+    };
+    assert_eq!(conflict_message(store.decide(&id, wrong)), expected);
+    assert_eq!(
+        store.get(&id).unwrap().unwrap().status,
+        ApprovalStatus::Pending
+    );
+
+    let typed = Decision {
+        confirm: Some("shell".into()),
+        ..approve(DecisionScope::Once)
+    };
+    assert_eq!(
+        store.decide(&id, typed).unwrap().status,
+        ApprovalStatus::Approved
+    );
+
+    let other = store.create(dangerous(json!({"cmd": "ls"}))).unwrap().id;
+    assert_eq!(
+        store.decide(&other, deny()).unwrap().status,
+        ApprovalStatus::Denied
+    );
+}
+
+#[test]
+fn an_approved_request_is_consumed_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let args = json!({"path": "a"});
+    let hash = canonical_hash(&args);
+    let id = store.create(new_approval("write_file", args)).unwrap().id;
+
+    assert!(matches!(store.consume(&id), Err(StoreError::Conflict(m))
+        if m == format!("{id} is pending; only an approved request can be consumed")));
+    assert!(matches!(
+        store.consume("apr_ffffffffffff"),
+        Err(StoreError::NotFound(_))
+    ));
+
+    store.decide(&id, approve(DecisionScope::Once)).unwrap();
+    let latest = store.find_latest("agent-1", "write_file", &hash).unwrap();
+    assert_eq!(latest.map(|r| r.id), Some(id.clone()));
+
+    assert!(store.consume(&id).unwrap());
+    assert!(!store.consume(&id).unwrap());
+    assert!(store.get(&id).unwrap().unwrap().consumed);
+    assert_eq!(
+        store.find_latest("agent-1", "write_file", &hash).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn racing_consumers_on_two_connections_let_exactly_one_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let path = db_path(&dir);
+    let first = Arc::new(open(&path, &clock));
+    let second = Arc::new(open(&path, &clock));
+    for round in 0..20 {
+        let id = first
+            .create(new_approval("write_file", json!({ "round": round })))
+            .unwrap()
+            .id;
+        first.decide(&id, approve(DecisionScope::Once)).unwrap();
+        let racers: Vec<_> = [first.clone(), first.clone(), second.clone(), second.clone()]
+            .into_iter()
+            .map(|store| {
+                let id = id.clone();
+                std::thread::spawn(move || store.consume(&id).unwrap())
+            })
+            .collect();
+        let winners = racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap())
+            .filter(|won| *won)
+            .count();
+        assert_eq!(winners, 1, "round {round}");
+    }
+}
+
+#[test]
+fn find_latest_returns_the_newest_unconsumed_request_for_the_exact_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let store = open(&db_path(&dir), &clock);
+    let args = json!({"path": "a"});
+    let hash = canonical_hash(&args);
+    let older = store
+        .create(new_approval("write_file", args.clone()))
+        .unwrap()
+        .id;
+    store.decide(&older, deny()).unwrap();
+    clock.set(T0 + 10);
+    let newer = store
+        .create(new_approval("write_file", args.clone()))
+        .unwrap();
+    store
+        .create(new_approval("write_file", json!({"path": "b"})))
+        .unwrap();
+
+    assert_eq!(
+        store.find_latest("agent-1", "write_file", &hash).unwrap(),
+        Some(newer)
+    );
+    assert_eq!(
+        store.find_latest("agent-2", "write_file", &hash).unwrap(),
+        None
+    );
+    assert_eq!(
+        store.find_latest("agent-1", "edit_file", &hash).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn a_decision_survives_reopening_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let path = db_path(&dir);
+    let args = json!({"path": "a"});
+    let id = {
+        let store = open(&path, &clock);
+        store
+            .create(new_approval("write_file", args.clone()))
+            .unwrap()
+            .id
+    };
+    let decided = {
+        let store = open(&path, &clock);
+        assert_eq!(store.get(&id).unwrap(), Some(expected_pending(&id, args)));
+        store.decide(&id, approve(DecisionScope::Once)).unwrap()
+    };
+    let store = open(&path, &clock);
+    assert_eq!(store.get(&id).unwrap(), Some(decided.clone()));
+    assert_eq!(decided.status, ApprovalStatus::Approved);
+}
+
+#[test]
+fn two_stores_on_one_file_see_each_others_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = TestClock::new();
+    let path = db_path(&dir);
+    let server = open(&path, &clock);
+    let cli = open(&path, &clock);
+
+    let created = server
+        .create(new_approval("write_file", json!({"path": "a"})))
+        .unwrap();
+    assert_eq!(
+        cli.list(Some(ApprovalStatus::Pending), 10).unwrap(),
+        vec![created.clone()]
+    );
+    let decided = cli
+        .decide(&created.id, approve(DecisionScope::Once))
+        .unwrap();
+    assert_eq!(server.get(&created.id).unwrap(), Some(decided));
+}
+
+#[test]
+fn canonical_hash_ignores_key_order_and_whitespace() {
+    let written_one_way: Value =
+        serde_json::from_str(r#"{"b": 1, "a": {"y": [1, "x"], "x": null}}"#).unwrap();
+    let written_another: Value =
+        serde_json::from_str(r#"{"a":{"x":null,"y":[1,"x"]},"b":1}"#).unwrap();
+    assert_eq!(
+        canonical_hash(&written_one_way),
+        canonical_hash(&written_another)
+    );
+    // sha256sum of the canonical text {"a":{"x":null,"y":[1,"x"]},"b":1}
+    assert_eq!(
+        canonical_hash(&written_one_way),
+        "07a4c1f8224e8bb7a349722dae0bf17479db3d1b8daee8f96bbe5c776b96be90"
+    );
+    assert_ne!(
+        canonical_hash(&json!({"a": 1})),
+        canonical_hash(&json!({"a": "1"}))
+    );
+}
+
+/// `canonical_hash` sorts keys itself, but other code may treat `serde_json::to_string` as
+/// canonical: that holds only while serde_json's `preserve_order` feature is off.
+#[test]
+fn serde_json_sorts_object_keys() {
+    let value: Value = serde_json::from_str(r#"{"b": 1, "a": {"y": 2, "x": 3}}"#).unwrap();
+    assert_eq!(
+        serde_json::to_string(&value).unwrap(),
+        r#"{"a":{"x":3,"y":2},"b":1}"#
+    );
+}

@@ -1,0 +1,4 @@
+mod approval_grants;
+mod approvals;
+mod idempotency;
+mod results;
