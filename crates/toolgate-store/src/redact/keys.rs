@@ -28,6 +28,7 @@ const EXACT_KEYS: &[&str] = &[
     "refreshtoken",
     "idtoken",
     "cookie",
+    "cookies",
     "setcookie",
     "password",
     "passwd",

@@ -1,4 +1,9 @@
 mod approval_grants;
 mod approvals;
+mod audit_chain;
+mod audit_fixtures;
+mod audit_query;
+mod audit_verify;
 mod idempotency;
+mod redact;
 mod results;
