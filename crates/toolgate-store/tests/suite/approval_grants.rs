@@ -6,7 +6,7 @@ use toolgate_store::approvals::{
     ApprovalStore, Decision, DecisionScope, Grant, NewApproval, canonical_hash, pattern_matches,
 };
 
-use super::approvals::{T0, TestClock, approve, db_path, new_approval, open};
+use super::approval_fixtures::{T0, TestClock, approve, db_path, new_approval, open};
 
 /// Creates a request for `new` and approves it with `decision`; returns the request id.
 fn approved(store: &ApprovalStore, new: NewApproval, decision: Decision) -> String {

@@ -1,109 +1,16 @@
 //! Approval requests: create, read, list, expiry, decisions, consumption, persistence.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision, DecisionScope, NewApproval,
-    canonical_hash,
+    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, NewApproval, canonical_hash,
 };
 
-pub(super) const T0: u64 = 1_700_000_000_000;
-
-/// A clock the test moves by hand.
-#[derive(Clone)]
-pub(super) struct TestClock(Arc<AtomicU64>);
-
-impl TestClock {
-    pub(super) fn new() -> Self {
-        TestClock(Arc::new(AtomicU64::new(T0)))
-    }
-    pub(super) fn set(&self, ms: u64) {
-        self.0.store(ms, Ordering::SeqCst);
-    }
-    pub(super) fn clock(&self) -> Arc<dyn Fn() -> u64 + Send + Sync> {
-        let now = self.0.clone();
-        Arc::new(move || now.load(Ordering::SeqCst))
-    }
-}
-
-pub(super) fn db_path(dir: &tempfile::TempDir) -> PathBuf {
-    dir.path().join("toolgate.db")
-}
-
-pub(super) fn open(path: &Path, clock: &TestClock) -> ApprovalStore {
-    ApprovalStore::open(path).unwrap().with_clock(clock.clock())
-}
-
-pub(super) fn new_approval(tool: &str, args: Value) -> NewApproval {
-    NewApproval {
-        principal: "agent-1".into(),
-        session: "sess-1".into(),
-        role: "coder".into(),
-        tool: tool.into(),
-        risk: "write".into(),
-        args_hash: canonical_hash(&args),
-        arguments: args,
-        requires_confirmation: false,
-        ttl: Duration::from_secs(60),
-    }
-}
-
-pub(super) fn approve(scope: DecisionScope) -> Decision {
-    Decision {
-        approve: true,
-        scope,
-        pattern: None,
-        decided_by: "alice".into(),
-        reason: Some("looks fine".into()),
-        confirm: None,
-    }
-}
-
-fn deny() -> Decision {
-    Decision {
-        approve: false,
-        scope: DecisionScope::Once,
-        pattern: None,
-        decided_by: "bob".into(),
-        reason: Some("no".into()),
-        confirm: None,
-    }
-}
-
-fn expected_pending(id: &str, args: Value) -> ApprovalRequest {
-    ApprovalRequest {
-        id: id.into(),
-        created_at_ms: T0,
-        expires_at_ms: T0 + 60_000,
-        status: ApprovalStatus::Pending,
-        principal: "agent-1".into(),
-        session: "sess-1".into(),
-        role: "coder".into(),
-        tool: "write_file".into(),
-        risk: "write".into(),
-        args_hash: canonical_hash(&args),
-        arguments: args,
-        requires_confirmation: false,
-        decided_by: None,
-        decided_at_ms: None,
-        scope: None,
-        pattern: None,
-        reason: None,
-        consumed: false,
-    }
-}
-
-fn conflict_message(result: Result<ApprovalRequest, StoreError>) -> String {
-    match result {
-        Err(StoreError::Conflict(message)) => message,
-        other => panic!("expected a conflict, got {other:?}"),
-    }
-}
+use super::approval_fixtures::{
+    T0, TestClock, approve, conflict_message, db_path, deny, expected_pending, new_approval, open,
+};
 
 #[test]
 fn create_get_and_list() {

@@ -1,3 +1,4 @@
+mod approval_fixtures;
 mod approval_grants;
 mod approvals;
 mod audit_chain;
