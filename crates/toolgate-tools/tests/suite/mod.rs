@@ -1,0 +1,9 @@
+mod confinement;
+mod edit;
+mod fixture;
+mod list;
+mod read;
+mod search;
+mod shell;
+mod specs;
+mod write;
