@@ -1,1 +1,56 @@
-fn main() {}
+//! `toolgate`: the command line over the gateway. Wiring and printing only; every decision
+//! is made in the library crates.
+//!
+//! Exit status: 0 success; 1 a fatal error (bad flags, unreadable config, unwritable data
+//! dir); 2 a call failed (the envelope says why); 3 a call needs approval; 4 `audit verify`
+//! found tampering.
+
+#![allow(clippy::print_stderr)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod app;
+mod cli;
+mod commands;
+mod output;
+mod prompt;
+mod settings;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::settings::Settings;
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolgate: error: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    let settings = Settings::resolve(&cli.global)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Tools(cmd) => commands::tools::run(&settings, cmd),
+            Command::Call(args) => commands::call::run(&settings, args).await,
+            Command::Approvals(cmd) => commands::approvals::run(&settings, cmd),
+            Command::Audit(cmd) => commands::audit::run(&settings, cmd),
+            Command::Config(cmd) => commands::config::run(&settings, cmd),
+        }
+    })
+}

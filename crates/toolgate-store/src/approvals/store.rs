@@ -167,6 +167,21 @@ impl ApprovalStore {
         }
     }
 
+    /// Retires a denied or expired request once its outcome was reported to the caller, so
+    /// the next identical call asks afresh. Returns false when there was nothing to retire
+    /// (already retired, still pending, or approved).
+    pub fn retire(&self, id: &str) -> StoreResult<bool> {
+        let now = self.now_ms();
+        let changed = self.conn().execute(
+            "UPDATE approvals SET consumed = 1, \
+               status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END \
+             WHERE id = ?1 AND consumed = 0 AND (status IN ('denied', 'expired') \
+               OR (status = 'pending' AND expires_at_ms <= ?2))",
+            params![id, now],
+        )?;
+        Ok(changed == 1)
+    }
+
     /// Marks pending requests past their expiry as expired in the table; returns how many.
     pub fn expire_due(&self) -> StoreResult<usize> {
         let now = self.now_ms();

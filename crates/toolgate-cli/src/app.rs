@@ -1,0 +1,135 @@
+//! Wiring: settings → stores → catalog → gateway. Nothing here decides policy; it only
+//! connects the crates that do.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use toolgate_gateway::approve::Approver;
+use toolgate_gateway::{Gateway, GatewayDeps};
+use toolgate_registry::Catalog;
+use toolgate_store::approvals::ApprovalStore;
+use toolgate_store::audit::AuditLog;
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+use toolgate_tools::{BuiltinOptions, ShellOptions, Workspace, builtin_tools};
+
+use crate::settings::Settings;
+
+/// Creates the data directory, with an error that says what to do when it can't.
+pub fn ensure_data_dir(settings: &Settings) -> anyhow::Result<()> {
+    let logs = settings.data_dir.join("logs");
+    std::fs::create_dir_all(&logs).with_context(|| {
+        format!(
+            "cannot create the data directory {} (choose a writable one with --data-dir or data_dir in toolgate.toml)",
+            settings.data_dir.display()
+        )
+    })?;
+    let probe = settings.data_dir.join(".write-test");
+    std::fs::write(&probe, b"").with_context(|| {
+        format!(
+            "the data directory {} is not writable (choose a writable one with --data-dir or data_dir in toolgate.toml)",
+            settings.data_dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+pub fn open_approvals(settings: &Settings) -> anyhow::Result<ApprovalStore> {
+    ensure_data_dir(settings)?;
+    ApprovalStore::open(&settings.db_path()).with_context(|| {
+        format!(
+            "cannot open the approvals store {}",
+            settings.db_path().display()
+        )
+    })
+}
+
+pub fn open_audit(settings: &Settings) -> anyhow::Result<AuditLog> {
+    ensure_data_dir(settings)?;
+    AuditLog::open(
+        &settings.audit_path(),
+        &settings.db_path(),
+        settings.durability(),
+    )
+    .with_context(|| {
+        format!(
+            "cannot open the audit log {}",
+            settings.audit_path().display()
+        )
+    })
+}
+
+/// The built-in tools, confined to the workspace, with toolgate's own state protected.
+pub fn workspace_tools(settings: &Settings) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
+    let mut protected = vec![settings.data_dir.clone()];
+    if let Some(cfg) = &settings.config_path {
+        protected.push(cfg.clone());
+    }
+    protected.push(settings.workspace.join(crate::settings::CONFIG_FILE));
+    let protected = protected
+        .into_iter()
+        .filter(|p| inside(&settings.workspace, p))
+        .collect();
+    let ws = Workspace::new(&settings.workspace, protected)
+        .with_context(|| format!("cannot use workspace {}", settings.workspace.display()))?;
+    let s = &settings.file.shell;
+    let opts = BuiltinOptions {
+        shell: ShellOptions {
+            default_timeout: Duration::from_secs(s.default_timeout_secs),
+            max_timeout: Duration::from_secs(s.max_timeout_secs),
+            output_cap_bytes: s.output_cap_bytes,
+            env_allowlist: s.env_allowlist.clone(),
+        },
+        max_read_bytes: settings.file.files.max_read_bytes,
+    };
+    Ok(builtin_tools(Arc::new(ws), &opts))
+}
+
+fn inside(root: &Path, p: &Path) -> bool {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let parent = p.parent().and_then(|d| d.canonicalize().ok());
+    match parent {
+        Some(d) => d.starts_with(&root),
+        None => p.starts_with(&root),
+    }
+}
+
+/// The whole gateway, ready for calls.
+pub fn open_gateway(
+    settings: &Settings,
+    approver: Option<Arc<dyn Approver>>,
+) -> anyhow::Result<Gateway> {
+    ensure_data_dir(settings)?;
+    let catalog = Arc::new(Catalog::new());
+    catalog
+        .register_many(workspace_tools(settings)?)
+        .context("registering the built-in tools")?;
+    let deps = GatewayDeps {
+        catalog,
+        audit: Arc::new(open_audit(settings)?),
+        approvals: Arc::new(open_approvals(settings)?),
+        results: Arc::new(
+            ResultStore::open(&settings.results_dir()).context("cannot open the result store")?,
+        ),
+        idempotency: Arc::new(
+            IdempotencyStore::open(&settings.db_path())
+                .context("cannot open the idempotency store")?,
+        ),
+        redactor: Arc::new(Redactor::default()),
+        approver,
+    };
+    let gateway = Gateway::new(deps, &settings.gateway())?;
+    if gateway.roles().get(&settings.role).is_none() {
+        let names: Vec<&str> = gateway.roles().names().collect();
+        bail!(
+            "unknown role `{}` (configured roles: {})",
+            settings.role,
+            names.join(", ")
+        );
+    }
+    Ok(gateway)
+}

@@ -1,0 +1,185 @@
+//! The command line, as clap sees it. Global flags come before the subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolgate",
+    version,
+    about = "The tool-and-action layer of an LLM agent: \
+    one gateway that validates, authorises, approves, runs and audits every tool call."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Directory the file and shell tools are confined to [default: current directory].
+    #[arg(long, global = true, env = "TOOLGATE_WORKSPACE")]
+    pub workspace: Option<PathBuf>,
+    /// Where the audit log, approvals and offloaded results live [default: <workspace>/.toolgate].
+    #[arg(long, global = true, env = "TOOLGATE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file [default: <workspace>/toolgate.toml if it exists].
+    #[arg(long, global = true, env = "TOOLGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Role to act in (see `[roles]` in the configuration) [default: default].
+    #[arg(long, global = true, env = "TOOLGATE_ROLE")]
+    pub role: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect and export the tool catalog.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Run one tool call through the gateway and print its result envelope as JSON.
+    Call(CallArgs),
+    /// List and decide pending approvals.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Read, search and verify the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Check or print the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// The tools the role can see.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One tool's full definition.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The role's tools in a model API's `tools` format.
+    Export {
+        /// openai-chat | openai-responses | anthropic | mcp | gemini
+        #[arg(long)]
+        format: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// Session the call belongs to (session-scoped approvals apply within it).
+    #[arg(long, default_value = "cli")]
+    pub session: String,
+    /// Who is calling [default: cli:$USER].
+    #[arg(long)]
+    pub principal: Option<String>,
+    /// Makes a retried write call act only once.
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
+    /// Never prompt, even on a terminal: return approval_required instead.
+    #[arg(long)]
+    pub no_prompt: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// Pending approvals (all recent ones with --all).
+    List {
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One approval request.
+    Show { id: String },
+    /// Approve a pending request.
+    Approve {
+        id: String,
+        /// For dangerous tools: type the tool name.
+        #[arg(long)]
+        confirm: Option<String>,
+        /// once | session | always
+        #[arg(long, default_value = "once")]
+        scope: String,
+        /// For --scope always: a JSON object of argument globs, e.g. '{"path":"src/*"}'
+        /// [default: exactly these arguments].
+        #[arg(long)]
+        pattern: Option<String>,
+        #[arg(long)]
+        reason: Option<String>,
+        /// Recorded as the approver [default: $USER].
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Deny a pending request.
+    Deny {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+        #[arg(long)]
+        by: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// The newest records.
+    Tail {
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Records matching filters (all filters combine).
+    Query(QueryArgs),
+    /// Check the hash chain; exits non-zero and names the first bad record.
+    Verify {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// A duration ago (`10m`, `2h`) or an RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub until: Option<String>,
+    #[arg(long)]
+    pub tool: Option<String>,
+    #[arg(long)]
+    pub principal: Option<String>,
+    #[arg(long)]
+    pub session: Option<String>,
+    /// ok, or an error code such as policy_denied.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    #[arg(long)]
+    pub call_id: Option<String>,
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration file and print what is in effect.
+    Check,
+    /// Print the effective configuration as TOML.
+    Show,
+}

@@ -1,0 +1,158 @@
+//! `toolgate approvals list | show | approve | deny` — the out-of-band approval channel: a
+//! decision written here is what a waiting or retried call finds in the store.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use toolgate_store::StoreError;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
+
+use crate::app::open_approvals;
+use crate::cli::ApprovalsCommand;
+use crate::commands::local_user;
+use crate::output;
+use crate::settings::Settings;
+
+fn time(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+fn status(r: &ApprovalRequest) -> String {
+    let s = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if r.consumed { format!("{s} (used)") } else { s }
+}
+
+fn to_json(r: &ApprovalRequest) -> Value {
+    json!({
+        "id": r.id, "status": r.status, "tool": r.tool, "risk": r.risk,
+        "principal": r.principal, "session": r.session, "role": r.role,
+        "arguments": r.arguments, "requires_confirmation": r.requires_confirmation,
+        "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
+        "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
+        "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
+    })
+}
+
+fn expires_in(r: &ApprovalRequest) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let left = r.expires_at_ms.saturating_sub(now) / 1000;
+    format!("{}m{:02}s", left / 60, left % 60)
+}
+
+fn store_error(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::NotFound(what) => {
+            anyhow::anyhow!("no approval request {what} (see `toolgate approvals list --all`)")
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
+pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
+    let store = open_approvals(settings)?;
+    match cmd {
+        ApprovalsCommand::List { all, json } => {
+            let filter = if all {
+                None
+            } else {
+                Some(ApprovalStatus::Pending)
+            };
+            let list = store.list(filter, 200)?;
+            if json {
+                output::json(&list.iter().map(to_json).collect::<Vec<_>>())?;
+            } else if list.is_empty() {
+                output::line(if all {
+                    "no approval requests"
+                } else {
+                    "no pending approvals"
+                });
+            } else {
+                let rows: Vec<Vec<String>> = list
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            r.id.clone(),
+                            status(r),
+                            r.tool.clone(),
+                            r.risk.clone(),
+                            r.principal.clone(),
+                            if r.status == ApprovalStatus::Pending {
+                                expires_in(r)
+                            } else {
+                                String::new()
+                            },
+                            output::short(&r.arguments.to_string(), 60),
+                        ]
+                    })
+                    .collect();
+                output::table(
+                    &[
+                        "ID",
+                        "STATUS",
+                        "TOOL",
+                        "RISK",
+                        "PRINCIPAL",
+                        "EXPIRES",
+                        "ARGUMENTS",
+                    ],
+                    &rows,
+                );
+            }
+        }
+        ApprovalsCommand::Show { id } => {
+            let r = store
+                .get(&id)?
+                .ok_or_else(|| store_error(StoreError::NotFound(id.clone())))?;
+            output::json(&to_json(&r))?;
+        }
+        ApprovalsCommand::Approve {
+            id,
+            confirm,
+            scope,
+            pattern,
+            reason,
+            by,
+        } => {
+            let scope: DecisionScope =
+                scope.parse().map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
+            let pattern = pattern
+                .map(|p| {
+                    serde_json::from_str::<Value>(&p).context("--pattern must be a JSON object")
+                })
+                .transpose()?;
+            let decision = Decision {
+                approve: true,
+                scope,
+                pattern,
+                decided_by: by.unwrap_or_else(local_user),
+                reason,
+                confirm,
+            };
+            let r = store.decide(&id, decision).map_err(store_error)?;
+            output::line(&format!(
+                "approved {} ({}, {:?}) — the identical call will now proceed",
+                r.id, r.tool, scope
+            ));
+        }
+        ApprovalsCommand::Deny { id, reason, by } => {
+            let decision = Decision {
+                approve: false,
+                scope: DecisionScope::Once,
+                pattern: None,
+                decided_by: by.unwrap_or_else(local_user),
+                reason,
+                confirm: None,
+            };
+            let r = store.decide(&id, decision).map_err(store_error)?;
+            output::line(&format!("denied {} ({})", r.id, r.tool));
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,155 @@
+//! `toolgate audit tail | query | verify`. Reads go through the SQLite index, caught up from
+//! the JSONL file first, so they see records written by other processes.
+
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use toolgate_store::audit::{AuditIndex, AuditQuery, StoredRecord, verify};
+
+use crate::app::ensure_data_dir;
+use crate::cli::{AuditCommand, QueryArgs};
+use crate::output;
+use crate::settings::Settings;
+
+fn to_json(r: &StoredRecord) -> Value {
+    let mut v = serde_json::to_value(&r.record).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("seq".into(), json!(r.seq));
+        m.insert("hash".into(), json!(r.hash));
+    }
+    v
+}
+
+fn print(records: &[StoredRecord], as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        let list: Vec<Value> = records.iter().map(to_json).collect();
+        return output::json(&list);
+    }
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            let rec = &r.record;
+            let detail = rec
+                .error
+                .clone()
+                .unwrap_or_else(|| output::short(&rec.arguments.to_string(), 60));
+            vec![
+                r.seq.to_string(),
+                rec.ts.clone(),
+                rec.kind.as_str().to_owned(),
+                rec.principal.clone(),
+                rec.tool.clone(),
+                rec.outcome.clone(),
+                rec.duration_us
+                    .map(|d| format!("{:.1}ms", d as f64 / 1000.0))
+                    .unwrap_or_default(),
+                output::short(&detail, 80),
+            ]
+        })
+        .collect();
+    output::table(
+        &[
+            "SEQ",
+            "TIME",
+            "KIND",
+            "PRINCIPAL",
+            "TOOL",
+            "OUTCOME",
+            "TOOK",
+            "DETAIL",
+        ],
+        &rows,
+    );
+    Ok(())
+}
+
+/// `10m`, `2h`, `1d` ago, or an RFC 3339 time.
+fn parse_time(s: &str) -> anyhow::Result<SystemTime> {
+    if let Ok(d) = humantime::parse_duration(s) {
+        return Ok(SystemTime::now()
+            .checked_sub(d)
+            .unwrap_or(SystemTime::UNIX_EPOCH));
+    }
+    humantime::parse_rfc3339_weak(s).with_context(|| {
+        format!("`{s}` is neither a duration like 10m nor a time like 2026-12-02T10:00:00Z")
+    })
+}
+
+fn open_index(settings: &Settings) -> anyhow::Result<AuditIndex> {
+    ensure_data_dir(settings)?;
+    AuditIndex::open(&settings.audit_path(), &settings.db_path()).with_context(|| {
+        format!(
+            "cannot open the audit index {}",
+            settings.db_path().display()
+        )
+    })
+}
+
+fn query(settings: &Settings, a: QueryArgs) -> anyhow::Result<i32> {
+    let q = AuditQuery {
+        since: a.since.as_deref().map(parse_time).transpose()?,
+        until: a.until.as_deref().map(parse_time).transpose()?,
+        tool: a.tool,
+        principal: a.principal,
+        session: a.session,
+        outcome: a.outcome,
+        call_id: a.call_id,
+        kind: None,
+        limit: Some(a.limit),
+        newest_first: false,
+    };
+    let records = open_index(settings)?.query(&q)?;
+    print(&records, a.json)?;
+    Ok(0)
+}
+
+pub fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<i32> {
+    match cmd {
+        AuditCommand::Tail { lines, json } => {
+            let q = AuditQuery {
+                limit: Some(lines),
+                newest_first: true,
+                ..AuditQuery::default()
+            };
+            let mut records = open_index(settings)?.query(&q)?;
+            records.reverse();
+            print(&records, json)?;
+            Ok(0)
+        }
+        AuditCommand::Query(a) => query(settings, a),
+        AuditCommand::Verify { json } => {
+            let path = settings.audit_path();
+            if !path.exists() {
+                bail!("no audit log at {} yet", path.display());
+            }
+            let db = settings.db_path();
+            let report = verify(&path, db.exists().then_some(db.as_path()))?;
+            if json {
+                output::json(&json!({
+                    "ok": report.ok(),
+                    "records": report.records,
+                    "head": report.head,
+                    "first_bad": report.first_bad.as_ref().map(|b| json!({
+                        "line": b.line, "seq": b.seq, "reason": b.reason})),
+                }))?;
+            } else if let Some(bad) = &report.first_bad {
+                let seq = bad.seq.map(|s| format!(" (seq {s})")).unwrap_or_default();
+                output::line(&format!(
+                    "FAILED: {}: line {}{seq}: {} — {} records before it verified",
+                    path.display(),
+                    bad.line,
+                    bad.reason,
+                    report.records
+                ));
+            } else {
+                output::line(&format!(
+                    "ok: {} records, chain intact, head {}",
+                    report.records,
+                    report.head.as_deref().unwrap_or("(empty)")
+                ));
+            }
+            Ok(if report.ok() { 0 } else { 4 })
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `toolgate call NAME --args JSON`: one call through the gateway; the envelope on stdout;
+//! exit 0 when ok, otherwise the error code's exit status (approval_required: 3, others: 2).
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+
+use anyhow::Context;
+use toolgate_gateway::approve::Approver;
+use toolgate_gateway::{Arguments, CallRequest};
+
+use crate::app::open_gateway;
+use crate::cli::CallArgs;
+use crate::commands::local_user;
+use crate::output;
+use crate::prompt::TerminalApprover;
+use crate::settings::Settings;
+
+fn read_arguments(spec: &str) -> anyhow::Result<String> {
+    if spec == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading arguments from stdin")?;
+        Ok(s)
+    } else if let Some(path) = spec.strip_prefix('@') {
+        std::fs::read_to_string(path).with_context(|| format!("reading arguments from {path}"))
+    } else {
+        Ok(spec.to_owned())
+    }
+}
+
+pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
+    let text = read_arguments(&args.args)?;
+    let interactive = !args.no_prompt && args.args != "-" && std::io::stdin().is_terminal();
+    let approver: Option<Arc<dyn Approver>> =
+        interactive.then(|| Arc::new(TerminalApprover { who: local_user() }) as Arc<dyn Approver>);
+    let gateway = open_gateway(settings, approver)?;
+    let mut request = CallRequest::new(args.name, Arguments::Text(text))
+        .with_role(settings.role.clone())
+        .with_session(args.session)
+        .with_principal(
+            args.principal
+                .unwrap_or_else(|| format!("cli:{}", local_user())),
+        );
+    request.idempotency_key = args.idempotency_key;
+    let cancel = request.cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    let envelope = gateway.call(request).await;
+    gateway
+        .audit()
+        .flush()
+        .await
+        .context("flushing the audit log")?;
+    output::json(&envelope)?;
+    Ok(envelope.error.map_or(0, |e| e.code.exit_code()))
+}

@@ -1,0 +1,44 @@
+//! `toolgate config check | show`.
+
+use crate::cli::ConfigCommand;
+use crate::output;
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, cmd: ConfigCommand) -> anyhow::Result<i32> {
+    match cmd {
+        ConfigCommand::Check => {
+            // Settings::resolve already parsed and checked the file; report what is in effect.
+            let file = settings.config_path.as_ref().map_or_else(
+                || "none (embedded defaults)".to_owned(),
+                |p| p.display().to_string(),
+            );
+            let roles = toolgate_gateway::policy::Roles::compile(&settings.file.roles)?;
+            let names: Vec<&str> = roles.names().collect();
+            if roles.get(&settings.role).is_none() {
+                anyhow::bail!(
+                    "unknown role `{}` (configured roles: {})",
+                    settings.role,
+                    names.join(", ")
+                );
+            }
+            output::line(&format!("config:    {file}"));
+            output::line(&format!("workspace: {}", settings.workspace.display()));
+            output::line(&format!("data dir:  {}", settings.data_dir.display()));
+            output::line(&format!(
+                "audit:     {} ({:?})",
+                settings.audit_path().display(),
+                settings.file.audit.durability
+            ));
+            output::line(&format!(
+                "roles:     {} (acting as `{}`)",
+                names.join(", "),
+                settings.role
+            ));
+            output::line("ok");
+        }
+        ConfigCommand::Show => {
+            output::line(&toml::to_string_pretty(&settings.file)?);
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,14 @@
+//! One module per command group; each takes resolved settings and returns an exit code.
+
+pub mod approvals;
+pub mod audit;
+pub mod call;
+pub mod config;
+pub mod tools;
+
+/// Who the local user is, for principals and approvers.
+pub fn local_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "local".to_owned())
+}

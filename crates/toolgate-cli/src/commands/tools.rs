@@ -1,0 +1,99 @@
+//! `toolgate tools list | show | export`.
+
+use anyhow::{Context, bail};
+use serde_json::json;
+use toolgate_protocol::ExportFormat;
+use toolgate_registry::{Availability, Entry};
+
+use crate::app::open_gateway;
+use crate::cli::ToolsCommand;
+use crate::output;
+use crate::settings::Settings;
+
+fn availability(e: &Entry) -> String {
+    match &e.availability {
+        Availability::Available => "available".to_owned(),
+        Availability::Unavailable(r) => format!("unavailable: {r}"),
+        Availability::Quarantined(r) => format!("quarantined: {r}"),
+    }
+}
+
+pub fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
+    let gateway = open_gateway(settings, None)?;
+    let role = &settings.role;
+    let visible: Vec<Entry> = gateway
+        .catalog()
+        .all()
+        .into_iter()
+        .filter(|e| gateway.visible_to(role, e))
+        .collect();
+    match cmd {
+        ToolsCommand::List { json } => {
+            if json {
+                let list: Vec<_> = visible
+                    .iter()
+                    .map(|e| {
+                        let s = e.spec();
+                        json!({"name": s.name, "risk": s.risk, "source": s.source,
+                               "availability": e.availability, "description": s.description,
+                               "tags": s.tags})
+                    })
+                    .collect();
+                output::json(&list)?;
+            } else {
+                let rows: Vec<Vec<String>> = visible
+                    .iter()
+                    .map(|e| {
+                        let s = e.spec();
+                        vec![
+                            s.name.clone(),
+                            s.risk.to_string(),
+                            s.source.clone(),
+                            availability(e),
+                            output::short(&s.description, 70),
+                        ]
+                    })
+                    .collect();
+                output::table(&["NAME", "RISK", "SOURCE", "STATUS", "DESCRIPTION"], &rows);
+            }
+        }
+        ToolsCommand::Show { name, json } => {
+            let Some(e) = visible.iter().find(|e| e.spec().name == name) else {
+                bail!(
+                    "no tool named `{name}` is visible to role `{role}` (see `toolgate tools list`)"
+                );
+            };
+            let mut doc = serde_json::to_value(e.spec()).context("serialising the tool")?;
+            doc["availability"] = json!(e.availability);
+            if json {
+                output::json(&doc)?;
+            } else {
+                let s = e.spec();
+                output::line(&format!(
+                    "{}  ({} risk, {}, {})",
+                    s.name,
+                    s.risk,
+                    s.source,
+                    availability(e)
+                ));
+                output::line("");
+                output::line(&s.description);
+                output::line("");
+                output::line("input schema:");
+                output::line(&serde_json::to_string_pretty(&s.input_schema)?);
+                if !s.annotations.is_empty() {
+                    output::line("annotations:");
+                    output::line(&serde_json::to_string_pretty(&s.annotations)?);
+                }
+            }
+        }
+        ToolsCommand::Export { format } => {
+            let format: ExportFormat = format.parse().map_err(anyhow::Error::msg)?;
+            let tools = gateway
+                .catalog()
+                .export(format, |e| gateway.visible_to(role, e));
+            output::json(&tools)?;
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,249 @@
+//! `toolgate.toml`: every key optional, unknown keys rejected, every error naming the file,
+//! the line and what was expected. Precedence: flags and environment > file > defaults.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+use toolgate_gateway::policy::{RoleConfig, Roles};
+use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
+use toolgate_store::audit::Durability;
+
+use crate::cli::GlobalArgs;
+
+pub const CONFIG_FILE: &str = "toolgate.toml";
+pub const DEFAULT_DATA_DIR: &str = ".toolgate";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurabilityName {
+    Buffered,
+    #[default]
+    Durable,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditSettings {
+    /// `durable`: a call's record is fsynced before its result is returned (write and
+    /// dangerous tools: also before they run). `buffered`: written in the background.
+    pub durability: DurabilityName,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShellSettings {
+    pub default_timeout_secs: u64,
+    pub max_timeout_secs: u64,
+    pub output_cap_bytes: usize,
+    /// Environment variables passed through to commands (everything else is scrubbed).
+    pub env_allowlist: Vec<String>,
+}
+
+impl Default for ShellSettings {
+    fn default() -> Self {
+        ShellSettings {
+            default_timeout_secs: 60,
+            max_timeout_secs: 600,
+            output_cap_bytes: 64 * 1024,
+            env_allowlist: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FileSettings {
+    /// Largest file read_file / edit_file / search_files will read.
+    pub max_read_bytes: u64,
+}
+
+impl Default for FileSettings {
+    fn default() -> Self {
+        FileSettings {
+            max_read_bytes: 10 << 20,
+        }
+    }
+}
+
+/// The file, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FileConfig {
+    /// Relative paths are relative to the workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Role used when no --role is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_role: Option<String>,
+    pub audit: AuditSettings,
+    pub limits: LimitsConfig,
+    pub approvals: ApprovalsConfig,
+    pub shell: ShellSettings,
+    pub files: FileSettings,
+    pub roles: BTreeMap<String, RoleConfig>,
+}
+
+/// Everything resolved: paths absolute, defaults applied.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub workspace: PathBuf,
+    pub data_dir: PathBuf,
+    /// The file read, if any.
+    pub config_path: Option<PathBuf>,
+    pub role: String,
+    pub file: FileConfig,
+}
+
+impl Settings {
+    pub fn resolve(global: &GlobalArgs) -> anyhow::Result<Settings> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let workspace = match &global.workspace {
+            Some(w) => absolute(&cwd, w),
+            None => cwd.clone(),
+        };
+        if !workspace.is_dir() {
+            bail!(
+                "workspace {} is not a directory (set it with --workspace)",
+                workspace.display()
+            );
+        }
+        let config_path = match &global.config {
+            Some(p) => {
+                let p = absolute(&cwd, p);
+                if !p.is_file() {
+                    bail!("config file {} does not exist", p.display());
+                }
+                Some(p)
+            }
+            None => Some(workspace.join(CONFIG_FILE)).filter(|p| p.is_file()),
+        };
+        let file = match &config_path {
+            Some(p) => load(p)?,
+            None => FileConfig::default(),
+        };
+        let data_dir = match (&global.data_dir, &file.data_dir) {
+            (Some(d), _) => absolute(&cwd, d),
+            (None, Some(d)) => absolute(&workspace, d),
+            (None, None) => workspace.join(DEFAULT_DATA_DIR),
+        };
+        let role = global
+            .role
+            .clone()
+            .or_else(|| file.default_role.clone())
+            .unwrap_or_else(|| "default".to_owned());
+        Ok(Settings {
+            workspace,
+            data_dir,
+            config_path,
+            role,
+            file,
+        })
+    }
+
+    pub fn gateway(&self) -> GatewayConfig {
+        GatewayConfig {
+            limits: self.file.limits.clone(),
+            approvals: self.file.approvals.clone(),
+            roles: self.file.roles.clone(),
+        }
+    }
+
+    pub fn durability(&self) -> Durability {
+        match self.file.audit.durability {
+            DurabilityName::Buffered => Durability::Buffered,
+            DurabilityName::Durable => Durability::Durable,
+        }
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        self.data_dir.join("logs").join("tool-audit.jsonl")
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("toolgate.db")
+    }
+
+    pub fn results_dir(&self) -> PathBuf {
+        self.data_dir.join("results")
+    }
+}
+
+fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Reads and checks a config file: TOML syntax, known keys and types, then semantics
+/// (role globs compile, limits are sane).
+pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    let cfg: FileConfig = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+    check(&cfg).with_context(|| format!("{}: invalid configuration", path.display()))?;
+    Ok(cfg)
+}
+
+fn check(cfg: &FileConfig) -> anyhow::Result<()> {
+    Roles::compile(&cfg.roles)?;
+    let l = &cfg.limits;
+    if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
+        bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");
+    }
+    if l.max_concurrent == 0 || l.call_timeout_secs == 0 || l.max_argument_bytes == 0 {
+        bail!(
+            "limits.max_concurrent, limits.call_timeout_secs and limits.max_argument_bytes must be positive"
+        );
+    }
+    if cfg.approvals.ttl_secs == 0 {
+        bail!("approvals.ttl_secs must be positive");
+    }
+    let s = &cfg.shell;
+    if s.default_timeout_secs == 0 || s.default_timeout_secs > s.max_timeout_secs {
+        bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");
+    }
+    if let Some(role) = &cfg.default_role
+        && !cfg.roles.contains_key(role)
+        && role != "default"
+        && role != "readonly"
+    {
+        bail!("default_role `{role}` is not a configured role");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.toml");
+        std::fs::write(&p, "[limits]\ncall_timeout = 5\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("unknown field `call_timeout`"), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+
+        std::fs::write(&p, "[roles.dev]\ntools = [\"[\"]\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("role `dev`: invalid tool pattern `[`"), "{e}");
+
+        std::fs::write(&p, "[approvals]\nttl_secs = \"ten\"\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("invalid type"), "{e}");
+    }
+
+    #[test]
+    fn a_full_example_parses() {
+        let cfg: FileConfig =
+            toml::from_str(include_str!("../../../docs/toolgate.example.toml")).unwrap();
+        check(&cfg).unwrap();
+        assert!(cfg.roles.contains_key("agent"));
+    }
+}

@@ -1,0 +1,230 @@
+//! Human approval (R-APR-1..2). Runs only when the policy said `ask`. In order:
+//! 1. a standing grant (this session, or always for this tool and argument pattern) lets the
+//!    call through;
+//! 2. otherwise the newest request for the identical call (principal, tool, canonical
+//!    arguments) is used — approved and unconsumed: consume it and proceed; denied or
+//!    expired: report it once (and consume it, so a later retry asks afresh); pending: wait;
+//! 3. otherwise a new request is persisted, then a live channel is asked, or the call waits,
+//!    or fails with `approval_required` naming the request — depending on [`WaitMode`].
+//!
+//! Requests live in the store, so they survive restarts and can be answered from any front end.
+
+mod channel;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolgate_protocol::{CallError, ErrorCode};
+use toolgate_store::StoreError;
+use toolgate_store::approvals::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as StoreDecision, NewApproval,
+    canonical_hash,
+};
+use toolgate_store::redact::Redactor;
+
+pub use channel::{Approver, ApproverAnswer, WaitMode};
+
+use crate::call::{ApprovalInfo, Call, Outcome};
+use crate::layer::{Layer, Next};
+use crate::policy::Decision;
+
+pub struct ApproveLayer {
+    store: Arc<ApprovalStore>,
+    redactor: Arc<Redactor>,
+    approver: Option<Arc<dyn Approver>>,
+    mode: WaitMode,
+    ttl: Duration,
+}
+
+impl ApproveLayer {
+    pub fn new(
+        store: Arc<ApprovalStore>,
+        redactor: Arc<Redactor>,
+        mode: WaitMode,
+        ttl: Duration,
+    ) -> Self {
+        ApproveLayer {
+            store,
+            redactor,
+            approver: None,
+            mode,
+            ttl,
+        }
+    }
+
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    async fn settle(
+        &self,
+        call: &Call,
+        mut request: ApprovalRequest,
+    ) -> Result<ApprovalInfo, CallError> {
+        if request.status == ApprovalStatus::Pending
+            && let Some(approver) = &self.approver
+            && let Some(answer) = approver.ask(&request).await
+        {
+            let decision = StoreDecision {
+                approve: answer.approve,
+                scope: answer.scope,
+                pattern: None,
+                decided_by: answer.approver,
+                reason: answer.reason,
+                confirm: answer.confirm,
+            };
+            request = self
+                .store
+                .decide(&request.id, decision)
+                .map_err(decide_error)?;
+        }
+        if let WaitMode::Wait { poll } = self.mode {
+            while request.status == ApprovalStatus::Pending {
+                tokio::select! {
+                    () = call.request.cancel.cancelled() => {
+                        return Err(CallError::new(ErrorCode::Cancelled, format!(
+                            "cancelled while waiting for approval {}", request.id)));
+                    }
+                    () = tokio::time::sleep(poll) => {}
+                }
+                request = self
+                    .store
+                    .get(&request.id)
+                    .map_err(store_error)?
+                    .ok_or_else(|| store_error(StoreError::NotFound(request.id.clone())))?;
+            }
+        }
+        self.conclude(request)
+    }
+
+    /// Turns a request's state into the call's fate.
+    fn conclude(&self, request: ApprovalRequest) -> Result<ApprovalInfo, CallError> {
+        let id = request.id.clone();
+        match request.status {
+            ApprovalStatus::Approved => {
+                if self.store.consume(&id).map_err(store_error)? {
+                    Ok(ApprovalInfo {
+                        approval_id: id,
+                        approver: request.decided_by.unwrap_or_default(),
+                    })
+                } else {
+                    Err(CallError::new(
+                        ErrorCode::ApprovalRequired,
+                        format!("approval {id} was already used by an identical call"),
+                    )
+                    .with_hint("call again to request a new approval"))
+                }
+            }
+            ApprovalStatus::Denied => {
+                self.store.retire(&id).map_err(store_error)?;
+                let by = request
+                    .decided_by
+                    .unwrap_or_else(|| "an operator".to_owned());
+                let why = request.reason.map(|r| format!(": {r}")).unwrap_or_default();
+                Err(CallError::new(
+                    ErrorCode::ApprovalDenied,
+                    format!("{id} was denied by {by}{why}"),
+                )
+                .with_details(json!({"approval_id": id}))
+                .with_hint("do not retry the same call; change the approach or ask the user"))
+            }
+            ApprovalStatus::Expired => {
+                self.store.retire(&id).map_err(store_error)?;
+                Err(CallError::new(
+                    ErrorCode::ApprovalExpired,
+                    format!("{id} expired before anyone decided"),
+                )
+                .with_details(json!({"approval_id": id}))
+                .with_hint("call again to create a new approval request"))
+            }
+            ApprovalStatus::Pending => {
+                let confirm = if request.requires_confirmation {
+                    format!(" --confirm {}", request.tool)
+                } else {
+                    String::new()
+                };
+                Err(CallError::new(
+                    ErrorCode::ApprovalRequired,
+                    format!("`{}` needs approval: {id}", request.tool),
+                )
+                .with_hint(format!(
+                    "an operator approves with `toolgate approvals approve {id}{confirm}`; then repeat the identical call"
+                ))
+                .with_details(json!({
+                    "approval_id": id,
+                    "expires_at_ms": request.expires_at_ms,
+                    "requires_confirmation": request.requires_confirmation,
+                })))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Layer for ApproveLayer {
+    fn name(&self) -> &'static str {
+        "approve"
+    }
+
+    async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let Some(Decision::Ask { confirm }) = call.decision else {
+            return next.run(call).await;
+        };
+        let args = call.args()?.clone();
+        let spec = call.entry()?.spec().clone();
+        let hash = canonical_hash(&args);
+        let r = &call.request;
+        if let Some(grant) = self
+            .store
+            .find_grant(&r.principal, &r.session_id, &spec.name, &args, &hash)
+            .map_err(store_error)?
+        {
+            call.approval = Some(ApprovalInfo {
+                approval_id: grant.approval_id,
+                approver: grant.created_by,
+            });
+            return next.run(call).await;
+        }
+        let existing = self
+            .store
+            .find_latest(&r.principal, &spec.name, &hash)
+            .map_err(store_error)?;
+        let request = match existing {
+            Some(req) => req,
+            None => self
+                .store
+                .create(NewApproval {
+                    principal: r.principal.clone(),
+                    session: r.session_id.clone(),
+                    role: r.role.clone(),
+                    tool: spec.name.clone(),
+                    risk: spec.risk.as_str().to_owned(),
+                    args_hash: hash,
+                    arguments: self.redactor.for_audit_arguments(&args),
+                    requires_confirmation: confirm,
+                    ttl: self.ttl,
+                })
+                .map_err(store_error)?,
+        };
+        let info = self.settle(call, request).await?;
+        call.approval = Some(info);
+        next.run(call).await
+    }
+}
+
+fn store_error(e: StoreError) -> CallError {
+    CallError::new(ErrorCode::Unavailable, format!("approval store: {e}"))
+}
+
+fn decide_error(e: StoreError) -> CallError {
+    match e {
+        StoreError::Conflict(msg) => CallError::new(ErrorCode::ApprovalDenied, msg),
+        other => store_error(other),
+    }
+}
+
+#[cfg(test)]
+mod tests;

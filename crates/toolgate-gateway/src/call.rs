@@ -1,0 +1,157 @@
+//! A call as it travels through the pipeline: the request as a front end made it, and the
+//! facts each layer establishes for the layers inside it.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use toolgate_core::{CancellationToken, ToolContext};
+use toolgate_protocol::{CallError, Governance, ToolOutput};
+use toolgate_registry::Entry;
+
+use crate::policy::Decision;
+
+/// Arguments as received: already-parsed JSON, or text a model produced (parsed and
+/// size-checked by the validation layer, so malformed JSON is an audited `invalid_arguments`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments {
+    Json(Value),
+    Text(String),
+}
+
+impl Arguments {
+    /// The arguments as the audit should see them: the JSON value, or the raw text for
+    /// arguments that never parsed.
+    pub fn for_audit(&self) -> Value {
+        match self {
+            Arguments::Json(v) => v.clone(),
+            Arguments::Text(t) => match serde_json::from_str::<Value>(t) {
+                Ok(v) => v,
+                Err(_) => serde_json::json!({ "_unparsed": t }),
+            },
+        }
+    }
+}
+
+/// What a front end asks the gateway to do.
+#[derive(Debug, Clone)]
+pub struct CallRequest {
+    /// Unique call id; generated when empty.
+    pub call_id: String,
+    pub session_id: String,
+    pub principal: String,
+    pub role: String,
+    pub tool: String,
+    pub arguments: Arguments,
+    /// Makes a retried write call act once (R-EXE-3). Also read from an
+    /// `idempotency_key` argument.
+    pub idempotency_key: Option<String>,
+    /// Fires when the caller gives up (Ctrl-C, dropped connection).
+    pub cancel: CancellationToken,
+}
+
+impl CallRequest {
+    pub fn new(tool: impl Into<String>, arguments: Arguments) -> Self {
+        CallRequest {
+            call_id: String::new(),
+            session_id: "default".to_owned(),
+            principal: "local".to_owned(),
+            role: "default".to_owned(),
+            tool: tool.into(),
+            arguments,
+            idempotency_key: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    pub fn with_role(mut self, role: impl Into<String>) -> Self {
+        self.role = role.into();
+        self
+    }
+
+    pub fn with_principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = principal.into();
+        self
+    }
+
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session_id = session.into();
+        self
+    }
+}
+
+/// Who let a call through that needed a human.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalInfo {
+    pub approval_id: String,
+    pub approver: String,
+}
+
+/// The call in flight. Each field below `request` is set by exactly one layer.
+#[derive(Debug)]
+pub struct Call {
+    pub request: CallRequest,
+    pub started: Instant,
+    /// Set by lookup.
+    pub entry: Option<Entry>,
+    /// Set by validation: the parsed, schema-valid arguments.
+    pub args: Option<Value>,
+    /// Set by policy.
+    pub decision: Option<Decision>,
+    /// Set by approval when a human (or a standing grant) let the call through.
+    pub approval: Option<ApprovalInfo>,
+    /// Set by result governance when the output was cut.
+    pub governance: Option<Governance>,
+}
+
+impl Call {
+    pub fn new(mut request: CallRequest) -> Self {
+        if request.call_id.is_empty() {
+            request.call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
+        }
+        Call {
+            request,
+            started: Instant::now(),
+            entry: None,
+            args: None,
+            decision: None,
+            approval: None,
+            governance: None,
+        }
+    }
+
+    /// The context the tool sees.
+    pub fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            call_id: self.request.call_id.clone(),
+            session_id: self.request.session_id.clone(),
+            principal: self.request.principal.clone(),
+            role: self.request.role.clone(),
+            cancel,
+        }
+    }
+
+    /// The entry set by lookup; layers inside lookup may rely on it.
+    pub fn entry(&self) -> Result<&Entry, CallError> {
+        self.entry
+            .as_ref()
+            .ok_or_else(|| internal("lookup did not run before this layer"))
+    }
+
+    /// The arguments set by validation.
+    pub fn args(&self) -> Result<&Value, CallError> {
+        self.args
+            .as_ref()
+            .ok_or_else(|| internal("validation did not run before this layer"))
+    }
+}
+
+/// A broken pipeline assembly: reported as a non-retryable execution failure, never a panic.
+pub(crate) fn internal(what: &str) -> CallError {
+    CallError::new(
+        toolgate_protocol::ErrorCode::ExecutionFailed,
+        format!("internal error: {what}"),
+    )
+}
+
+/// What every layer returns.
+pub type Outcome = Result<ToolOutput, CallError>;

@@ -1,0 +1,73 @@
+//! Gateway settings, as they appear in `toolgate.toml` (`[limits]`, `[approvals]`,
+//! `[roles.NAME]`). Unknown keys are errors, so a typo never silently weakens policy.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::RoleConfig;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Deadline of one tool execution.
+    pub call_timeout_secs: u64,
+    /// Tool executions in flight at once; further calls queue.
+    pub max_concurrent: usize,
+    /// Size of a call's arguments as text.
+    pub max_argument_bytes: usize,
+    /// Results above this are offloaded; the caller gets the head and a `result_id`.
+    pub result_budget_bytes: usize,
+    /// Results above this are refused with `result_too_large`.
+    pub result_hard_limit_bytes: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            call_timeout_secs: 600,
+            max_concurrent: 64,
+            max_argument_bytes: 1 << 20,
+            result_budget_bytes: 16 * 1024,
+            result_hard_limit_bytes: 64 << 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsConfig {
+    /// How long a pending approval waits for a decision.
+    pub ttl_secs: u64,
+    /// Wait for the decision instead of returning `approval_required` at once.
+    pub wait: bool,
+    /// How often a waiting call checks the store.
+    pub poll_millis: u64,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        ApprovalsConfig {
+            ttl_secs: 600,
+            wait: false,
+            poll_millis: 250,
+        }
+    }
+}
+
+impl ApprovalsConfig {
+    pub fn ttl(&self) -> Duration {
+        Duration::from_secs(self.ttl_secs)
+    }
+}
+
+/// Everything the gateway needs from configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GatewayConfig {
+    pub limits: LimitsConfig,
+    pub approvals: ApprovalsConfig,
+    /// Extra roles, or replacements of the built-in `default` and `readonly`.
+    pub roles: BTreeMap<String, RoleConfig>,
+}

@@ -1,0 +1,102 @@
+//! Result governance (R-EXE-4): a result over the per-call budget is stored in full and the
+//! caller gets its head, the total size and a reference id that `read_result` pages through.
+//! Errors are never cut. A result beyond the hard limit is refused with `result_too_large`
+//! rather than stored.
+
+mod read_result;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolgate_protocol::{CallError, ErrorCode, Governance, ToolOutput};
+use toolgate_store::results::ResultStore;
+
+pub use read_result::{READ_RESULT, ReadResultTool};
+
+use crate::call::{Call, Outcome};
+use crate::layer::{Layer, Next};
+
+pub struct GovernLayer {
+    store: Arc<ResultStore>,
+    budget_bytes: usize,
+    hard_limit_bytes: usize,
+}
+
+impl GovernLayer {
+    pub fn new(store: Arc<ResultStore>, budget_bytes: usize, hard_limit_bytes: usize) -> Self {
+        GovernLayer {
+            store,
+            budget_bytes,
+            hard_limit_bytes,
+        }
+    }
+}
+
+/// The text a model would read for `data`: strings as they are, other values as JSON.
+fn as_text(data: &Value) -> String {
+    match data {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+fn head(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[async_trait]
+impl Layer for GovernLayer {
+    fn name(&self) -> &'static str {
+        "govern"
+    }
+
+    async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let mut out: ToolOutput = next.run(call).await?;
+        if call.request.tool == READ_RESULT {
+            return Ok(out);
+        }
+        // Cheap size probe first: most results are small.
+        let size = match &out.data {
+            Value::String(s) => s.len(),
+            other => serde_json::to_vec(other).map(|v| v.len()).unwrap_or(0),
+        };
+        if size <= self.budget_bytes {
+            return Ok(out);
+        }
+        let text = as_text(&out.data);
+        if text.len() > self.hard_limit_bytes {
+            return Err(CallError::new(
+                ErrorCode::ResultTooLarge,
+                format!(
+                    "the result is {} bytes, over the hard limit of {} bytes",
+                    text.len(),
+                    self.hard_limit_bytes
+                ),
+            )
+            .with_hint("narrow the request (a smaller range, a filter, a limit)"));
+        }
+        let shown = head(&text, self.budget_bytes).to_owned();
+        let result_id = match self.store.put(&call.request.call_id, &text) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                tracing::warn!(error = %e, "offloading a large result failed; truncating only");
+                None
+            }
+        };
+        call.governance = Some(Governance {
+            total_bytes: text.len() as u64,
+            returned_bytes: shown.len() as u64,
+            result_id,
+        });
+        out.data = Value::String(shown);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! THE order of the pipeline (R-EXE-1), declared once. Outermost first:
+//!
+//! ```text
+//! audit        records the outcome of every attempt (fsynced before returning, durable mode)
+//! lookup       unknown_tool | unavailable | quarantined → policy_denied
+//! authorize    role allowlist → forbidden
+//! validate     JSON parse + size cap + JSON Schema 2020-12 → invalid_arguments
+//! policy       role × risk → allow | ask | deny (policy_denied); the tool's own check
+//! idempotency  replay a write call already done under the same key
+//! approve      grant | stored decision | new request → approval_required/denied/expired
+//! intent       write/dangerous: the attempt record is fsynced before the tool runs
+//! govern       oversized results → head + result_id (read_result)
+//! execute      concurrency limit, timeout, cancellation, panic isolation → the tool
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolgate_protocol::Envelope;
+use toolgate_registry::{Catalog, Entry};
+use toolgate_store::approvals::ApprovalStore;
+use toolgate_store::audit::AuditLog;
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+
+use crate::approve::{ApproveLayer, Approver, WaitMode};
+use crate::audit::{AuditLayer, IntentLayer};
+use crate::authorize::AuthorizeLayer;
+use crate::call::{Call, CallRequest};
+use crate::config::GatewayConfig;
+use crate::execute::ExecuteLayer;
+use crate::govern::{GovernLayer, READ_RESULT, ReadResultTool};
+use crate::idempotency::IdempotencyLayer;
+use crate::layer::{Layer, Next};
+use crate::lookup::LookupLayer;
+use crate::policy::{PolicyLayer, RoleError, Roles};
+use crate::validate::ValidateLayer;
+
+/// What the gateway is wired to.
+#[derive(Clone)]
+pub struct GatewayDeps {
+    pub catalog: Arc<Catalog>,
+    pub audit: Arc<AuditLog>,
+    pub approvals: Arc<ApprovalStore>,
+    pub results: Arc<ResultStore>,
+    pub idempotency: Arc<IdempotencyStore>,
+    pub redactor: Arc<Redactor>,
+    /// A channel that can ask a human while the call waits (the terminal prompt).
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+/// The one entry point for every call from every front end.
+pub struct Gateway {
+    layers: Vec<Arc<dyn Layer>>,
+    catalog: Arc<Catalog>,
+    roles: Arc<Roles>,
+    audit: Arc<AuditLog>,
+}
+
+fn layers(deps: &GatewayDeps, cfg: &GatewayConfig, roles: &Arc<Roles>) -> Vec<Arc<dyn Layer>> {
+    let limits = &cfg.limits;
+    let mode = if cfg.approvals.wait {
+        WaitMode::Wait {
+            poll: Duration::from_millis(cfg.approvals.poll_millis.max(10)),
+        }
+    } else {
+        WaitMode::Return
+    };
+    let mut approve = ApproveLayer::new(
+        Arc::clone(&deps.approvals),
+        Arc::clone(&deps.redactor),
+        mode,
+        cfg.approvals.ttl(),
+    );
+    if let Some(a) = &deps.approver {
+        approve = approve.with_approver(Arc::clone(a));
+    }
+    vec![
+        Arc::new(AuditLayer::new(Arc::clone(&deps.audit))),
+        Arc::new(LookupLayer::new(Arc::clone(&deps.catalog))),
+        Arc::new(AuthorizeLayer::new(Arc::clone(roles))),
+        Arc::new(ValidateLayer::new(limits.max_argument_bytes)),
+        Arc::new(PolicyLayer::new(Arc::clone(roles))),
+        Arc::new(IdempotencyLayer::new(Arc::clone(&deps.idempotency))),
+        Arc::new(approve),
+        Arc::new(IntentLayer::new(Arc::clone(&deps.audit))),
+        Arc::new(GovernLayer::new(
+            Arc::clone(&deps.results),
+            limits.result_budget_bytes,
+            limits.result_hard_limit_bytes,
+        )),
+        Arc::new(ExecuteLayer::new(
+            limits.max_concurrent,
+            Duration::from_secs(limits.call_timeout_secs.max(1)),
+        )),
+    ]
+}
+
+impl Gateway {
+    /// Assembles the pipeline and registers `read_result` in the catalog.
+    pub fn new(deps: GatewayDeps, cfg: &GatewayConfig) -> Result<Self, RoleError> {
+        let roles = Arc::new(Roles::compile(&cfg.roles)?);
+        if !deps.catalog.has(READ_RESULT) {
+            let page = u64::try_from(cfg.limits.result_budget_bytes).unwrap_or(u64::MAX);
+            // Cannot collide: checked just above, and names are validated constants.
+            let _ = deps.catalog.register(Arc::new(ReadResultTool::new(
+                Arc::clone(&deps.results),
+                page,
+            )));
+        }
+        Ok(Gateway {
+            layers: layers(&deps, cfg, &roles),
+            catalog: deps.catalog,
+            roles,
+            audit: deps.audit,
+        })
+    }
+
+    /// Runs one call through every layer and returns its envelope. Never panics.
+    pub async fn call(&self, request: CallRequest) -> Envelope {
+        let mut call = Call::new(request);
+        let outcome = Next::new(&self.layers).run(&mut call).await;
+        let id = call.request.call_id.clone();
+        match outcome {
+            Ok(out) => Envelope::success(id, out, call.governance.take()),
+            Err(e) => Envelope::failure(id, e),
+        }
+    }
+
+    /// The layer names in pipeline order.
+    pub fn layer_names(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|l| l.name()).collect()
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    pub fn roles(&self) -> &Roles {
+        &self.roles
+    }
+
+    pub fn audit(&self) -> &Arc<AuditLog> {
+        &self.audit
+    }
+
+    /// Whether `role` may see `entry` (for listings and model-facing exports).
+    pub fn visible_to(&self, role: &str, entry: &Entry) -> bool {
+        self.roles
+            .get(role)
+            .is_some_and(|r| r.allows(&entry.spec().name))
+    }
+}
