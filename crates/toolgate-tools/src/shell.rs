@@ -231,12 +231,12 @@ impl ShellTool {
             Ok(status) => status,
             Err(stopped) => {
                 let _ = child.wait().await;
-                group.kill_and_disarm();
+                group.disarm();
                 stop_reading.cancel();
                 return Err(stopped);
             }
         };
-        group.kill_and_disarm();
+        group.disarm();
         let status =
             status.map_err(|e| ToolError::failed(format!("cannot wait for /bin/sh: {e}")))?;
 
@@ -276,6 +276,13 @@ async fn finish(
     task.await.unwrap_or_default()
 }
 
+fn nonblank(command: &str) -> Result<(), ToolError> {
+    if command.trim().is_empty() {
+        return Err(ToolError::InvalidArguments("command is empty".to_owned()));
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Tool for ShellTool {
     fn spec(&self) -> &ToolSpec {
@@ -284,15 +291,14 @@ impl Tool for ShellTool {
 
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: ShellArgs = decode(NAME, args)?;
+        nonblank(&args.command)?;
         self.timeout(&args)?;
         self.working_dir(&args).map(drop)
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ShellArgs = decode(NAME, &args)?;
-        if args.command.trim().is_empty() {
-            return Err(ToolError::InvalidArguments("command is empty".to_owned()));
-        }
+        nonblank(&args.command)?;
         let timeout = self.timeout(&args)?;
         let cwd = self.working_dir(&args)?;
         self.run(&args.command, &cwd, timeout, &ctx.cancel)

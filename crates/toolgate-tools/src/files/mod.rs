@@ -1,7 +1,7 @@
 //! Workspace-confined file tools (R-ACT-1).
 //!
 //! # Layout
-//! - [`read`], [`write`], [`edit`], [`list`], [`search`]: one tool each.
+//! - [`read`], [`write`](mod@write), [`edit`], [`list`], [`search`]: one tool each.
 //! - `regular`: opening regular files without following a swapped-in symlink, binary sniffing.
 //! - `atomic`: temp-file-and-rename replacement that keeps the file's mode.
 //! - `walk`: the sorted, symlink-free directory walk behind `list_dir` and `search_files`.

@@ -7,7 +7,7 @@
 //!
 //! The walk never follows symlinks, leaves out protected paths and does not enter `.git`.
 //! Only regular files are considered; with `pattern`, binary files (a NUL byte in the first
-//! 8 KiB) and files over the read limit are skipped.
+//! 8 KiB), files over the read limit and unreadable files are skipped.
 
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::ops::ControlFlow;
@@ -229,7 +229,9 @@ fn search(
         if entry.size.is_some_and(|s| s > max_read) {
             return Ok(ControlFlow::Continue(()));
         }
-        let Some(lines) = matching_lines(&entry.path, &rel, regex)? else {
+        // Binary and unreadable files (or one swapped for a symlink mid-walk) are skipped;
+        // one bad file must not sink the whole search.
+        let Ok(Some(lines)) = matching_lines(&entry.path, &rel, regex) else {
             return Ok(ControlFlow::Continue(()));
         };
         files_searched += 1;

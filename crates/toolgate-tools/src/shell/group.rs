@@ -30,10 +30,9 @@ impl ProcessGroup {
         }
     }
 
-    /// Kills the group one last time and stops the drop guard, so that a later drop can
-    /// never signal an unrelated group that reused the id.
-    pub(super) fn kill_and_disarm(&mut self) {
-        self.kill();
+    /// Stops the drop guard once the group was killed and its leader reaped, so that a
+    /// later drop can never signal an unrelated group that reused the id.
+    pub(super) fn disarm(&mut self) {
         self.pgid = None;
     }
 }

@@ -198,3 +198,25 @@ async fn undecodable_arguments_are_invalid_not_a_panic() {
     let out = fx.run("read_file", json!({"path": "a", "offset": 0})).await;
     assert!(matches!(out, Err(ToolError::InvalidArguments(_))));
 }
+
+#[tokio::test]
+async fn a_fifo_is_refused_without_blocking_on_open() {
+    let fx = Fixture::new();
+    let status = std::process::Command::new("mkfifo")
+        .arg(fx.root().join("pipe"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        fx.run("read_file", json!({"path": "pipe"})),
+    )
+    .await
+    .expect("opening the FIFO blocked");
+    assert_eq!(
+        out,
+        Err(invalid(
+            "`pipe` is not a regular file (a device, socket or FIFO)"
+        ))
+    );
+}
