@@ -1,1 +1,356 @@
+//! The approval layer against a real store (temp SQLite) with an injected clock.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use toolgate_protocol::{ErrorCode, Risk};
+use toolgate_store::approvals::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as StoreDecision, DecisionScope,
+};
+use toolgate_store::redact::Redactor;
+
+use super::{ApproveLayer, Approver, ApproverAnswer, WaitMode};
+use crate::call::Call;
+use crate::policy::Decision;
+use crate::testing::{call_for, echo_tool, run_layer_on};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Arc<ApprovalStore>,
+    now: Arc<AtomicU64>,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let clock_now = Arc::clone(&now);
+    let store = ApprovalStore::open(&dir.path().join("t.db"))
+        .unwrap()
+        .with_clock(Arc::new(move || clock_now.load(Ordering::SeqCst)));
+    Fixture {
+        _dir: dir,
+        store: Arc::new(store),
+        now,
+    }
+}
+
+fn layer(f: &Fixture, mode: WaitMode) -> ApproveLayer {
+    ApproveLayer::new(
+        Arc::clone(&f.store),
+        Arc::new(Redactor::default()),
+        mode,
+        Duration::from_secs(600),
+    )
+}
+
+fn asking(tool: &str, risk: Risk, args: serde_json::Value, session: &str) -> Call {
+    let mut call = call_for(echo_tool(tool, risk), args);
+    call.decision = Some(Decision::Ask {
+        confirm: risk == Risk::Dangerous,
+    });
+    call.request.session_id = session.to_owned();
+    call
+}
+
+fn approve(f: &Fixture, id: &str, scope: DecisionScope, confirm: Option<&str>) -> ApprovalRequest {
+    let d = StoreDecision {
+        approve: true,
+        scope,
+        pattern: None,
+        decided_by: "alice".into(),
+        reason: None,
+        confirm: confirm.map(str::to_owned),
+    };
+    f.store.decide(id, d).unwrap()
+}
+
+fn approval_id(err: &toolgate_protocol::CallError) -> String {
+    err.details.as_ref().unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn allow_passes_without_a_request() {
+    let f = fixture();
+    let mut call = call_for(echo_tool("r", Risk::Read), json!({}));
+    call.decision = Some(Decision::Allow);
+    run_layer_on(&layer(&f, WaitMode::Return), &mut call)
+        .await
+        .unwrap();
+    assert!(f.store.list(None, 10).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn identical_call_proceeds_once_after_approval() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let args = json!({"path": "a.txt", "api_key": "sk-proj-abcdefghijklmnopqrstuvwx"});
+    let err = run_layer_on(&l, &mut asking("w", Risk::Write, args.clone(), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code, err.retryable),
+        (ErrorCode::ApprovalRequired, true)
+    );
+    let id = approval_id(&err);
+    // Asking again does not pile up requests.
+    let again = run_layer_on(&l, &mut asking("w", Risk::Write, args.clone(), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(approval_id(&again), id);
+    assert_eq!(f.store.list(None, 10).unwrap().len(), 1);
+    // The stored preview is redacted.
+    assert_eq!(
+        f.store.get(&id).unwrap().unwrap().arguments["api_key"],
+        "[REDACTED]"
+    );
+
+    approve(&f, &id, DecisionScope::Once, None);
+    let mut call = asking("w", Risk::Write, args.clone(), "s");
+    run_layer_on(&l, &mut call).await.unwrap();
+    let info = call.approval.unwrap();
+    assert_eq!(
+        (info.approval_id.as_str(), info.approver.as_str()),
+        (id.as_str(), "alice")
+    );
+
+    // Once means once: the next identical call asks afresh.
+    let third = run_layer_on(&l, &mut asking("w", Risk::Write, args, "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(third.code, ErrorCode::ApprovalRequired);
+    assert_ne!(approval_id(&third), id);
+}
+
+#[tokio::test]
+async fn different_arguments_are_a_different_call() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let e1 = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"p": 1}), "s"))
+        .await
+        .unwrap_err();
+    approve(&f, &approval_id(&e1), DecisionScope::Once, None);
+    let e2 = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"p": 2}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(e2.code, ErrorCode::ApprovalRequired);
+}
+
+#[tokio::test]
+async fn denied_is_reported_once_then_asked_again() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let e = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    let id = approval_id(&e);
+    let d = StoreDecision {
+        approve: false,
+        scope: DecisionScope::Once,
+        pattern: None,
+        decided_by: "bob".into(),
+        reason: Some("not today".into()),
+        confirm: None,
+    };
+    f.store.decide(&id, d).unwrap();
+    let denied = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (denied.code, denied.retryable),
+        (ErrorCode::ApprovalDenied, false)
+    );
+    assert_eq!(denied.message, format!("{id} was denied by bob: not today"));
+    let next = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(next.code, ErrorCode::ApprovalRequired);
+    assert_ne!(approval_id(&next), id);
+}
+
+#[tokio::test]
+async fn expired_is_reported_once_then_asked_again() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let e = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    let id = approval_id(&e);
+    f.now.fetch_add(601_000, Ordering::SeqCst);
+    let expired = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (expired.code, expired.retryable),
+        (ErrorCode::ApprovalExpired, true)
+    );
+    assert_eq!(
+        f.store.get(&id).unwrap().unwrap().status,
+        ApprovalStatus::Expired
+    );
+    let next = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(next.code, ErrorCode::ApprovalRequired);
+}
+
+#[tokio::test]
+async fn session_grant_covers_the_session_only() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let e = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"n": 0}), "s1"))
+        .await
+        .unwrap_err();
+    approve(&f, &approval_id(&e), DecisionScope::Session, None);
+    for n in 1..4 {
+        let mut call = asking("w", Risk::Write, json!({"n": n}), "s1");
+        run_layer_on(&l, &mut call).await.unwrap();
+        assert_eq!(call.approval.unwrap().approver, "alice");
+    }
+    let other = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"n": 9}), "s2"))
+        .await
+        .unwrap_err();
+    assert_eq!(other.code, ErrorCode::ApprovalRequired);
+}
+
+#[tokio::test]
+async fn dangerous_needs_the_typed_confirmation() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let e = run_layer_on(&l, &mut asking("shell", Risk::Dangerous, json!({}), "s"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.details.as_ref().unwrap()["requires_confirmation"], true);
+    assert!(e.hint.as_deref().unwrap().contains("--confirm shell"));
+    let id = approval_id(&e);
+    let d = StoreDecision {
+        approve: true,
+        scope: DecisionScope::Once,
+        pattern: None,
+        decided_by: "alice".into(),
+        reason: None,
+        confirm: Some("shel".into()),
+    };
+    assert!(f.store.decide(&id, d).is_err());
+    approve(&f, &id, DecisionScope::Once, Some("shell"));
+    run_layer_on(&l, &mut asking("shell", Risk::Dangerous, json!({}), "s"))
+        .await
+        .unwrap();
+}
+
+/// A channel that answers from a script and records what it was asked.
+struct Scripted {
+    answer: Option<ApproverAnswer>,
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Approver for Scripted {
+    async fn ask(&self, request: &ApprovalRequest) -> Option<ApproverAnswer> {
+        self.asked.lock().unwrap().push(request.id.clone());
+        self.answer.clone()
+    }
+}
+
+fn answer(approve: bool, confirm: Option<&str>) -> ApproverAnswer {
+    ApproverAnswer {
+        approve,
+        scope: DecisionScope::Once,
+        confirm: confirm.map(str::to_owned),
+        approver: "tty:carol".into(),
+        reason: None,
+    }
+}
+
+#[tokio::test]
+async fn a_live_channel_decides_while_the_call_waits() {
+    let f = fixture();
+    let yes = Arc::new(Scripted {
+        answer: Some(answer(true, Some("shell"))),
+        asked: Mutex::default(),
+    });
+    let l = layer(&f, WaitMode::Return).with_approver(yes.clone());
+    let mut call = asking("shell", Risk::Dangerous, json!({"c": 1}), "s");
+    run_layer_on(&l, &mut call).await.unwrap();
+    assert_eq!(call.approval.unwrap().approver, "tty:carol");
+    assert_eq!(yes.asked.lock().unwrap().len(), 1);
+
+    let no = Arc::new(Scripted {
+        answer: Some(answer(false, None)),
+        asked: Mutex::default(),
+    });
+    let l = layer(&f, WaitMode::Return).with_approver(no);
+    let err = run_layer_on(
+        &l,
+        &mut asking("shell", Risk::Dangerous, json!({"c": 2}), "s"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ApprovalDenied);
+
+    // A wrong confirmation is not an approval.
+    let sloppy = Arc::new(Scripted {
+        answer: Some(answer(true, Some("sh"))),
+        asked: Mutex::default(),
+    });
+    let l = layer(&f, WaitMode::Return).with_approver(sloppy);
+    let err = run_layer_on(
+        &l,
+        &mut asking("shell", Risk::Dangerous, json!({"c": 3}), "s"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ApprovalDenied);
+    assert!(
+        err.message.contains("type its name `shell`"),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn wait_mode_resumes_when_decided_elsewhere_and_stops_on_cancel() {
+    let f = fixture();
+    let l = layer(
+        &f,
+        WaitMode::Wait {
+            poll: Duration::from_millis(5),
+        },
+    );
+    let store = Arc::clone(&f.store);
+    let decider = tokio::spawn(async move {
+        loop {
+            if let Some(r) = store.list(Some(ApprovalStatus::Pending), 1).unwrap().pop() {
+                let d = StoreDecision {
+                    approve: true,
+                    scope: DecisionScope::Once,
+                    pattern: None,
+                    decided_by: "http:dave".into(),
+                    reason: None,
+                    confirm: None,
+                };
+                store.decide(&r.id, d).unwrap();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    let mut call = asking("w", Risk::Write, json!({}), "s");
+    run_layer_on(&l, &mut call).await.unwrap();
+    decider.await.unwrap();
+    assert_eq!(call.approval.unwrap().approver, "http:dave");
+
+    let mut call = asking("w", Risk::Write, json!({"other": 1}), "s");
+    let cancel = call.request.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        cancel.cancel();
+    });
+    let err = run_layer_on(&l, &mut call).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled);
+}
