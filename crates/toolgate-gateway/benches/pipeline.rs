@@ -1,0 +1,326 @@
+//! The pipeline's own cost (issue 2): an `echo` tool called through a real [`Gateway`] with
+//! every layer on — lookup, role, JSON Schema validation, policy, idempotency, approval,
+//! intent, result governance, execution and the audit log with redaction — against the same
+//! tool called directly. Prints one table; no timing is asserted, only correctness (every
+//! call succeeds; the durable logs verify and hold one record per audited event).
+//!
+//! ```text
+//! cargo bench -p toolgate-gateway --bench pipeline
+//! TOOLGATE_BENCH_SCALE=0.1 cargo bench -p toolgate-gateway --bench pipeline   # quick look
+//! ```
+//!
+//! Scenarios, each with 1 and 32 concurrent callers (tokio tasks on a 2-worker runtime):
+//! `direct` (the tool alone), `buffered` and `durable` audit, and `durable write` (a
+//! write-risk echo: attempt and outcome records, both fsynced). Latency is measured per call
+//! by the caller, from building the request to holding the envelope; calls/s is calls over
+//! the wall time of the measured phase. The data directory lives under cargo's target tmp
+//! dir (a real disk, so fsync costs what it costs) unless `TOOLGATE_BENCH_DIR` says where.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "pipeline/machine.rs"]
+mod machine;
+#[path = "pipeline/stats.rs"]
+mod stats;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
+use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
+use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
+use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
+use toolgate_registry::Catalog;
+use toolgate_store::approvals::ApprovalStore;
+use toolgate_store::audit::{AuditLog, Durability, verify};
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+
+use stats::{Row, Stats};
+
+const READ_TOOL: &str = "echo";
+const WRITE_TOOL: &str = "echo_write";
+
+/// Returns its arguments; the cheapest honest tool.
+struct Echo {
+    spec: ToolSpec,
+}
+
+#[async_trait]
+impl Tool for Echo {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::json(args))
+    }
+}
+
+/// Typed properties, a nested object and `additionalProperties: false` at both levels, so
+/// validation walks every member.
+fn echo_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 4096},
+            "count": {"type": "integer", "minimum": 1, "maximum": 100},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+            "options": {
+                "type": "object",
+                "properties": {
+                    "api_key": {"type": "string"},
+                    "header": {"type": "string"},
+                    "verbose": {"type": "boolean"},
+                    "format": {"enum": ["text", "json"]}
+                },
+                "required": ["format"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["text", "count"],
+        "additionalProperties": false
+    })
+}
+
+/// What a model might send: some prose, a secret under a sensitive key and a bearer token
+/// inside a longer string, so redaction masks something in the arguments and the result.
+fn echo_args() -> Value {
+    json!({
+        "text": "Summarise the last deploy of checkout-api and list the failing health checks",
+        "count": 3,
+        "tags": ["deploy", "prod", "eu-west-1"],
+        "options": {
+            "api_key": "sk-proj-4f9b2c7d1e8a6f3b5c9d2e7a1f4b8c6d",
+            "header": "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJib3QifQ.c2lnbmF0dXJl",
+            "verbose": false,
+            "format": "text"
+        }
+    })
+}
+
+fn echo_tool(name: &str, risk: Risk) -> DynTool {
+    let spec = ToolSpec::new(name, "Returns its arguments.", echo_schema()).with_risk(risk);
+    Arc::new(Echo { spec })
+}
+
+/// A gateway on its own data directory, with the CLI's default configuration except that
+/// the `default` role may run [`WRITE_TOOL`] without asking.
+struct Bench {
+    gateway: Arc<Gateway>,
+    audit: Arc<AuditLog>,
+    jsonl: PathBuf,
+    db: PathBuf,
+    /// Audited calls so far (warm-up included).
+    calls: u64,
+    _dir: tempfile::TempDir,
+}
+
+fn data_root() -> PathBuf {
+    std::env::var_os("TOOLGATE_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+}
+
+fn open_bench(durability: Durability) -> Bench {
+    let root = data_root();
+    std::fs::create_dir_all(&root).expect("create the bench data root");
+    let dir = tempfile::tempdir_in(&root).expect("create a temp data dir");
+    let jsonl = dir.path().join("logs/tool-audit.jsonl");
+    let db = dir.path().join("toolgate.db");
+    let audit = Arc::new(AuditLog::open(&jsonl, &db, durability).expect("open audit log"));
+    let catalog = Arc::new(Catalog::new());
+    catalog
+        .register_many(vec![
+            echo_tool(READ_TOOL, Risk::Read),
+            echo_tool(WRITE_TOOL, Risk::Write),
+        ])
+        .expect("register echo tools");
+    let deps = GatewayDeps {
+        catalog,
+        audit: Arc::clone(&audit),
+        approvals: Arc::new(ApprovalStore::open(&db).expect("open approvals")),
+        results: Arc::new(ResultStore::open(&dir.path().join("results")).expect("open results")),
+        idempotency: Arc::new(IdempotencyStore::open(&db).expect("open idempotency")),
+        redactor: Arc::new(Redactor::default()),
+        approver: None,
+    };
+    let default_role = RoleConfig {
+        rules: vec![RuleConfig {
+            tool: WRITE_TOOL.to_owned(),
+            decision: DecisionName::Allow,
+            confirm: None,
+        }],
+        ..RoleConfig::default()
+    };
+    let cfg = GatewayConfig {
+        roles: BTreeMap::from([("default".to_owned(), default_role)]),
+        ..GatewayConfig::default()
+    };
+    let gateway = Arc::new(Gateway::new(deps, &cfg).expect("assemble the gateway"));
+    Bench {
+        gateway,
+        audit,
+        jsonl,
+        db,
+        calls: 0,
+        _dir: dir,
+    }
+}
+
+/// What the callers call.
+#[derive(Clone)]
+enum Target {
+    Direct(DynTool),
+    Gateway(Arc<Gateway>, &'static str),
+}
+
+impl Target {
+    async fn call_once(&self, args: &Value) {
+        match self {
+            Target::Direct(tool) => {
+                let ctx = ToolContext::for_test();
+                let out = tool.call(args.clone(), ctx).await;
+                assert!(out.is_ok(), "direct echo failed");
+            }
+            Target::Gateway(gateway, tool) => {
+                let request = CallRequest::new(*tool, Arguments::Json(args.clone()));
+                let envelope = gateway.call(request).await;
+                assert!(envelope.ok, "gateway call failed: {:?}", envelope.error);
+            }
+        }
+    }
+}
+
+/// `calls` calls split over `callers` tasks; returns each call's latency (ns) and the wall
+/// time of the whole phase.
+async fn drive(target: &Target, callers: usize, calls: usize) -> Stats {
+    let args = Arc::new(echo_args());
+    let per_task = calls / callers;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..callers)
+        .map(|_| {
+            let (target, args) = (target.clone(), Arc::clone(&args));
+            tokio::spawn(async move {
+                let mut lat = Vec::with_capacity(per_task);
+                for _ in 0..per_task {
+                    let t = Instant::now();
+                    target.call_once(&args).await;
+                    lat.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+                }
+                lat
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(calls);
+    for task in tasks {
+        all.extend(task.await.expect("caller task"));
+    }
+    Stats::new(all, start.elapsed())
+}
+
+/// Call counts, scaled by `TOOLGATE_BENCH_SCALE` (default 1).
+struct Plan {
+    scale: f64,
+}
+
+impl Plan {
+    fn from_env() -> Self {
+        let scale = std::env::var("TOOLGATE_BENCH_SCALE")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .unwrap_or(1.0);
+        Plan { scale }
+    }
+
+    /// Rounded to a multiple of 32 so every caller makes the same number of calls.
+    fn n(&self, calls: usize) -> usize {
+        let scaled = (calls as f64 * self.scale) as usize;
+        (scaled / 32).max(1) * 32
+    }
+}
+
+/// Warms up, then measures, one (target, callers) scenario.
+async fn scenario(
+    label: &str,
+    target: &Target,
+    callers: usize,
+    calls: usize,
+    warmup: usize,
+) -> Row {
+    drive(target, callers, warmup).await;
+    let stats = drive(target, callers, calls).await;
+    Row::new(label, callers, stats)
+}
+
+async fn run_mode(plan: &Plan, mode: &str, durability: Durability, rows: &mut Vec<Row>) {
+    let mut bench = open_bench(durability);
+    let target = Target::Gateway(Arc::clone(&bench.gateway), READ_TOOL);
+    let (n1, w1) = match durability {
+        Durability::Buffered => (plan.n(20_000), plan.n(2_000)),
+        Durability::Durable => (plan.n(5_000), plan.n(500)),
+    };
+    rows.push(scenario(mode, &target, 1, n1, w1).await);
+    let (n32, w32) = (plan.n(100_000), plan.n(5_000));
+    rows.push(scenario(mode, &target, 32, n32, w32).await);
+    bench.calls = (n1 + w1 + n32 + w32) as u64;
+    check_log(&bench, mode, 1).await;
+}
+
+async fn run_write(plan: &Plan, rows: &mut Vec<Row>) {
+    let mut bench = open_bench(Durability::Durable);
+    let target = Target::Gateway(Arc::clone(&bench.gateway), WRITE_TOOL);
+    let (n, w) = (plan.n(50_000), plan.n(2_000));
+    rows.push(scenario("durable write", &target, 32, n, w).await);
+    bench.calls = (n + w) as u64;
+    check_log(&bench, "durable write", 2).await;
+}
+
+/// Flushes, verifies the chain against the index, and checks one record per audited event.
+async fn check_log(bench: &Bench, mode: &str, records_per_call: u64) {
+    let t = Instant::now();
+    bench.audit.flush().await.expect("flush the audit log");
+    let flushed = t.elapsed();
+    let t = Instant::now();
+    let report = verify(&bench.jsonl, Some(&bench.db)).expect("verify the audit log");
+    let expected = bench.calls * records_per_call;
+    println!(
+        "check {mode:<14} verify ok={} records={} expected={expected} (flush {:.1} ms, verify {:.0} ms)",
+        report.ok(),
+        report.records,
+        flushed.as_secs_f64() * 1e3,
+        t.elapsed().as_secs_f64() * 1e3,
+    );
+    assert!(
+        report.ok(),
+        "audit log of {mode} does not verify: {report:?}"
+    );
+    assert_eq!(report.records, expected, "records in the {mode} log");
+}
+
+fn main() {
+    let plan = Plan::from_env();
+    machine::print_header(&data_root(), plan.scale);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("build the tokio runtime");
+    let rows = runtime.block_on(async {
+        let mut rows = Vec::new();
+        let direct = Target::Direct(echo_tool(READ_TOOL, Risk::Read));
+        rows.push(scenario("direct", &direct, 1, plan.n(20_000), plan.n(2_000)).await);
+        rows.push(scenario("direct", &direct, 32, plan.n(100_000), plan.n(5_000)).await);
+        run_mode(&plan, "buffered", Durability::Buffered, &mut rows).await;
+        run_mode(&plan, "durable", Durability::Durable, &mut rows).await;
+        run_write(&plan, &mut rows).await;
+        rows
+    });
+    stats::print_table(&rows);
+}

@@ -1,0 +1,192 @@
+//! A gateway on temp stores with scriptable tools.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
+use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
+use toolgate_protocol::{Envelope, Risk, ToolOutput, ToolSpec};
+use toolgate_registry::Catalog;
+use toolgate_store::approvals::ApprovalStore;
+use toolgate_store::audit::{AuditLog, Durability};
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+
+/// Behaviour by argument: `sleep_ms`, `fail`, `big` (bytes of text), `say` (returned as the
+/// result, to test redaction of results); otherwise echoes.
+pub struct Scripted {
+    spec: ToolSpec,
+    pub calls: AtomicUsize,
+}
+
+#[async_trait]
+impl Tool for Scripted {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(ms) = args.get("sleep_ms").and_then(Value::as_u64) {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            }
+        }
+        if let Some(m) = args.get("fail").and_then(Value::as_str) {
+            return Err(ToolError::failed(m));
+        }
+        if let Some(n) = args.get("big").and_then(Value::as_u64) {
+            return Ok(ToolOutput::text("x".repeat(n as usize)));
+        }
+        if let Some(s) = args.get("say") {
+            return Ok(ToolOutput::json(s.clone()));
+        }
+        Ok(ToolOutput::json(json!({"echo": args})))
+    }
+}
+
+pub fn scripted(name: &str, risk: Risk) -> Arc<Scripted> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "sleep_ms": {"type": "integer", "minimum": 0},
+            "fail": {"type": "string"},
+            "big": {"type": "integer"},
+            "say": {},
+            "path": {"type": "string"},
+            "token": {"type": "string"},
+            "note": {"type": "string"},
+            "idempotency_key": {"type": "string"}
+        },
+        "additionalProperties": false
+    });
+    Arc::new(Scripted {
+        spec: ToolSpec::new(name, "Scripted test tool.", schema).with_risk(risk),
+        calls: AtomicUsize::new(0),
+    })
+}
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub gateway: Gateway,
+    pub approvals: Arc<ApprovalStore>,
+    pub echo: Arc<Scripted>,
+    pub writer: Arc<Scripted>,
+    pub danger: Arc<Scripted>,
+}
+
+pub fn config() -> GatewayConfig {
+    let mut cfg = GatewayConfig::default();
+    cfg.limits.call_timeout_secs = 1;
+    cfg.limits.result_budget_bytes = 100;
+    cfg.limits.result_hard_limit_bytes = 10_000;
+    cfg.roles = BTreeMap::from([
+        (
+            "narrow".to_owned(),
+            RoleConfig {
+                tools: vec!["echo".into()],
+                ..RoleConfig::default()
+            },
+        ),
+        (
+            "auto".to_owned(),
+            RoleConfig {
+                rules: vec![RuleConfig {
+                    tool: "*".into(),
+                    decision: DecisionName::Allow,
+                    confirm: None,
+                }],
+                ..RoleConfig::default()
+            },
+        ),
+    ]);
+    cfg
+}
+
+pub fn audit_path(dir: &Path) -> PathBuf {
+    dir.join("logs/tool-audit.jsonl")
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        Harness::open(tempfile::tempdir().unwrap(), &config())
+    }
+
+    /// A gateway over the stores in `dir` (a fresh process would do the same).
+    pub fn open(dir: tempfile::TempDir, cfg: &GatewayConfig) -> Harness {
+        let p = dir.path();
+        let catalog = Arc::new(Catalog::new());
+        let echo = scripted("echo", Risk::Read);
+        let writer = scripted("writer", Risk::Write);
+        let danger = scripted("danger", Risk::Dangerous);
+        catalog
+            .register_many(vec![echo.clone(), writer.clone(), danger.clone()])
+            .unwrap();
+        let approvals = Arc::new(ApprovalStore::open(&p.join("toolgate.db")).unwrap());
+        let deps = GatewayDeps {
+            catalog,
+            audit: Arc::new(
+                AuditLog::open(&audit_path(p), &p.join("toolgate.db"), Durability::Durable)
+                    .unwrap(),
+            ),
+            approvals: Arc::clone(&approvals),
+            results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
+            idempotency: Arc::new(IdempotencyStore::open(&p.join("toolgate.db")).unwrap()),
+            redactor: Arc::new(Redactor::default()),
+            approver: None,
+        };
+        let gateway = Gateway::new(deps, cfg).unwrap();
+        Harness {
+            dir,
+            gateway,
+            approvals,
+            echo,
+            writer,
+            danger,
+        }
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> Envelope {
+        self.call_as("default", tool, args).await
+    }
+
+    pub async fn call_as(&self, role: &str, tool: &str, args: Value) -> Envelope {
+        self.gateway
+            .call(CallRequest::new(tool, Arguments::Json(args)).with_role(role))
+            .await
+    }
+
+    pub async fn call_text(&self, tool: &str, text: &str) -> Envelope {
+        self.gateway
+            .call(CallRequest::new(tool, Arguments::Text(text.to_owned())))
+            .await
+    }
+
+    /// The audit file's records as JSON.
+    pub fn audit_lines(&self) -> Vec<Value> {
+        std::fs::read_to_string(audit_path(self.dir.path()))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+pub fn code(e: &Envelope) -> &'static str {
+    e.error.as_ref().map_or("ok", |e| e.code.as_str())
+}
+
+pub fn approval_id(e: &Envelope) -> String {
+    e.error.as_ref().unwrap().details.as_ref().unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}

@@ -1,0 +1,5 @@
+mod errors;
+mod fixture;
+mod idempotency;
+mod redaction;
+mod restart;
