@@ -48,25 +48,36 @@ pub(crate) fn record_body(record: &AuditRecord) -> Result<String, serde_json::Er
     Ok(text)
 }
 
-/// Appends the line for `body` at `seq` after `prev` to `out`; returns the line's hash and
-/// its `{` + REST text (what the index stores).
-pub(crate) fn encode_line(out: &mut Vec<u8>, seq: u64, prev: &str, body: &str) -> (String, String) {
-    let mut braced = String::with_capacity(body.len() + 100);
-    braced.push('{');
-    braced.push_str("\"seq\":");
-    braced.push_str(&seq.to_string());
-    braced.push_str(",\"prev\":\"");
-    braced.push_str(prev);
-    braced.push_str("\",");
-    braced.push_str(body);
-    let rest = &braced.as_bytes()[1..];
-    let hash = hex::encode(Sha256::digest(rest));
+/// Appends the line for `body` at `seq` after `prev` to `out` and returns the line's hash.
+/// The line is built in place: the hash field is filled in once REST is there to hash.
+pub(crate) fn encode_line(out: &mut Vec<u8>, seq: u64, prev: &str, body: &str) -> String {
+    let hash_at = out.len() + HASH_PREFIX.len();
     out.extend_from_slice(HASH_PREFIX);
-    out.extend_from_slice(hash.as_bytes());
+    out.extend_from_slice(&[b'0'; HASH_HEX_LEN]);
     out.extend_from_slice(b"\",");
-    out.extend_from_slice(rest);
+    let rest_at = out.len();
+    out.extend_from_slice(b"\"seq\":");
+    out.extend_from_slice(seq.to_string().as_bytes());
+    out.extend_from_slice(b",\"prev\":\"");
+    out.extend_from_slice(prev.as_bytes());
+    out.extend_from_slice(b"\",");
+    out.extend_from_slice(body.as_bytes());
+    let hash = sha256_hex(&out[rest_at..]);
+    out[hash_at..hash_at + HASH_HEX_LEN].copy_from_slice(hash.as_bytes());
     out.push(b'\n');
-    (hash, braced)
+    hash
+}
+
+/// Lowercase hex of the sha256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(HASH_HEX_LEN);
+    for b in digest {
+        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    hex
 }
 
 #[derive(Deserialize)]
@@ -89,7 +100,7 @@ pub(crate) fn braced_text(line: &[u8]) -> Option<String> {
 /// Checks and parses one line (without its `\n`).
 pub(crate) fn decode_line(line: &[u8]) -> Result<StoredRecord, LineFault> {
     let (hash, rest) = split_hash(line)?;
-    if hex::encode(Sha256::digest(rest)) != hash {
+    if sha256_hex(rest) != hash {
         return Err(LineFault::HashMismatch);
     }
     let mut braced = Vec::with_capacity(rest.len() + 1);
@@ -100,8 +111,8 @@ pub(crate) fn decode_line(line: &[u8]) -> Result<StoredRecord, LineFault> {
     Ok(stored)
 }
 
-/// Parses `{` + REST as kept by the index; the hash is left empty for the caller to fill.
-pub(crate) fn decode_braced(braced: &[u8]) -> Result<StoredRecord, LineFault> {
+/// Parses `{` + REST; the hash is left empty for the caller to fill.
+fn decode_braced(braced: &[u8]) -> Result<StoredRecord, LineFault> {
     let fields: LineFields = serde_json::from_slice(braced).map_err(|_| LineFault::NotJson)?;
     Ok(StoredRecord {
         seq: fields.seq,
@@ -167,7 +178,7 @@ mod tests {
     fn encoded_line_decodes_to_the_same_record() {
         let mut out = Vec::new();
         let body = record_body(&record()).unwrap();
-        let (hash, braced) = encode_line(&mut out, 1, GENESIS_HASH, &body);
+        let hash = encode_line(&mut out, 1, GENESIS_HASH, &body);
         assert_eq!(out.last(), Some(&b'\n'));
         let stored = decode_line(&out[..out.len() - 1]).unwrap();
         assert_eq!(
@@ -179,7 +190,7 @@ mod tests {
                 record: record()
             }
         );
-        assert_eq!(hex::encode(Sha256::digest(&braced.as_bytes()[1..])), hash);
+        assert_eq!(hex::encode(Sha256::digest(&out[75..out.len() - 1])), hash);
     }
 
     #[test]

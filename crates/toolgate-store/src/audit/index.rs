@@ -17,27 +17,28 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::chain::{GENESIS_HASH, braced_text, decode_line};
+use super::chain::{GENESIS_HASH, decode_line};
 use super::record::AuditRecord;
 use super::recover::line_ending_at;
+use crate::db::open_db;
 use crate::{StoreError, StoreResult};
 
+/// Rows are small — the record itself stays in the file, found by its byte range — so
+/// indexing costs little beside the log's own writes.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS audit_records (
     seq         INTEGER NOT NULL,
     hash        TEXT    NOT NULL,
-    prev        TEXT    NOT NULL,
     superseded  INTEGER NOT NULL DEFAULT 0,
     kind        TEXT    NOT NULL,
-    ts          TEXT    NOT NULL,
     ts_us       INTEGER,
     call_id     TEXT    NOT NULL,
     session     TEXT    NOT NULL,
     principal   TEXT    NOT NULL,
-    role        TEXT    NOT NULL,
     tool        TEXT    NOT NULL,
     outcome     TEXT    NOT NULL,
-    line        TEXT    NOT NULL,
+    line_start  INTEGER NOT NULL,
+    line_end    INTEGER NOT NULL,
     PRIMARY KEY (seq, hash)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS audit_records_tool ON audit_records (tool, seq);
@@ -61,12 +62,10 @@ const CATCH_UP_BATCH: usize = 4096;
 #[derive(Debug, Clone)]
 pub(crate) struct IndexFields {
     kind: &'static str,
-    ts: String,
     ts_us: Option<i64>,
     call_id: String,
     session: String,
     principal: String,
-    role: String,
     tool: String,
     outcome: String,
 }
@@ -75,14 +74,12 @@ impl IndexFields {
     pub(crate) fn of(record: &AuditRecord) -> Self {
         IndexFields {
             kind: record.kind.as_str(),
-            ts: record.ts.clone(),
             ts_us: humantime::parse_rfc3339(&record.ts)
                 .ok()
                 .and_then(micros_since_epoch),
             call_id: record.call_id.clone(),
             session: record.session.clone(),
             principal: record.principal.clone(),
-            role: record.role.clone(),
             tool: record.tool.clone(),
             outcome: record.outcome.clone(),
         }
@@ -95,14 +92,11 @@ pub(crate) fn micros_since_epoch(t: std::time::SystemTime) -> Option<i64> {
     i64::try_from(d.as_micros()).ok()
 }
 
-/// One record ready to index, with the byte range of its line in the file.
+/// One record ready to index, with the byte range of its line (`\n` included) in the file.
 #[derive(Debug, Clone)]
 pub(crate) struct IndexRow {
     pub seq: u64,
     pub hash: String,
-    pub prev: String,
-    /// `{` + REST of the line.
-    pub braced: String,
     pub fields: IndexFields,
     pub start: u64,
     pub end: u64,
@@ -116,9 +110,15 @@ struct IndexState {
     hash: String,
 }
 
-pub(crate) fn ensure_schema(conn: &Connection) -> StoreResult<()> {
+/// A connection for the index: the store's settings, except that commits are not fsynced
+/// (`synchronous = NORMAL`, still crash-consistent in WAL mode). The index is derived data —
+/// losing its last commits in a power cut only makes it lag — and skipping the fsync keeps it
+/// from competing with the log's own fsyncs. Creates the tables if needed.
+pub(crate) fn open_index_db(db: &Path) -> StoreResult<Connection> {
+    let conn = open_db(db)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.execute_batch(SCHEMA)?;
-    Ok(())
+    Ok(conn)
 }
 
 fn read_state(conn: &Connection) -> StoreResult<IndexState> {
@@ -169,13 +169,23 @@ fn upsert(tx: &Transaction<'_>, row: &IndexRow) -> StoreResult<()> {
     let f = &row.fields;
     tx.prepare_cached(
         "INSERT INTO audit_records
-           (seq, hash, prev, kind, ts, ts_us, call_id, session, principal, role, tool, outcome, line)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-         ON CONFLICT (seq, hash) DO UPDATE SET superseded = 0",
+           (seq, hash, kind, ts_us, call_id, session, principal, tool, outcome, line_start, line_end)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT (seq, hash) DO UPDATE
+           SET superseded = 0, line_start = excluded.line_start, line_end = excluded.line_end",
     )?
     .execute(params![
-        seq, row.hash, row.prev, f.kind, f.ts, f.ts_us, f.call_id, f.session, f.principal,
-        f.role, f.tool, f.outcome, row.braced
+        seq,
+        row.hash,
+        f.kind,
+        f.ts_us,
+        f.call_id,
+        f.session,
+        f.principal,
+        f.tool,
+        f.outcome,
+        row.start as i64,
+        row.end as i64
     ])?;
     Ok(())
 }
@@ -298,13 +308,11 @@ fn index_range(
             let end = start + n as u64;
             scan_offset = end;
             let content = &line[..n - 1];
-            if let (Ok(stored), Some(braced)) = (decode_line(content), braced_text(content)) {
+            if let Ok(stored) = decode_line(content) {
                 let row = IndexRow {
                     fields: IndexFields::of(&stored.record),
                     seq: stored.seq,
                     hash: stored.hash,
-                    prev: stored.prev,
-                    braced,
                     start,
                     end,
                 };

@@ -1,20 +1,38 @@
-//! The indexer thread: puts records the writer has fsynced into SQLite, many per transaction.
-//! The index is derived data, so a failure here is not reported to appenders; the rows are
-//! picked up again from the file by the next catch-up (every query and every open does one).
+//! The indexer thread: puts records the writer has fsynced into SQLite. It gathers rows for
+//! [`GATHER`] before each transaction, so a busy log costs a few large transactions a second
+//! rather than one per write batch. The index is derived data, so a failure here is not
+//! reported to appenders; the rows are picked up again from the file by the next catch-up
+//! (every query and every open does one).
 
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
 use super::index::{IndexRow, index_rows};
 
+/// How long rows are gathered before they are written in one transaction.
+const GATHER: Duration = Duration::from_millis(50);
+
 pub(crate) fn run(mut conn: Connection, file: File, path: PathBuf, rx: Receiver<Vec<IndexRow>>) {
     while let Ok(mut rows) = rx.recv() {
-        while let Ok(more) = rx.try_recv() {
-            rows.extend(more);
+        let deadline = Instant::now() + GATHER;
+        let mut closed = false;
+        loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(more) => rows.extend(more),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    closed = true;
+                    break;
+                }
+            }
         }
         let _ = index_rows(&mut conn, &file, &path, &rows);
+        if closed {
+            return;
+        }
     }
 }

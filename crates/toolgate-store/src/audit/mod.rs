@@ -2,13 +2,13 @@
 //! a sha256 hash chain, and a SQLite index of the same records for queries.
 //!
 //! # Layout
-//! - [`record`]: [`AuditRecord`] (what is said about a call), [`StoredRecord`], [`Durability`].
-//! - [`chain`]: the line format — `{"hash":…,"seq":…,"prev":…,<record>}` — and its checks.
-//! - [`writer`]: the one writer thread, group-committing batches under a file lock.
-//! - [`recover`]: finding the chain's tip and truncating a torn tail after a crash.
-//! - [`index`] / [`indexer`]: the SQLite index, fed by the writer and caught up from the file.
-//! - [`query`]: [`AuditIndex`] and [`AuditQuery`].
-//! - [`verify`]: [`verify()`], which walks the chain (and the index) and reports the first
+//! - `record`: [`AuditRecord`] (what is said about a call), [`StoredRecord`], [`Durability`].
+//! - `chain`: the line format — `{"hash":…,"seq":…,"prev":…,<record>}` — and its checks.
+//! - `writer`: the one writer thread, group-committing batches under a file lock.
+//! - `recover`: finding the chain's tip and truncating a torn tail after a crash.
+//! - `index` / `indexer`: the SQLite index, fed by the writer and caught up from the file.
+//! - `query`: [`AuditIndex`] and [`AuditQuery`].
+//! - `verify`: [`verify()`], which walks the chain (and the index) and reports the first
 //!   bad record.
 //!
 //! # Invariants
@@ -62,7 +62,6 @@ pub use query::{AuditIndex, AuditQuery};
 pub use record::{AuditRecord, Durability, RecordKind, StoredRecord};
 pub use verify::{BadRecord, VerifyReport, verify};
 
-use crate::db::open_db;
 use crate::redact::Redactor;
 use crate::{StoreError, StoreResult};
 use chain::record_body;
@@ -110,7 +109,7 @@ impl AuditLog {
         let index = AuditIndex::open(jsonl, db)?;
         index.catch_up()?;
 
-        let indexer_conn = open_db(db)?;
+        let indexer_conn = index::open_index_db(db)?;
         let indexer_file = File::open(jsonl).map_err(|e| io_err("cannot open the audit log", e))?;
         let (index_tx, index_rx) = mpsc::channel();
         let indexer_path = jsonl.to_owned();

@@ -3,6 +3,7 @@
 //! by tools in another process (`toolgate audit query` beside a running `toolgate serve`).
 
 use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -10,10 +11,9 @@ use std::time::SystemTime;
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
-use super::chain::decode_braced;
-use super::index::{catch_up, ensure_schema, micros_since_epoch};
+use super::chain::decode_line;
+use super::index::{catch_up, micros_since_epoch, open_index_db};
 use super::record::{RecordKind, StoredRecord};
-use crate::db::open_db;
 use crate::{StoreError, StoreResult};
 
 /// Which records to return. Every set field must match; `since` is inclusive, `until`
@@ -47,8 +47,7 @@ impl AuditIndex {
         let file = File::open(jsonl).map_err(|e| {
             StoreError::io(format!("cannot open the audit log {}", jsonl.display()), e)
         })?;
-        let conn = open_db(db)?;
-        ensure_schema(&conn)?;
+        let conn = open_index_db(db)?;
         Ok(AuditIndex {
             conn: Mutex::new(conn),
             file,
@@ -67,7 +66,11 @@ impl AuditIndex {
     pub fn query(&self, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>> {
         self.catch_up()?;
         let conn = self.lock_conn()?;
-        run_query(&conn, q)
+        let rows = run_query(&conn, q)?;
+        drop(conn);
+        rows.into_iter()
+            .map(|(seq, hash, start, end)| self.read_record(seq, hash, start, end))
+            .collect()
     }
 
     /// The file's length once everything in it is on disk. Taken under a shared lock, so no
@@ -89,6 +92,34 @@ impl AuditIndex {
         Ok(len)
     }
 
+    /// Reads an indexed record back from the file, checking it is still the one indexed.
+    fn read_record(
+        &self,
+        seq: u64,
+        hash: String,
+        start: u64,
+        end: u64,
+    ) -> StoreResult<StoredRecord> {
+        let changed = |why: &str| {
+            StoreError::Corrupt(format!(
+                "the audit log {} no longer holds record {seq} where its index says ({why}); \
+                 run `toolgate audit verify`",
+                self.path.display()
+            ))
+        };
+        let len =
+            usize::try_from(end.saturating_sub(start + 1)).map_err(|_| changed("bad range"))?;
+        let mut line = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut line, start)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.path.display()), e))?;
+        let stored = decode_line(&line).map_err(|fault| changed(fault.reason()))?;
+        if stored.seq != seq || stored.hash != hash {
+            return Err(changed("a different record is there"));
+        }
+        Ok(stored)
+    }
+
     fn lock_conn(&self) -> StoreResult<std::sync::MutexGuard<'_, Connection>> {
         self.conn.lock().map_err(|_| {
             StoreError::WriterStopped("the audit index connection was poisoned".into())
@@ -96,8 +127,13 @@ impl AuditIndex {
     }
 }
 
-fn run_query(conn: &Connection, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>> {
-    let mut sql = String::from("SELECT seq, hash, line FROM audit_records WHERE superseded = 0");
+/// `(seq, hash, line_start, line_end)` of the matching live rows, in the asked order.
+type RowRef = (u64, String, u64, u64);
+
+fn run_query(conn: &Connection, q: &AuditQuery) -> StoreResult<Vec<RowRef>> {
+    let mut sql = String::from(
+        "SELECT seq, hash, line_start, line_end FROM audit_records WHERE superseded = 0",
+    );
     let mut args: Vec<SqlValue> = Vec::new();
     let mut filter = |column: &str, op: &str, value: SqlValue| {
         sql.push_str(&format!(" AND {column} {op} ?{}", args.len() + 1));
@@ -138,22 +174,11 @@ fn run_query(conn: &Connection, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         Ok((
-            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(0)? as u64,
             r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
+            r.get::<_, i64>(2)? as u64,
+            r.get::<_, i64>(3)? as u64,
         ))
     })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (seq, hash, line) = row?;
-        let mut stored = decode_braced(line.as_bytes()).map_err(|fault| {
-            StoreError::Corrupt(format!(
-                "the audit index holds an unreadable record at seq {seq} ({})",
-                fault.reason()
-            ))
-        })?;
-        stored.hash = hash;
-        out.push(stored);
-    }
-    Ok(out)
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }

@@ -29,6 +29,10 @@ use crate::{StoreError, StoreResult};
 /// How long buffered records may sit in the page cache before the writer fsyncs them.
 pub(crate) const BUFFERED_SYNC_INTERVAL: Duration = Duration::from_millis(20);
 
+/// How long the writer rests after a batch nobody waits for (buffered records only). A
+/// durable append or flush arriving meanwhile waits at most this long.
+const BUFFERED_BATCH_PAUSE: Duration = Duration::from_millis(2);
+
 /// Most commands taken into one batch; bounds the latency of the first caller in it.
 const MAX_BATCH: usize = 4096;
 
@@ -125,38 +129,48 @@ impl ChainWriter {
                     Err(_) => break,
                 }
             }
-            self.process(batch);
+            if !self.process(batch) {
+                // Nobody is waiting: let buffered records pile up for a moment so appenders
+                // enqueue without waking this thread for every record.
+                std::thread::sleep(BUFFERED_BATCH_PAUSE);
+            }
         }
         if self.dirty {
             self.sync_or_remember();
         }
     }
 
-    fn process(&mut self, batch: Vec<WriterCommand>) {
-        let mut records = Vec::new();
+    /// Writes one batch and answers its callers; returns whether any caller was waiting.
+    /// Writes one batch and answers its callers; returns whether any caller was waiting.
+    fn process(&mut self, batch: Vec<WriterCommand>) -> bool {
+        let mut records = Vec::with_capacity(batch.len());
+        let mut acks = Vec::with_capacity(batch.len());
         let mut flushes = Vec::new();
         for cmd in batch {
             match cmd {
-                WriterCommand::Append(rec) => records.push(rec),
+                WriterCommand::Append(rec) => {
+                    acks.push(rec.ack);
+                    records.push((rec.body, rec.fields));
+                }
                 WriterCommand::Flush(ack) => flushes.push(ack),
             }
         }
-        let must_sync = !flushes.is_empty()
-            || records.iter().any(|r| r.ack.is_some())
-            || (self.dirty && self.last_sync.elapsed() >= BUFFERED_SYNC_INTERVAL);
+        let waiting = !flushes.is_empty() || acks.iter().any(Option::is_some);
+        let must_sync =
+            waiting || (self.dirty && self.last_sync.elapsed() >= BUFFERED_SYNC_INTERVAL);
         let outcome = if records.is_empty() {
             if must_sync {
-                self.sync().map(|()| Vec::new())
+                self.sync().map(|()| 0)
             } else {
-                Ok(Vec::new())
+                Ok(0)
             }
         } else {
-            self.write_batch(&records, must_sync)
+            self.write_batch(records, must_sync)
         };
         match outcome {
-            Ok(seqs) => {
-                for (rec, seq) in records.into_iter().zip(seqs) {
-                    if let Some(ack) = rec.ack {
+            Ok(first_seq) => {
+                for (seq, ack) in (first_seq..).zip(acks) {
+                    if let Some(ack) = ack {
                         drop(ack.send(Ok(seq)));
                     }
                 }
@@ -169,11 +183,10 @@ impl ChainWriter {
                 }
             }
             Err(err) => {
-                let message = err.to_string();
-                for rec in records {
-                    match rec.ack {
+                for ack in acks {
+                    match ack {
                         Some(ack) => drop(ack.send(Err(copy_error(&err)))),
-                        None => self.buffered_failure = Some(message.clone()),
+                        None => self.buffered_failure = Some(err.to_string()),
                     }
                 }
                 for ack in flushes {
@@ -181,36 +194,33 @@ impl ChainWriter {
                 }
             }
         }
+        waiting
     }
 
-    /// Chains and writes `records` under the file lock; returns their seqs.
-    fn write_batch(&mut self, records: &[PendingRecord], sync: bool) -> StoreResult<Vec<u64>> {
+    /// Chains and writes `records` (body, index fields) under the file lock; returns the seq
+    /// of the first.
+    fn write_batch(&mut self, records: Vec<(String, IndexFields)>, sync: bool) -> StoreResult<u64> {
         let file = Arc::clone(&self.file);
         let lock = FileLock::exclusive(&file, &self.path)?;
-        let len = self
-            .file
+        let len = file
             .metadata()
             .map_err(|e| self.io_err("cannot stat", e))?
             .len();
         if len != self.tip.len {
-            self.tip = repair_tail(&self.file, &self.path)?;
+            self.tip = repair_tail(&file, &self.path)?;
         }
-        let mut buf = Vec::with_capacity(records.iter().map(|r| r.body.len() + 180).sum());
+        let mut buf = Vec::with_capacity(records.iter().map(|(body, _)| body.len() + 180).sum());
         let first_seq = self.tip.seq + 1;
         let mut tip = self.tip.clone();
         let mut rows = Vec::with_capacity(records.len());
-        for rec in records {
-            let seq = tip.seq + 1;
+        for (body, fields) in records {
             let start = tip.len + buf.len() as u64;
-            let (hash, braced) = encode_line(&mut buf, seq, &tip.hash, &rec.body);
-            let prev = std::mem::replace(&mut tip.hash, hash.clone());
-            tip.seq = seq;
+            tip.seq += 1;
+            tip.hash = encode_line(&mut buf, tip.seq, &tip.hash, &body);
             rows.push(IndexRow {
-                seq,
-                hash,
-                prev,
-                braced,
-                fields: rec.fields.clone(),
+                seq: tip.seq,
+                hash: tip.hash.clone(),
+                fields,
                 start,
                 end: tip.len + buf.len() as u64,
             });
@@ -218,7 +228,7 @@ impl ChainWriter {
         tip.len += buf.len() as u64;
         if let Err(e) = (&*file).write_all(&buf) {
             // Take back a partial write so the next batch chains from a clean end.
-            let _ = self.file.set_len(self.tip.len);
+            let _ = file.set_len(self.tip.len);
             return Err(self.io_err("cannot write to", e));
         }
         self.tip = tip;
@@ -227,7 +237,7 @@ impl ChainWriter {
         let synced = if sync { self.sync() } else { Ok(()) };
         drop(lock);
         synced?;
-        Ok((first_seq..=self.tip.seq).collect())
+        Ok(first_seq)
     }
 
     /// fsyncs the file and hands the now durable records to the indexer.

@@ -2,17 +2,17 @@
 //! written (R-EXE-6).
 //!
 //! Two independent rules, both applied to every value:
-//! - **Sensitive keys** ([`keys`]): the value under `password`, `authorization`, `code`, … is
+//! - **Sensitive keys** (`keys`): the value under `password`, `authorization`, `code`, … is
 //!   replaced by [`REDACTED`] whatever its type; under other keys ending in `token`, `secret`,
 //!   `password`, `apikey` only string values are replaced (numbers such as `max_token: 512`
 //!   are not secrets).
-//! - **Token-shaped text** ([`patterns`]): bearer/basic credentials, JWTs, `sk-` keys, AWS,
+//! - **Token-shaped text** (`patterns`): bearer/basic credentials, JWTs, `sk-` keys, AWS,
 //!   GitHub, Slack and Google keys and PEM private keys are replaced wherever they appear, also
 //!   inside longer strings; only the matched substring changes.
 //!
 //! For the audit, any argument (a top-level member of the arguments object), any whole result
 //! and any single string whose JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`] is stored as
-//! `{"length", "sha256"}` of the JSON text of the *original* value ([`digest`]).
+//! `{"length", "sha256"}` of the JSON text of the *original* value (`digest`).
 //!
 //! ```
 //! use serde_json::json;
