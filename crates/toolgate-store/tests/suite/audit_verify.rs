@@ -231,3 +231,33 @@ async fn an_empty_or_missing_log() {
         }
     );
 }
+
+#[tokio::test]
+async fn long_records_survive_tail_repair_and_reopening() {
+    // Lines far longer than the chunk the tail is scanned backwards in.
+    let dir = LogDir::new();
+    let mut big = record(1);
+    big.arguments = serde_json::Value::Object(
+        (0..20)
+            .map(|i| (format!("field{i}"), serde_json::json!("x".repeat(1900))))
+            .collect(),
+    );
+    {
+        let log = dir.open(Durability::Durable);
+        log.append(big.clone()).await.unwrap();
+        log.append(big.clone()).await.unwrap();
+    }
+    assert!(dir.lines()[1].len() > 38_000);
+    dir.append_raw(&dir.lines()[1].as_bytes()[..20_000]);
+
+    let log = dir.open(Durability::Durable);
+    assert_eq!(log.append(big.clone()).await.unwrap(), 3);
+    let stored = log.query(&AuditQuery::default()).unwrap();
+    assert_eq!(
+        stored.into_iter().map(|s| s.record).collect::<Vec<_>>(),
+        vec![big.clone(), big.clone(), big]
+    );
+    drop(log);
+    let report = verify(&dir.jsonl, Some(&dir.db)).unwrap();
+    assert_eq!((report.ok(), report.records), (true, 3));
+}
