@@ -15,6 +15,8 @@
 //! - [`idempotency`]: [`IdempotencyStore`] — results of write calls by idempotency key.
 //! - [`db`]: the shared SQLite connection settings.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod approvals;
 pub mod audit;
 pub mod db;
@@ -24,3 +26,7 @@ pub mod redact;
 pub mod results;
 
 pub use error::{StoreError, StoreResult};
+pub use approvals::ApprovalStore;
+pub use audit::AuditLog;
+pub use idempotency::IdempotencyStore;
+pub use results::ResultStore;
