@@ -82,7 +82,10 @@ fn layers(deps: &GatewayDeps, cfg: &GatewayConfig, roles: &Arc<Roles>) -> Vec<Ar
         Arc::new(AuthorizeLayer::new(Arc::clone(roles))),
         Arc::new(ValidateLayer::new(limits.max_argument_bytes)),
         Arc::new(PolicyLayer::new(Arc::clone(roles))),
-        Arc::new(IdempotencyLayer::new(Arc::clone(&deps.idempotency))),
+        Arc::new(IdempotencyLayer::new(
+            Arc::clone(&deps.idempotency),
+            Arc::clone(&deps.redactor),
+        )),
         Arc::new(approve),
         Arc::new(IntentLayer::new(Arc::clone(&deps.audit))),
         Arc::new(GovernLayer::new(

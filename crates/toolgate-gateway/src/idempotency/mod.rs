@@ -3,6 +3,9 @@
 //! key and the same arguments replays the recorded outcome without acting (and without asking
 //! a human again); the same key with other arguments is refused. Outcomes that did not act
 //! (approval pending, cancelled, timed out) are not recorded, so a retry can still act.
+//!
+//! The recorded outcome is written to disk, so it is redacted first (R-EXE-6): the first
+//! caller gets the real result; a replay gets it with secrets masked.
 
 use std::sync::Arc;
 
@@ -11,17 +14,19 @@ use serde_json::{Value, json};
 use toolgate_protocol::{CallError, ErrorCode, Risk, ToolOutput};
 use toolgate_store::approvals::canonical_hash;
 use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
 
 pub struct IdempotencyLayer {
     store: Arc<IdempotencyStore>,
+    redactor: Arc<Redactor>,
 }
 
 impl IdempotencyLayer {
-    pub fn new(store: Arc<IdempotencyStore>) -> Self {
-        IdempotencyLayer { store }
+    pub fn new(store: Arc<IdempotencyStore>, redactor: Arc<Redactor>) -> Self {
+        IdempotencyLayer { store, redactor }
     }
 }
 
@@ -45,10 +50,21 @@ fn without_key(args: &Value) -> Value {
     a
 }
 
-fn record(outcome: &Outcome) -> Option<Value> {
+/// The outcome as recorded, secrets masked. Only the tool's output and the error's text are
+/// redacted, so the error code (under the sensitive-looking key `code`) still replays.
+fn record(outcome: &Outcome, redactor: &Redactor) -> Option<Value> {
     match outcome {
-        Ok(out) => Some(json!({"ok": true, "output": out})),
-        Err(e) if e.code == ErrorCode::ExecutionFailed => Some(json!({"ok": false, "error": e})),
+        Ok(out) => {
+            let out = serde_json::to_value(out).unwrap_or(Value::Null);
+            Some(json!({"ok": true, "output": redactor.redact_value(&out)}))
+        }
+        Err(e) if e.code == ErrorCode::ExecutionFailed => {
+            let mut e = e.clone();
+            e.message = redactor.redact_text(&e.message);
+            e.hint = e.hint.map(|h| redactor.redact_text(&h));
+            e.details = e.details.map(|d| redactor.redact_value(&d));
+            Some(json!({"ok": false, "error": e}))
+        }
         Err(_) => None,
     }
 }
@@ -99,7 +115,7 @@ impl Layer for IdempotencyLayer {
             return replay(&prior.outcome);
         }
         let outcome = next.run(call).await;
-        if let Some(rec) = record(&outcome) {
+        if let Some(rec) = record(&outcome, &self.redactor) {
             // First writer wins: a concurrent duplicate that acted too is reported, and the
             // outcome both callers see is the recorded one.
             let stored = self
@@ -112,5 +128,64 @@ impl Layer for IdempotencyLayer {
             }
         }
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layer::Layer;
+    use crate::testing::{call_for, echo_tool};
+    use toolgate_protocol::Risk;
+
+    const SECRET: &str = "sk-proj-Abcdefghijklmnopqrstuvwxyz012345";
+
+    /// The inner pipeline: the tool failed, naming a secret.
+    struct FailsWithSecret;
+
+    #[async_trait]
+    impl Layer for FailsWithSecret {
+        fn name(&self) -> &'static str {
+            "fails"
+        }
+        async fn handle(&self, _call: &mut Call, _next: Next<'_>) -> Outcome {
+            Err(CallError::new(
+                ErrorCode::ExecutionFailed,
+                format!("upstream said: token {SECRET}"),
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn recorded_outcomes_are_masked_and_still_replay_with_their_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let layer = IdempotencyLayer::new(
+            Arc::new(IdempotencyStore::open(&db).unwrap()),
+            Redactor::shared(),
+        );
+        let inner: [Arc<dyn Layer>; 1] = [Arc::new(FailsWithSecret)];
+        let args = json!({"idempotency_key": "k"});
+        let mut call = call_for(echo_tool("w", Risk::Write), args.clone());
+        let first = layer.handle(&mut call, Next::new(&inner)).await;
+        assert_eq!(
+            first.unwrap_err().message,
+            format!("upstream said: token {SECRET}")
+        );
+
+        let mut call = call_for(echo_tool("w", Risk::Write), args);
+        let replayed = layer.handle(&mut call, Next::new(&inner)).await;
+        let e = replayed.unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                ErrorCode::ExecutionFailed,
+                "upstream said: token [REDACTED]"
+            )
+        );
+        for file in std::fs::read_dir(dir.path()).unwrap() {
+            let bytes = std::fs::read(file.unwrap().path()).unwrap();
+            assert!(!bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()));
+        }
     }
 }
