@@ -46,10 +46,12 @@ fn expires_in(r: &ApprovalRequest) -> String {
     format!("{}m{:02}s", left / 60, left % 60)
 }
 
-fn store_error(e: StoreError) -> anyhow::Error {
+/// The store's error for a request addressed by `id`; an unknown id is named once, with
+/// where to look.
+fn store_error(id: &str, e: StoreError) -> anyhow::Error {
     match e {
-        StoreError::NotFound(what) => {
-            anyhow::anyhow!("no approval request {what} (see `toolgate approvals list --all`)")
+        StoreError::NotFound(_) => {
+            anyhow::anyhow!("no approval request {id} (see `toolgate approvals list --all`)")
         }
         other => anyhow::Error::new(other),
     }
@@ -109,7 +111,7 @@ pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
         ApprovalsCommand::Show { id } => {
             let r = store
                 .get(&id)?
-                .ok_or_else(|| store_error(StoreError::NotFound(id.clone())))?;
+                .ok_or_else(|| store_error(&id, StoreError::NotFound(id.clone())))?;
             output::json(&to_json(&r))?;
         }
         ApprovalsCommand::Approve {
@@ -135,7 +137,9 @@ pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
                 reason,
                 confirm,
             };
-            let r = store.decide(&id, decision).map_err(store_error)?;
+            let r = store
+                .decide(&id, decision)
+                .map_err(|e| store_error(&id, e))?;
             output::line(&format!(
                 "approved {} ({}, {:?}) — the identical call will now proceed",
                 r.id, r.tool, scope
@@ -150,7 +154,9 @@ pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
                 reason,
                 confirm: None,
             };
-            let r = store.decide(&id, decision).map_err(store_error)?;
+            let r = store
+                .decide(&id, decision)
+                .map_err(|e| store_error(&id, e))?;
             output::line(&format!("denied {} ({})", r.id, r.tool));
         }
     }
