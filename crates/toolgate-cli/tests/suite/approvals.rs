@@ -1,0 +1,216 @@
+//! Approvals across processes: each `toolgate` run is a fresh process, so every test here
+//! shows that requests, decisions and grants live in the store and survive a restart.
+
+use serde_json::json;
+
+use super::harness::{Env, USER, approval_id, approval_required, success};
+
+/// A non-interactive call that must need approval; returns the approval id.
+fn needs_approval(env: &Env, pre: &[&str], tool: &str, args: &serde_json::Value) -> String {
+    let run = env.call_with(pre, tool, args, &[]);
+    run.assert_code(3);
+    let id = approval_id(&run.json());
+    let confirm = tool == "shell";
+    assert_eq!(
+        run.envelope(),
+        approval_required(&run.json(), tool, &id, confirm)
+    );
+    id
+}
+
+fn written(path: &str, bytes: usize, created: bool) -> serde_json::Value {
+    success(json!({"path": path, "bytes_written": bytes, "created": created}))
+}
+
+#[test]
+fn approve_once_from_another_process_lets_exactly_one_identical_call_through() {
+    let env = Env::new();
+    let args = json!({"path": "b.txt", "content": "hello"});
+    let id = needs_approval(&env, &[], "write_file", &args);
+    assert!(!env.ws.join("b.txt").exists());
+
+    let listed = env.run(&["approvals", "list", "--json"]);
+    listed.assert_code(0);
+    let listed = listed.json();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    let pending = &listed[0];
+    assert_eq!(
+        (
+            &pending["id"],
+            &pending["status"],
+            &pending["tool"],
+            &pending["arguments"]
+        ),
+        (&json!(id), &json!("pending"), &json!("write_file"), &args)
+    );
+    assert_eq!(
+        (
+            &pending["principal"],
+            &pending["session"],
+            &pending["role"],
+            &pending["consumed"]
+        ),
+        (
+            &json!(format!("cli:{USER}")),
+            &json!("cli"),
+            &json!("default"),
+            &json!(false)
+        )
+    );
+
+    let approve = env.approve(&id, &[]);
+    assert_eq!(
+        approve.stdout,
+        format!("approved {id} (write_file, Once) — the identical call will now proceed\n")
+    );
+    let run = env.call("write_file", &args);
+    run.assert_code(0);
+    assert_eq!(run.envelope(), written("b.txt", 5, true));
+    assert_eq!(env.read("b.txt"), "hello");
+
+    // The audit names the approval and approver on the attempt record.
+    let attempt = env
+        .audit_records()
+        .into_iter()
+        .find(|r| r["kind"] == "attempt")
+        .expect("an attempt record");
+    assert_eq!(
+        (&attempt["approval_id"], &attempt["approver"]),
+        (&json!(id), &json!(USER))
+    );
+
+    // Once means once: the third identical call needs a new approval.
+    let again = needs_approval(&env, &[], "write_file", &args);
+    assert_ne!(again, id);
+    let all = env.run(&["approvals", "list", "--all", "--json"]).json();
+    let first = all
+        .as_array()
+        .and_then(|l| l.iter().find(|r| r["id"] == id.as_str()))
+        .expect("the first request is still listed");
+    assert_eq!(
+        (&first["status"], &first["consumed"], &first["decided_by"]),
+        (&json!("approved"), &json!(true), &json!(USER))
+    );
+}
+
+#[test]
+fn session_scope_covers_the_tool_in_that_session_only() {
+    let env = Env::new();
+    let session = ["--session", "s1"];
+    let id = env.call_with(
+        &[],
+        "write_file",
+        &json!({"path": "s.txt", "content": "1"}),
+        &session,
+    );
+    id.assert_code(3);
+    let id = approval_id(&id.json());
+    env.approve(&id, &["--scope", "session"]);
+
+    for (path, content) in [("s.txt", "1"), ("t.txt", "22"), ("u.txt", "333")] {
+        let run = env.call_with(
+            &[],
+            "write_file",
+            &json!({"path": path, "content": content}),
+            &session,
+        );
+        run.assert_code(0);
+        assert_eq!(run.envelope(), written(path, content.len(), true));
+        assert_eq!(env.read(path), content);
+    }
+    let other = env.call_with(
+        &[],
+        "write_file",
+        &json!({"path": "v.txt", "content": "4"}),
+        &["--session", "s2"],
+    );
+    other.assert_code(3);
+    assert!(!env.ws.join("v.txt").exists());
+}
+
+#[test]
+fn dangerous_tool_needs_the_typed_confirmation() {
+    let env = Env::new();
+    let args = json!({"command": "echo hi"});
+    let id = needs_approval(&env, &[], "shell", &args);
+
+    let expected = format!(
+        "toolgate: error: {id}: this is a dangerous tool: type its name `shell` to confirm\n"
+    );
+    let bare = env.run(&["approvals", "approve", &id]);
+    bare.assert_code(1);
+    assert_eq!(bare.stderr, expected);
+    let wrong = env.run(&["approvals", "approve", &id, "--confirm", "sh"]);
+    wrong.assert_code(1);
+    assert_eq!(wrong.stderr, expected);
+    // Neither attempt approved anything.
+    needs_approval(&env, &[], "shell", &args);
+
+    env.approve(&id, &["--confirm", "shell"]);
+    let run = env.call("shell", &args);
+    run.assert_code(0);
+    let mut data = run.json()["data"].clone();
+    assert!(data["duration_ms"].is_u64(), "{data}");
+    data["duration_ms"] = json!(0);
+    assert_eq!(
+        data,
+        json!({"duration_ms": 0, "exit_code": 0, "stderr": "", "stderr_bytes": 0,
+               "stderr_truncated": false, "stdout": "hi\n", "stdout_bytes": 3,
+               "stdout_truncated": false})
+    );
+}
+
+#[test]
+fn always_scope_with_a_pattern_covers_matching_arguments_only() {
+    let env = Env::new();
+    let id = needs_approval(
+        &env,
+        &[],
+        "write_file",
+        &json!({"path": "notes/a.txt", "content": "a"}),
+    );
+    env.approve(
+        &id,
+        &["--scope", "always", "--pattern", r#"{"path":"notes/*"}"#],
+    );
+
+    for (path, content) in [("notes/a.txt", "a"), ("notes/x", "other content")] {
+        let run = env.call("write_file", &json!({"path": path, "content": content}));
+        run.assert_code(0);
+        assert_eq!(run.envelope(), written(path, content.len(), true));
+    }
+    // Another session: "always" is not tied to the session.
+    let run = env.call_with(
+        &[],
+        "write_file",
+        &json!({"path": "notes/y", "content": "y"}),
+        &["--session", "elsewhere"],
+    );
+    run.assert_code(0);
+
+    needs_approval(
+        &env,
+        &[],
+        "write_file",
+        &json!({"path": "other/x", "content": "x"}),
+    );
+    assert!(!env.ws.join("other/x").exists());
+}
+
+#[test]
+fn an_unknown_approval_id_is_named_once_with_what_to_do() {
+    let env = Env::new();
+    for args in [
+        &["approvals", "approve", "apr_nope"][..],
+        &["approvals", "deny", "apr_nope"],
+        &["approvals", "show", "apr_nope"],
+    ] {
+        let run = env.run(args);
+        run.assert_code(1);
+        assert_eq!(
+            run.stderr,
+            "toolgate: error: no approval request apr_nope (see `toolgate approvals list --all`)\n",
+            "{args:?}"
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! One temp directory per test holding a workspace (`ws/`) and a data dir (`data/`), and the
+//! real `toolgate` binary run against them with both passed explicitly, stdin closed and the
+//! `TOOLGATE_*` environment removed, so nothing waits for a terminal or leaks in from outside.
+//!
+//! Envelopes carry random call ids; [`Run::envelope`] checks the id's shape and replaces it with
+//! [`CALL_ID`], so tests can compare whole envelopes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
+/// `$USER` for every run, so principals (`cli:tester`) and approvers are predictable.
+pub const USER: &str = "tester";
+/// What [`Run::envelope`] puts in place of the call id.
+pub const CALL_ID: &str = "<call_id>";
+
+const CLEARED_ENV: [&str; 5] = [
+    "TOOLGATE_WORKSPACE",
+    "TOOLGATE_DATA_DIR",
+    "TOOLGATE_CONFIG",
+    "TOOLGATE_ROLE",
+    "TOOLGATE_LOG",
+];
+
+pub struct Env {
+    root: TempDir,
+    pub ws: PathBuf,
+    pub data: PathBuf,
+}
+
+/// A finished `toolgate` process.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit status; `-1` when the process died from a signal.
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn from_output(out: std::process::Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Stdout as one JSON document.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
+    }
+
+    /// Stdout as an envelope, its call id checked and replaced by [`CALL_ID`].
+    pub fn envelope(&self) -> Value {
+        let mut v = self.json();
+        let id = call_id(&v);
+        assert!(is_call_id(&id), "call id `{id}` has the wrong shape");
+        v["call_id"] = json!(CALL_ID);
+        v
+    }
+
+    /// The exit code, asserting it is one of toolgate's own (never a panic's 101 or a signal).
+    pub fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(self.code, code, "unexpected exit code: {self:#?}");
+        assert!(!self.stderr.contains("panicked"), "a panic: {self:#?}");
+        self
+    }
+}
+
+/// `call_` and 32 hex digits (a UUIDv7 without dashes).
+pub fn is_call_id(id: &str) -> bool {
+    id.strip_prefix("call_")
+        .is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+pub fn call_id(envelope: &Value) -> String {
+    envelope["call_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no call_id in {envelope}"))
+        .to_owned()
+}
+
+/// `{"ok": false, "call_id": CALL_ID, "error": error}`.
+pub fn failure(error: Value) -> Value {
+    json!({"ok": false, "call_id": CALL_ID, "error": error})
+}
+
+/// `{"ok": true, "call_id": CALL_ID, "data": data}`.
+pub fn success(data: Value) -> Value {
+    json!({"ok": true, "call_id": CALL_ID, "data": data})
+}
+
+/// The approval id an `approval_required` envelope names.
+pub fn approval_id(envelope: &Value) -> String {
+    envelope["error"]["details"]["approval_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no approval id in {envelope}"))
+        .to_owned()
+}
+
+/// The whole `approval_required` envelope for `id`; `expires_at_ms` is taken from `actual`
+/// after checking it is a number.
+pub fn approval_required(actual: &Value, tool: &str, id: &str, confirm: bool) -> Value {
+    let expires = actual["error"]["details"]["expires_at_ms"].clone();
+    assert!(expires.is_u64(), "expires_at_ms is not a number: {actual}");
+    let flag = if confirm {
+        format!(" --confirm {tool}")
+    } else {
+        String::new()
+    };
+    failure(json!({
+        "code": "approval_required",
+        "message": format!("`{tool}` needs approval: {id}"),
+        "retryable": true,
+        "hint": format!(
+            "an operator approves with `toolgate approvals approve {id}{flag}`; then repeat the identical call"
+        ),
+        "details": {"approval_id": id, "expires_at_ms": expires, "requires_confirmation": confirm},
+    }))
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let root = tempfile::tempdir().expect("temp dir");
+        let base = root.path().canonicalize().expect("canonical temp dir");
+        let ws = base.join("ws");
+        std::fs::create_dir(&ws).expect("workspace dir");
+        Env {
+            root,
+            ws,
+            data: base.join("data"),
+        }
+    }
+
+    /// A workspace whose `toolgate.toml` is `config`.
+    pub fn with_config(config: &str) -> Env {
+        let env = Env::new();
+        std::fs::write(env.ws.join("toolgate.toml"), config).expect("write config");
+        env
+    }
+
+    /// The temp dir holding `ws/` and `data/`; scratch space for tests.
+    pub fn root(&self) -> PathBuf {
+        self.ws.parent().expect("ws has a parent").to_path_buf()
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        self.data.join("logs").join("tool-audit.jsonl")
+    }
+
+    /// `toolgate --workspace WS --data-dir DATA` with a clean environment and stdin closed.
+    pub fn command(&self) -> Command {
+        self.command_for(&self.data)
+    }
+
+    /// Like [`Env::command`] with another data dir.
+    pub fn command_for(&self, data: &Path) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--workspace")
+            .arg(&self.ws)
+            .arg("--data-dir")
+            .arg(data)
+            .current_dir(self.root.path())
+            .stdin(Stdio::null())
+            .env("USER", USER)
+            .env("LOGNAME", USER);
+        for var in CLEARED_ENV {
+            cmd.env_remove(var);
+        }
+        cmd
+    }
+
+    /// Runs `toolgate <global flags> ARGS` to completion.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = self.command().args(args).output().expect("spawn toolgate");
+        Run::from_output(out)
+    }
+
+    /// `toolgate [PRE…] call TOOL --args JSON --no-prompt [POST…]`.
+    pub fn call_with(&self, pre: &[&str], tool: &str, args: &Value, post: &[&str]) -> Run {
+        let text = args.to_string();
+        let mut all: Vec<&str> = pre.to_vec();
+        all.extend(["call", tool, "--args", &text, "--no-prompt"]);
+        all.extend(post);
+        self.run(&all)
+    }
+
+    /// `toolgate call TOOL --args JSON --no-prompt`.
+    pub fn call(&self, tool: &str, args: &Value) -> Run {
+        self.call_with(&[], tool, args, &[])
+    }
+
+    /// Writes a workspace file, creating parent directories.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let path = self.ws.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("create parents");
+        }
+        std::fs::write(path, content).expect("write workspace file");
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.ws.join(rel)).expect("read workspace file")
+    }
+
+    /// Every record of the audit JSONL file, parsed.
+    pub fn audit_records(&self) -> Vec<Value> {
+        audit_lines(&self.audit_path())
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+            .collect()
+    }
+
+    /// The outcome record of one call, read from the JSONL file.
+    pub fn outcome_of(&self, call_id: &str) -> Value {
+        let found: Vec<Value> = self
+            .audit_records()
+            .into_iter()
+            .filter(|r| r["call_id"] == call_id && r["kind"] == "outcome")
+            .collect();
+        assert_eq!(found.len(), 1, "outcome records of {call_id}: {found:#?}");
+        found.into_iter().next().expect("one record")
+    }
+
+    /// `approvals approve ID EXTRA…`, asserting it succeeded.
+    pub fn approve(&self, id: &str, extra: &[&str]) -> Run {
+        let mut args = vec!["approvals", "approve", id];
+        args.extend(extra);
+        let run = self.run(&args);
+        run.assert_code(0);
+        run
+    }
+}
+
+/// The lines of an audit file.
+pub fn audit_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("read audit log")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Copies a directory tree (the data dir, for tampering with a copy).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy file");
+        }
+    }
+}

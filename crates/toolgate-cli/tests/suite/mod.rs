@@ -1,0 +1,10 @@
+//! End-to-end tests of the `toolgate` binary, one module per topic.
+
+mod approvals;
+mod bad_input;
+mod crash;
+mod error_codes;
+mod exports;
+mod harness;
+mod redaction;
+mod tamper;
