@@ -214,3 +214,69 @@ fn an_unknown_approval_id_is_named_once_with_what_to_do() {
         );
     }
 }
+
+/// Starts a call that waits for its approval (`[approvals] wait = true`).
+fn spawn_waiting_call(env: &Env, args: &serde_json::Value) -> std::process::Child {
+    env.command()
+        .args([
+            "call",
+            "write_file",
+            "--args",
+            &args.to_string(),
+            "--no-prompt",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn toolgate")
+}
+
+/// The id of the one pending request, once another process has created it.
+fn pending_id(env: &Env) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let listed = env.run(&["approvals", "list", "--json"]);
+        if listed.code == 0
+            && let Some(id) = listed.json()[0]["id"].as_str()
+        {
+            return id.to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no approval request appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_waiting_call_resumes_when_another_process_approves() {
+    let env = Env::with_config("[approvals]\nwait = true\npoll_millis = 20\n");
+    let args = json!({"path": "w.txt", "content": "waited"});
+    let child = spawn_waiting_call(&env, &args);
+    let id = pending_id(&env);
+    env.approve(&id, &[]);
+    let run = super::harness::Run::from_output(child.wait_with_output().expect("wait"));
+    run.assert_code(0);
+    assert_eq!(run.envelope(), written("w.txt", 6, true));
+    assert_eq!(env.read("w.txt"), "waited");
+}
+
+#[test]
+fn a_waiting_call_is_cancelled_by_sigint() {
+    let env = Env::with_config("[approvals]\nwait = true\npoll_millis = 20\n");
+    let child = spawn_waiting_call(&env, &json!({"path": "w.txt", "content": "x"}));
+    let id = pending_id(&env);
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT");
+    let run = super::harness::Run::from_output(child.wait_with_output().expect("wait"));
+    run.assert_code(2);
+    assert_eq!(
+        run.envelope(),
+        super::harness::failure(json!({
+            "code": "cancelled",
+            "message": format!("cancelled while waiting for approval {id}"),
+            "retryable": false}))
+    );
+    assert!(!env.ws.join("w.txt").exists());
+}
