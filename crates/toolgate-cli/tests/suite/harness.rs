@@ -161,18 +161,11 @@ impl Env {
 
     /// Like [`Env::command`] with another data dir.
     pub fn command_for(&self, data: &Path) -> Command {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = bare_command(self.root.path());
         cmd.arg("--workspace")
             .arg(&self.ws)
             .arg("--data-dir")
-            .arg(data)
-            .current_dir(self.root.path())
-            .stdin(Stdio::null())
-            .env("USER", USER)
-            .env("LOGNAME", USER);
-        for var in CLEARED_ENV {
-            cmd.env_remove(var);
-        }
+            .arg(data);
         cmd
     }
 
@@ -236,6 +229,19 @@ impl Env {
         run.assert_code(0);
         run
     }
+}
+
+/// `toolgate` run in `cwd` with no flags: a clean environment and stdin closed.
+pub fn bare_command(cwd: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(cwd)
+        .stdin(Stdio::null())
+        .env("USER", USER)
+        .env("LOGNAME", USER);
+    for var in CLEARED_ENV {
+        cmd.env_remove(var);
+    }
+    cmd
 }
 
 /// The lines of an audit file.

@@ -3,6 +3,7 @@
 mod approvals;
 mod bad_input;
 mod crash;
+mod defaults;
 mod error_codes;
 mod exports;
 mod harness;
