@@ -54,7 +54,8 @@ impl ResultStore {
         })
     }
 
-    /// Stores the full text of the result of call `call_id`; returns its id (`res_` + 16 hex).
+    /// Stores the full text of the result of call `call_id`, token-shaped secrets masked;
+    /// returns its id (`res_` + 16 hex).
     pub fn put(&self, call_id: &str, text: &str) -> StoreResult<String> {
         let id = format!(
             "{ID_PREFIX}{}",
@@ -63,6 +64,8 @@ impl ResultStore {
         let path = self.path_of(&id);
         let tmp = self.dir.join(format!(".{id}.tmp"));
         let context = || format!("storing the result of call {call_id} as {}", path.display());
+        // Nothing unredacted is written (R-EXE-6), whatever the caller passed.
+        let text = crate::redact::Redactor::shared().redact_text(text);
         write_new_file(&tmp, text.as_bytes()).map_err(|e| {
             let _ = fs::remove_file(&tmp);
             StoreError::io(context(), e)

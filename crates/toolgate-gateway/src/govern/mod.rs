@@ -1,5 +1,6 @@
-//! Result governance (R-EXE-4): a result over the per-call budget is stored in full and the
-//! caller gets its head, the total size and a reference id that `read_result` pages through.
+//! Result governance (R-EXE-4): a result over the per-call budget is stored in full (secrets
+//! masked) and the caller gets its head, the total size and a reference id that
+//! `read_result` pages through.
 //! Errors are never cut. A result beyond the hard limit is refused with `result_too_large`
 //! rather than stored.
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use toolgate_protocol::{CallError, ErrorCode, Governance, ToolOutput};
+use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
 pub use read_result::{READ_RESULT, ReadResultTool};
@@ -68,7 +70,9 @@ impl Layer for GovernLayer {
         if size <= self.budget_bytes {
             return Ok(out);
         }
-        let text = as_text(&out.data);
+        // What is stored is redacted (R-EXE-6), and the head comes from the same text so that
+        // the inline part and the pages agree.
+        let text = as_text(&Redactor::shared().redact_value(&out.data));
         if text.len() > self.hard_limit_bytes {
             return Err(CallError::new(
                 ErrorCode::ResultTooLarge,

@@ -76,3 +76,20 @@ async fn long_values_are_stored_as_length_and_hash() {
     assert_eq!(rec["arguments"]["note"]["length"], 5002);
     assert_eq!(rec["arguments"]["note"]["sha256"], expected);
 }
+
+#[tokio::test]
+async fn offloaded_results_are_stored_redacted() {
+    let h = Harness::new();
+    let say = json!({"password": "hunter2-hunter2", "note": format!("key {} end", SECRETS[0]), "pad": "z".repeat(500)});
+    let e = h.call("echo", json!({"say": say})).await;
+    let id = e.truncated.unwrap().result_id.unwrap();
+    let stored =
+        std::fs::read_to_string(h.dir.path().join("results").join(format!("{id}.txt"))).unwrap();
+    assert!(
+        !stored.contains("hunter2-hunter2") && !stored.contains(SECRETS[0]),
+        "{stored}"
+    );
+    assert!(stored.contains("[REDACTED]"));
+    let head = e.data.unwrap();
+    assert!(!head.as_str().unwrap().contains("hunter2-hunter2"));
+}
