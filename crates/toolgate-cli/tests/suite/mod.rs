@@ -7,5 +7,6 @@ mod defaults;
 mod error_codes;
 mod exports;
 mod harness;
+mod prompt;
 mod redaction;
 mod tamper;
