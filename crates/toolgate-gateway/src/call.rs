@@ -32,6 +32,19 @@ impl Arguments {
     }
 }
 
+/// Something a call reports while it runs, for front ends that show progress (MCP progress
+/// notifications, the chat view).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallEvent {
+    /// The call is waiting for a human; `approval_id` can be decided from any front end.
+    AwaitingApproval {
+        approval_id: String,
+        tool: String,
+        expires_at_ms: u64,
+        requires_confirmation: bool,
+    },
+}
+
 /// What a front end asks the gateway to do.
 #[derive(Debug, Clone)]
 pub struct CallRequest {
@@ -47,6 +60,11 @@ pub struct CallRequest {
     pub idempotency_key: Option<String>,
     /// Fires when the caller gives up (Ctrl-C, dropped connection).
     pub cancel: CancellationToken,
+    /// Wait for a pending approval (`Some(true)`) or return `approval_required` at once
+    /// (`Some(false)`); `None` follows the gateway's configuration.
+    pub wait_for_approval: Option<bool>,
+    /// Receives [`CallEvent`]s while the call runs.
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<CallEvent>>,
 }
 
 impl CallRequest {
@@ -60,6 +78,8 @@ impl CallRequest {
             arguments,
             idempotency_key: None,
             cancel: CancellationToken::new(),
+            wait_for_approval: None,
+            events: None,
         }
     }
 
@@ -76,6 +96,13 @@ impl CallRequest {
     pub fn with_session(mut self, session: impl Into<String>) -> Self {
         self.session_id = session.into();
         self
+    }
+
+    /// Reports `event` to the front end, if it listens.
+    pub fn emit(&self, event: CallEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
     }
 }
 

@@ -26,7 +26,10 @@ use toolgate_store::redact::Redactor;
 
 pub use channel::{Approver, ApproverAnswer, WaitMode};
 
-use crate::call::{ApprovalInfo, Call, Outcome};
+use crate::call::{ApprovalInfo, Call, CallEvent, Outcome};
+
+/// How often a call waiting on request (not by configuration) checks the store.
+const DEFAULT_POLL: Duration = Duration::from_millis(250);
 use crate::layer::{Layer, Next};
 use crate::policy::Decision;
 
@@ -81,7 +84,20 @@ impl ApproveLayer {
                 .decide(&request.id, decision)
                 .map_err(decide_error)?;
         }
-        if let WaitMode::Wait { poll } = self.mode {
+        let mode = match (call.request.wait_for_approval, self.mode) {
+            (Some(false), _) => WaitMode::Return,
+            (Some(true), WaitMode::Return) => WaitMode::Wait { poll: DEFAULT_POLL },
+            (_, configured) => configured,
+        };
+        if let WaitMode::Wait { poll } = mode {
+            if request.status == ApprovalStatus::Pending {
+                call.request.emit(CallEvent::AwaitingApproval {
+                    approval_id: request.id.clone(),
+                    tool: request.tool.clone(),
+                    expires_at_ms: request.expires_at_ms,
+                    requires_confirmation: request.requires_confirmation,
+                });
+            }
             while request.status == ApprovalStatus::Pending {
                 tokio::select! {
                     () = call.request.cancel.cancelled() => {

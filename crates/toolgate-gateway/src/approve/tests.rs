@@ -354,3 +354,47 @@ async fn wait_mode_resumes_when_decided_elsewhere_and_stops_on_cancel() {
     let err = run_layer_on(&l, &mut call).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Cancelled);
 }
+
+#[tokio::test]
+async fn a_request_can_ask_to_wait_and_hears_that_it_is_waiting() {
+    let f = fixture();
+    let l = layer(&f, WaitMode::Return);
+    let mut call = asking("w", Risk::Write, json!({"wait": 1}), "s");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    call.request.wait_for_approval = Some(true);
+    call.request.events = Some(tx);
+    let store = Arc::clone(&f.store);
+    let decider = tokio::spawn(async move {
+        let crate::call::CallEvent::AwaitingApproval {
+            approval_id, tool, ..
+        } = rx.recv().await.unwrap();
+        assert_eq!(tool, "w");
+        approve_in(&store, &approval_id);
+    });
+    run_layer_on(&l, &mut call).await.unwrap();
+    decider.await.unwrap();
+
+    // And a caller of a waiting gateway may ask not to wait.
+    let l = layer(
+        &f,
+        WaitMode::Wait {
+            poll: Duration::from_millis(5),
+        },
+    );
+    let mut call = asking("w", Risk::Write, json!({"wait": 2}), "s");
+    call.request.wait_for_approval = Some(false);
+    let err = run_layer_on(&l, &mut call).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::ApprovalRequired);
+}
+
+fn approve_in(store: &ApprovalStore, id: &str) {
+    let d = StoreDecision {
+        approve: true,
+        scope: DecisionScope::Once,
+        pattern: None,
+        decided_by: "mcp-host".into(),
+        reason: None,
+        confirm: None,
+    };
+    store.decide(id, d).unwrap();
+}
