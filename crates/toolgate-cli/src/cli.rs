@@ -50,6 +50,18 @@ pub enum Command {
     /// Check or print the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Run the gateway as a server: MCP at /mcp, the HTTP API at /v1, the web console at /.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: [server] listen, else 127.0.0.1:8765]. Port 0 picks one.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Speak MCP on stdin/stdout instead (for hosts that spawn their servers).
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -51,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Approvals(cmd) => commands::approvals::run(&settings, cmd),
             Command::Audit(cmd) => commands::audit::run(&settings, cmd),
             Command::Config(cmd) => commands::config::run(&settings, cmd),
+            Command::Serve(args) => commands::serve::run(&settings, args).await,
         }
     })
 }

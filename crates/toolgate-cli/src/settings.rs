@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
+use toolgate_server::ServerConfig;
 use toolgate_store::audit::Durability;
 
 use crate::cli::GlobalArgs;
@@ -83,6 +84,7 @@ pub struct FileConfig {
     pub shell: ShellSettings,
     pub files: FileSettings,
     pub roles: BTreeMap<String, RoleConfig>,
+    pub server: ServerConfig,
 }
 
 /// Everything resolved: paths absolute, defaults applied.

@@ -4,6 +4,7 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod config;
+pub mod serve;
 pub mod tools;
 
 /// Who the local user is, for principals and approvers.

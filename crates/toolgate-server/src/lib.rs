@@ -1,0 +1,28 @@
+//! `toolgate serve`: the gateway over HTTP — an MCP endpoint, a JSON API with an OpenAPI
+//! document, and a web console — every call through the same [`Gateway`](toolgate_gateway::Gateway).
+//!
+//! # Layout
+//! - [`app`]: the router (guards + routes) and [`serve`] with graceful shutdown.
+//! - [`auth`]: Host/Origin validation (DNS rebinding) and bearer-token authentication.
+//! - [`api`]: `/v1/*`, `/openapi.json`, health and readiness.
+//! - [`mcp`]: `/mcp` (Streamable HTTP) and MCP over stdio.
+//! - [`console`]: the web console at `/`, assets embedded in the binary.
+//! - [`config`]: `[server]` in toolgate.toml.
+//! - [`error`]: the one error body and the code → HTTP status mapping.
+//! - [`state`]: [`AppState`], shared by every handler.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod console;
+pub mod error;
+pub mod mcp;
+pub mod state;
+
+pub use app::{router, serve};
+pub use config::ServerConfig;
+pub use error::ApiError;
+pub use state::{AppState, Inner};
