@@ -203,8 +203,10 @@ impl AuditLog {
         ack: Option<oneshot::Sender<StoreResult<u64>>>,
     ) -> StoreResult<()> {
         let redactor = &self.inner.redactor;
-        record.arguments = redactor.for_audit_arguments(&record.arguments);
-        record.result = record.result.as_ref().map(|r| redactor.for_audit_result(r));
+        redactor.for_audit_arguments_in_place(&mut record.arguments);
+        if let Some(result) = record.result.as_mut() {
+            redactor.for_audit_result_in_place(result);
+        }
         record.error = record.error.as_deref().map(|e| redactor.redact_text(e));
         let body = record_body(&record).map_err(|e| {
             StoreError::Encode(format!("audit record of call {}: {e}", record.call_id))

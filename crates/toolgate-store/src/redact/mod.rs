@@ -29,9 +29,10 @@ mod digest;
 mod keys;
 mod patterns;
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use digest::{digest_of, json_text_exceeds};
 use keys::{KeyClass, classify};
@@ -69,7 +70,9 @@ impl Redactor {
     /// Masks secrets in a JSON value: values under sensitive keys, and token-shaped strings
     /// anywhere (also inside longer strings and nested arrays/objects).
     pub fn redact_value(&self, v: &Value) -> Value {
-        self.walk(v, false)
+        let mut out = v.clone();
+        self.walk(&mut out, false);
+        out
     }
 
     /// Masks token-shaped substrings in free text (error messages).
@@ -81,30 +84,42 @@ impl Redactor {
     /// JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`] replaced by its `{length, sha256}`.
     /// Arguments that are not an object are treated like a result.
     pub fn for_audit_arguments(&self, v: &Value) -> Value {
-        let Value::Object(members) = v else {
-            return self.for_audit_result(v);
-        };
-        let out: Map<String, Value> = members
-            .iter()
-            .map(|(key, value)| {
-                let kept = match self.masked_for_key(key, value) {
-                    Some(masked) => masked,
-                    None if json_text_exceeds(value, MAX_AUDIT_VALUE_CHARS) => digest_of(value),
-                    None => self.walk(value, true),
-                };
-                (key.clone(), kept)
-            })
-            .collect();
-        Value::Object(out)
+        let mut out = v.clone();
+        self.for_audit_arguments_in_place(&mut out);
+        out
     }
 
     /// A result as the audit stores it: secrets masked, or the whole result replaced by its
     /// `{length, sha256}` when its JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`].
     pub fn for_audit_result(&self, v: &Value) -> Value {
+        let mut out = v.clone();
+        self.for_audit_result_in_place(&mut out);
+        out
+    }
+
+    /// [`Redactor::for_audit_arguments`] on a value the caller owns: only what is masked or
+    /// digested changes, so the rest of the value is neither copied nor rebuilt.
+    pub fn for_audit_arguments_in_place(&self, v: &mut Value) {
+        let Value::Object(members) = v else {
+            return self.for_audit_result_in_place(v);
+        };
+        for (key, value) in members.iter_mut() {
+            if let Some(masked) = self.masked_for_key(key, value) {
+                *value = masked;
+            } else if json_text_exceeds(value, MAX_AUDIT_VALUE_CHARS) {
+                *value = digest_of(value);
+            } else {
+                self.walk(value, true);
+            }
+        }
+    }
+
+    /// [`Redactor::for_audit_result`] on a value the caller owns.
+    pub fn for_audit_result_in_place(&self, v: &mut Value) {
         if json_text_exceeds(v, MAX_AUDIT_VALUE_CHARS) {
-            digest_of(v)
+            *v = digest_of(v);
         } else {
-            self.walk(v, true)
+            self.walk(v, true);
         }
     }
 
@@ -117,34 +132,33 @@ impl Redactor {
         }
     }
 
-    /// Masks secrets throughout `v`; with `digest_long_strings`, strings too long for the
-    /// audit become their digest.
-    fn walk(&self, v: &Value, digest_long_strings: bool) -> Value {
+    /// Masks secrets throughout `v`, in place; with `digest_long_strings`, strings too long
+    /// for the audit become their digest.
+    fn walk(&self, v: &mut Value, digest_long_strings: bool) {
+        if digest_long_strings && v.is_string() && json_text_exceeds(v, MAX_AUDIT_VALUE_CHARS) {
+            *v = digest_of(v);
+            return;
+        }
         match v {
             Value::String(s) => {
-                if digest_long_strings && json_text_exceeds(v, MAX_AUDIT_VALUE_CHARS) {
-                    return digest_of(v);
+                if let Cow::Owned(masked) = self.patterns.mask(s) {
+                    *s = masked;
                 }
-                Value::String(self.patterns.mask(s).into_owned())
             }
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| self.walk(item, digest_long_strings))
-                    .collect(),
-            ),
-            Value::Object(members) => Value::Object(
-                members
-                    .iter()
-                    .map(|(key, value)| {
-                        let kept = self
-                            .masked_for_key(key, value)
-                            .unwrap_or_else(|| self.walk(value, digest_long_strings));
-                        (key.clone(), kept)
-                    })
-                    .collect(),
-            ),
-            Value::Null | Value::Bool(_) | Value::Number(_) => v.clone(),
+            Value::Array(items) => {
+                for item in items {
+                    self.walk(item, digest_long_strings);
+                }
+            }
+            Value::Object(members) => {
+                for (key, value) in members.iter_mut() {
+                    match self.masked_for_key(key, value) {
+                        Some(masked) => *value = masked,
+                        None => self.walk(value, digest_long_strings),
+                    }
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
 }

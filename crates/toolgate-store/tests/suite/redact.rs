@@ -192,3 +192,42 @@ fn non_ascii_text_and_short_values_are_kept() {
         json!({"greeting": "héllo wörld — ünïcode text that is long enough", "n": 1.5, "b": null});
     assert_eq!(r.redact_value(&v), v);
 }
+
+#[test]
+fn in_place_redaction_gives_what_the_by_reference_methods_give() {
+    let r = Redactor::default();
+    let long = "x".repeat(MAX_AUDIT_VALUE_CHARS + 10);
+    let args = json!({
+        "api_key": "sk-proj-abcdefghijklmnopqrstuvwx1234",
+        "body": long,
+        "headers": {"Authorization": "Bearer abcdef1234567890XYZ", "accept": "text/plain"},
+        "notes": ["plain", format!("token {JWT} here"), {"password": 42}],
+        "max_tokens": 512
+    });
+    let expected_args = json!({
+        "api_key": REDACTED,
+        "body": digest(&Value::String(long.clone()).to_string()),
+        "headers": {"Authorization": REDACTED, "accept": "text/plain"},
+        "notes": ["plain", "token [REDACTED] here", {"password": REDACTED}],
+        "max_tokens": 512
+    });
+    let mut in_place = args.clone();
+    r.for_audit_arguments_in_place(&mut in_place);
+    assert_eq!(in_place, expected_args);
+    assert_eq!(r.for_audit_arguments(&args), expected_args);
+
+    let short = json!({"data": {"out": format!("Bearer {JWT}"), "n": 1}});
+    let long_result = json!({"data": {"tail": long}});
+    for (result, expected) in [
+        (
+            &short,
+            json!({"data": {"out": "Bearer [REDACTED]", "n": 1}}),
+        ),
+        (&long_result, digest(&long_result.to_string())),
+    ] {
+        let mut in_place = result.clone();
+        r.for_audit_result_in_place(&mut in_place);
+        assert_eq!(in_place, expected);
+        assert_eq!(r.for_audit_result(result), expected);
+    }
+}
