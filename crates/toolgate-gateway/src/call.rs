@@ -120,7 +120,8 @@ pub struct Call {
     pub started: Instant,
     /// Set by lookup.
     pub entry: Option<Entry>,
-    /// Set by validation: the parsed, schema-valid arguments.
+    /// Set by validation: the parsed, schema-valid arguments. Once the call is over, the
+    /// audit layer moves them into the outcome record.
     pub args: Option<Value>,
     /// Set by policy.
     pub decision: Option<Decision>,

@@ -11,19 +11,16 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 use toolgate_protocol::Risk;
 use toolgate_store::audit::{AuditLog, AuditRecord, RecordKind};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
 
-fn base_record(call: &Call, kind: RecordKind) -> AuditRecord {
+/// The record's common fields, with `args` as the arguments.
+fn base_record(call: &Call, kind: RecordKind, args: Value) -> AuditRecord {
     let spec = call.entry.as_ref().map(|e| e.spec());
-    let args = match &call.args {
-        Some(a) => a.clone(),
-        None => call.request.arguments.for_audit(),
-    };
     AuditRecord {
         kind,
         ts: AuditRecord::now_ts(),
@@ -62,20 +59,27 @@ impl Layer for AuditLayer {
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
         let outcome = next.run(call).await;
-        let mut rec = base_record(call, RecordKind::Outcome);
+        // The call is over: its arguments move into the record instead of being copied.
+        let args = match call.args.take() {
+            Some(args) => args,
+            None => call.request.arguments.for_audit(),
+        };
+        let mut rec = base_record(call, RecordKind::Outcome, args);
         rec.duration_us =
             Some(u64::try_from(call.started.elapsed().as_micros()).unwrap_or(u64::MAX));
         match &outcome {
             Ok(out) => {
                 rec.outcome = "ok".to_owned();
-                let mut result = json!({"data": out.data});
+                // A plain clone: `json!` would re-serialise the data through `to_value`.
+                let mut result = Map::new();
+                result.insert("data".to_owned(), out.data.clone());
                 if !out.content.is_empty() {
-                    result["content"] = json!(out.content);
+                    result.insert("content".to_owned(), json!(out.content));
                 }
                 if let Some(g) = &call.governance {
-                    result["truncated"] = json!(g);
+                    result.insert("truncated".to_owned(), json!(g));
                 }
-                rec.result = Some(result);
+                rec.result = Some(Value::Object(result));
             }
             Err(e) => {
                 rec.outcome = e.code.as_str().to_owned();
@@ -112,7 +116,11 @@ impl Layer for IntentLayer {
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
         if call.entry()?.spec().risk >= Risk::Write {
-            let rec = base_record(call, RecordKind::Attempt);
+            let args = match &call.args {
+                Some(args) => args.clone(),
+                None => call.request.arguments.for_audit(),
+            };
+            let rec = base_record(call, RecordKind::Attempt, args);
             if let Err(e) = self.log.append(rec).await {
                 // No evidence, no action.
                 return Err(toolgate_protocol::CallError::new(
