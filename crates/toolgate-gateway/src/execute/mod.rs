@@ -4,12 +4,15 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::FutureExt;
 use tokio::sync::Semaphore;
-use toolgate_protocol::{CallError, ErrorCode};
+use tokio::time::Instant;
+use toolgate_core::{DynTool, ToolError};
+use toolgate_protocol::{CallError, ErrorCode, ToolOutput};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
@@ -17,6 +20,9 @@ use crate::layer::{Layer, Next};
 /// How long a cancelled tool may keep running to clean up (kill its children) before it is
 /// dropped.
 const CLEANUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Deadlines are capped here (30 years), so a huge configured timeout cannot overflow.
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 86_400);
 
 pub struct ExecuteLayer {
     permits: Arc<Semaphore>,
@@ -49,28 +55,46 @@ impl Layer for ExecuteLayer {
             })?,
             () = caller.cancelled() => return Err(cancelled()),
         };
+        if caller.is_cancelled() {
+            return Err(cancelled());
+        }
+        let deadline = Instant::now() + self.timeout.min(FAR_FUTURE);
         let token = caller.child_token();
         let ctx = call.tool_context(token.clone());
         let run = AssertUnwindSafe(tool.call(args, ctx)).catch_unwind();
         tokio::pin!(run);
+        // Most tools finish on their first poll; only the others need the deadline timer,
+        // whose registration costs about as much as a quick tool. The deadline still counts
+        // from before that first poll.
+        let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
+        if let Poll::Ready(result) = first {
+            return finished(&tool, result);
+        }
         tokio::select! {
-            result = &mut run => match result {
-                Ok(r) => r.map_err(toolgate_core::ToolError::into_call_error),
-                Err(_) => Err(CallError::new(ErrorCode::ExecutionFailed, format!(
-                    "tool `{}` panicked", tool.spec().name))),
-            },
+            result = &mut run => finished(&tool, result),
             () = caller.cancelled() => {
                 token.cancel();
                 let _ = tokio::time::timeout(CLEANUP_GRACE, run).await;
                 Err(cancelled())
             }
-            () = tokio::time::sleep(self.timeout) => {
+            () = tokio::time::sleep_until(deadline) => {
                 token.cancel();
                 let _ = tokio::time::timeout(CLEANUP_GRACE, run).await;
                 Err(CallError::new(ErrorCode::Timeout, format!(
                     "`{}` did not finish within {:?}", tool.spec().name, self.timeout)))
             }
         }
+    }
+}
+
+/// The call's outcome from what the tool returned, or from its panic.
+fn finished(tool: &DynTool, result: std::thread::Result<Result<ToolOutput, ToolError>>) -> Outcome {
+    match result {
+        Ok(r) => r.map_err(ToolError::into_call_error),
+        Err(_) => Err(CallError::new(
+            ErrorCode::ExecutionFailed,
+            format!("tool `{}` panicked", tool.spec().name),
+        )),
     }
 }
 
@@ -109,6 +133,18 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_call_cancelled_before_it_starts_never_reaches_the_tool() {
+        let (tool, seen) = test_tool("quick", Risk::Read);
+        let mut call = call_for(tool, json!({}));
+        call.request.cancel.cancel();
+        let err = run_layer_on(&ExecuteLayer::new(4, Duration::from_secs(60)), &mut call)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Cancelled);
+        assert_eq!(seen.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
     #[tokio::test]
