@@ -6,6 +6,7 @@
 
 mod read_result;
 
+use std::io;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -43,6 +44,28 @@ fn as_text(data: &Value) -> String {
     }
 }
 
+/// Whether the JSON text of `data` is longer than `limit` bytes. Counts instead of building
+/// the text, and stops as soon as the answer is known.
+fn json_len_exceeds(data: &Value, limit: usize) -> bool {
+    struct Counter {
+        bytes: usize,
+        limit: usize,
+    }
+    impl io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.bytes += buf.len();
+            if self.bytes > self.limit {
+                return Err(io::Error::other("over the limit"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(&mut Counter { bytes: 0, limit }, data).is_err()
+}
+
 fn head(text: &str, max: usize) -> &str {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
@@ -63,11 +86,11 @@ impl Layer for GovernLayer {
             return Ok(out);
         }
         // Cheap size probe first: most results are small.
-        let size = match &out.data {
-            Value::String(s) => s.len(),
-            other => serde_json::to_vec(other).map(|v| v.len()).unwrap_or(0),
+        let over_budget = match &out.data {
+            Value::String(s) => s.len() > self.budget_bytes,
+            other => json_len_exceeds(other, self.budget_bytes),
         };
-        if size <= self.budget_bytes {
+        if !over_budget {
             return Ok(out);
         }
         // What is stored is redacted (R-EXE-6), and the head comes from the same text so that

@@ -99,3 +99,12 @@ async fn read_result_refuses_unknown_ids() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
 }
+
+#[test]
+fn the_size_probe_counts_the_json_text_exactly() {
+    // `{"a":"bc","n":[1,2]}` is 20 bytes.
+    let data = json!({"a": "bc", "n": [1, 2]});
+    assert_eq!(data.to_string().len(), 20);
+    assert!(super::json_len_exceeds(&data, 19));
+    assert!(!super::json_len_exceeds(&data, 20));
+}

@@ -79,6 +79,11 @@ impl Layer for ValidateLayer {
             )
             .with_retryable(false)
         })?;
+        // Valid arguments, the common case, cost one pass that collects nothing.
+        if validator.is_valid(&args) {
+            call.args = Some(args);
+            return next.run(call).await;
+        }
         let violations: Vec<Value> = validator
             .iter_errors(&args)
             .map(|e| {
