@@ -1,7 +1,9 @@
 //! A call as it travels through the pipeline: the request as a front end made it, and the
 //! facts each layer establishes for the layers inside it.
 
-use std::time::Instant;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use toolgate_core::{CancellationToken, ToolContext};
@@ -134,7 +136,7 @@ pub struct Call {
 impl Call {
     pub fn new(mut request: CallRequest) -> Self {
         if request.call_id.is_empty() {
-            request.call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
+            request.call_id = new_call_id();
         }
         Call {
             request,
@@ -173,6 +175,24 @@ impl Call {
     }
 }
 
+/// `call_` and a UUIDv7: milliseconds since the epoch, then 74 bits that only have to be
+/// unique, not secret. They are SipHash (keyed once per thread from the OS) of a process-wide
+/// counter, which spares every call a `getrandom` system call.
+fn new_call_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    thread_local!(static KEYS: RandomState = RandomState::new());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let (high, low) = KEYS.with(|keys| (keys.hash_one(n), keys.hash_one(!n)));
+    let mut random = [0u8; 10];
+    random[..8].copy_from_slice(&high.to_le_bytes());
+    random[8..].copy_from_slice(&low.to_le_bytes()[..2]);
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let id = uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid();
+    format!("call_{}", id.simple())
+}
+
 /// A broken pipeline assembly: reported as a non-retryable execution failure, never a panic.
 pub(crate) fn internal(what: &str) -> CallError {
     CallError::new(
@@ -183,3 +203,21 @@ pub(crate) fn internal(what: &str) -> CallError {
 
 /// What every layer returns.
 pub type Outcome = Result<ToolOutput, CallError>;
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn call_ids_are_unique_version_7_uuids() {
+        let ids: Vec<String> = (0..10_000).map(|_| new_call_id()).collect();
+        assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len());
+        let uuid = uuid::Uuid::parse_str(ids[0].strip_prefix("call_").unwrap()).unwrap();
+        assert_eq!(
+            (uuid.get_version_num(), uuid.get_variant()),
+            (7, uuid::Variant::RFC4122)
+        );
+    }
+}
