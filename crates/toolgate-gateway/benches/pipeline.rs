@@ -15,6 +15,7 @@
 //! by the caller, from building the request to holding the envelope; calls/s is calls over
 //! the wall time of the measured phase. The data directory lives under cargo's target tmp
 //! dir (a real disk, so fsync costs what it costs) unless `TOOLGATE_BENCH_DIR` says where.
+//! `TOOLGATE_BENCH_ONLY=direct,buffered` runs only the named modes (for profiling).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -224,9 +225,10 @@ async fn drive(target: &Target, callers: usize, calls: usize) -> Stats {
     Stats::new(all, start.elapsed())
 }
 
-/// Call counts, scaled by `TOOLGATE_BENCH_SCALE` (default 1).
+/// Call counts, scaled by `TOOLGATE_BENCH_SCALE` (default 1), and the modes to run.
 struct Plan {
     scale: f64,
+    only: Option<Vec<String>>,
 }
 
 impl Plan {
@@ -236,7 +238,16 @@ impl Plan {
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| *s > 0.0)
             .unwrap_or(1.0);
-        Plan { scale }
+        let only = std::env::var("TOOLGATE_BENCH_ONLY")
+            .ok()
+            .map(|s| s.split(',').map(|m| m.trim().to_owned()).collect());
+        Plan { scale, only }
+    }
+
+    fn runs(&self, mode: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|m| m == mode))
     }
 
     /// Rounded to a multiple of 32 so every caller makes the same number of calls.
@@ -314,12 +325,20 @@ fn main() {
         .expect("build the tokio runtime");
     let rows = runtime.block_on(async {
         let mut rows = Vec::new();
-        let direct = Target::Direct(echo_tool(READ_TOOL, Risk::Read));
-        rows.push(scenario("direct", &direct, 1, plan.n(20_000), plan.n(2_000)).await);
-        rows.push(scenario("direct", &direct, 32, plan.n(100_000), plan.n(5_000)).await);
-        run_mode(&plan, "buffered", Durability::Buffered, &mut rows).await;
-        run_mode(&plan, "durable", Durability::Durable, &mut rows).await;
-        run_write(&plan, &mut rows).await;
+        if plan.runs("direct") {
+            let direct = Target::Direct(echo_tool(READ_TOOL, Risk::Read));
+            rows.push(scenario("direct", &direct, 1, plan.n(20_000), plan.n(2_000)).await);
+            rows.push(scenario("direct", &direct, 32, plan.n(100_000), plan.n(5_000)).await);
+        }
+        if plan.runs("buffered") {
+            run_mode(&plan, "buffered", Durability::Buffered, &mut rows).await;
+        }
+        if plan.runs("durable") {
+            run_mode(&plan, "durable", Durability::Durable, &mut rows).await;
+        }
+        if plan.runs("write") {
+            run_write(&plan, &mut rows).await;
+        }
         rows
     });
     stats::print_table(&rows);
