@@ -1,10 +1,35 @@
-//! The MCP endpoint `/mcp` (Streamable HTTP) and MCP over stdio.
-//! (Skeleton: being built.)
+//! The gateway as an MCP server: `/mcp` (Streamable HTTP) and MCP over stdio, one handler
+//! for both (rmcp does the protocol: sessions, SSE, `server/discover`, `-32601` for methods
+//! not offered).
+//!
+//! # Layout
+//! - [`handler`]: [`McpHandler`] — `tools/list` is the caller's role's view of the catalog,
+//!   `tools/call` one `Gateway::call`, the rest delegated to [`McpExtras`].
+//! - [`call`]: a `tools/call` as a `CallRequest`; waiting for approval with progress.
+//! - [`result`]: the envelope → `CallToolResult` mapping.
+//! - [`tools`]: the visible tools in MCP shape; hidden tools look unknown.
+//! - [`extras`]: [`McpExtras`] (resources, prompts, completions, logging); empty in
+//!   production.
+//! - [`links`]: [`ClientLinks`], how a running tool reaches the client that called it.
+//! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
+//!
+//! # Invariants
+//! - Every `tools/call` goes through `Gateway::call`, so it is authorized, validated,
+//!   policed, approved and audited like a call from any other front end.
+//! - A tool the caller's role cannot see is answered exactly like a tool that does not exist.
+//! - Tool failures are `isError` results carrying the error object, never JSON-RPC errors.
 
-use axum::Router;
+pub mod call;
+pub mod extras;
+pub mod handler;
+pub mod http;
+pub mod links;
+pub mod result;
+pub mod stdio;
+pub mod tools;
 
-use crate::state::AppState;
-
-pub fn routes() -> Router<AppState> {
-    Router::new()
-}
+pub use extras::{McpExtras, NoExtras};
+pub use handler::{Identity, Lifecycle, McpHandler, McpOptions};
+pub use http::{routes, routes_with};
+pub use links::{ClientLink, ClientLinks};
+pub use stdio::{StdioError, serve_io, serve_stdio};

@@ -1,0 +1,169 @@
+//! `tools/call` as one `Gateway::call`. In order:
+//! 1. the request becomes a [`CallRequest`]: principal and role from the caller, session from
+//!    the transport, arguments as JSON, cancellation from the request's token (fired by
+//!    `notifications/cancelled`, by the end of the session or stdio stream, and by a
+//!    stateless HTTP request's dropped connection);
+//! 2. a client that sent a `progressToken` can be kept waiting, so the call waits for a
+//!    pending approval and a `notifications/progress` naming the approval id goes out at once
+//!    and every [`PROGRESS_EVERY`] while it waits; a client without one gets the retryable
+//!    `approval_required` at once;
+//! 3. the calling client is registered in [`ClientLinks`] under the call id while it runs;
+//! 4. failures for tools the role cannot see are concealed as unknown tools, and the envelope
+//!    becomes a `CallToolResult`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
+use toolgate_protocol::Envelope;
+
+use super::links::{ClientLink, ClientLinks};
+use super::result::call_result;
+use super::tools::conceal_hidden;
+use crate::auth::Caller;
+
+/// How often a call waiting for approval tells its client it is still waiting.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// Runs one `tools/call` through the gateway.
+pub async fn run_tool_call(
+    gateway: &Gateway,
+    links: &Arc<ClientLinks>,
+    shutdown: &CancellationToken,
+    caller: &Caller,
+    session: String,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let progress = context.meta.get_progress_token();
+    let tool = request.name.to_string();
+    let arguments = Value::Object(request.arguments.unwrap_or_default());
+    let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
+    let (events, received) = unbounded_channel();
+    let cancel = context.ct.child_token();
+    let call = CallRequest {
+        call_id: call_id.clone(),
+        session_id: session,
+        principal: caller.principal.clone(),
+        role: caller.role.clone(),
+        tool: tool.clone(),
+        arguments: Arguments::Json(arguments),
+        idempotency_key: None,
+        cancel: cancel.clone(),
+        wait_for_approval: Some(progress.is_some()),
+        events: Some(events),
+    };
+    let _link = links.register(
+        &call_id,
+        ClientLink {
+            peer: context.peer.clone(),
+            progress_token: progress.clone(),
+        },
+    );
+    let envelope = match progress {
+        Some(token) => {
+            let waits = Waits {
+                events: received,
+                peer: &context.peer,
+                token,
+                every: PROGRESS_EVERY,
+                shutdown,
+                cancel: &cancel,
+            };
+            report_waits(gateway.call(call), waits).await
+        }
+        None => gateway.call(call).await,
+    };
+    call_result(conceal_hidden(gateway, &caller.role, &tool, envelope))
+}
+
+/// What [`report_waits`] listens to and reports through.
+pub struct Waits<'a> {
+    /// The call's events.
+    pub events: UnboundedReceiver<CallEvent>,
+    pub peer: &'a Peer<RoleServer>,
+    pub token: ProgressToken,
+    pub every: Duration,
+    /// When it fires while the call waits for a human, the call is cancelled.
+    pub shutdown: &'a CancellationToken,
+    /// The call's own token.
+    pub cancel: &'a CancellationToken,
+}
+
+/// Drives `call` to its end; while it waits for a human, sends progress notifications
+/// naming the approval, first at once and then every `every`.
+pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>) -> Envelope {
+    let Waits {
+        mut events,
+        peer,
+        token,
+        every,
+        shutdown,
+        cancel,
+    } = waits;
+    tokio::pin!(call);
+    let mut waiting: Option<String> = None;
+    let mut sent: u32 = 0;
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            envelope = &mut call => return envelope,
+            Some(event) = events.recv() => {
+                let CallEvent::AwaitingApproval { approval_id, tool, requires_confirmation, .. } = event;
+                waiting = Some(waiting_message(&approval_id, &tool, requires_confirmation));
+                ticker.reset_immediately();
+            }
+            () = shutdown.cancelled(), if waiting.is_some() && !cancel.is_cancelled() => {
+                cancel.cancel();
+            }
+            _ = ticker.tick(), if waiting.is_some() => {
+                sent += 1;
+                let message = waiting.clone().unwrap_or_default();
+                let param = ProgressNotificationParam::new(token.clone(), f64::from(sent))
+                    .with_message(message);
+                if let Err(e) = peer.notify_progress(param).await {
+                    tracing::debug!(error = %e, "could not send an approval progress notification");
+                }
+            }
+        }
+    }
+}
+
+/// What a waiting client is told: which approval, and how an operator decides it.
+pub fn waiting_message(approval_id: &str, tool: &str, requires_confirmation: bool) -> String {
+    let confirm = if requires_confirmation {
+        format!(" --confirm {tool}")
+    } else {
+        String::new()
+    };
+    format!(
+        "waiting for approval {approval_id} of `{tool}`: an operator approves with `toolgate approvals approve {approval_id}{confirm}` or in the console"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_message_names_the_approval_and_the_confirmation() {
+        assert_eq!(
+            waiting_message("apr_1", "shell", true),
+            "waiting for approval apr_1 of `shell`: an operator approves with `toolgate approvals approve apr_1 --confirm shell` or in the console"
+        );
+        assert_eq!(
+            waiting_message("apr_2", "write_file", false),
+            "waiting for approval apr_2 of `write_file`: an operator approves with `toolgate approvals approve apr_2` or in the console"
+        );
+    }
+}

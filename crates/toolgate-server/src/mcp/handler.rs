@@ -1,0 +1,253 @@
+//! The MCP server over the gateway, the same for Streamable HTTP and stdio. It only
+//! translates: `tools/list` is the caller's view of the catalog, `tools/call` is one
+//! `Gateway::call`, everything else is delegated to the [`McpExtras`].
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
+    ToolsCapability, UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use toolgate_gateway::Gateway;
+
+use super::call::run_tool_call;
+use super::extras::{McpExtras, NoExtras};
+use super::links::ClientLinks;
+use super::tools::visible_tools;
+use crate::auth::Caller;
+
+/// What an embedding adds to the MCP endpoint: resources/prompts/completions, and the
+/// registry through which tools reach the client that called them.
+#[derive(Clone)]
+pub struct McpOptions {
+    pub extras: Arc<dyn McpExtras>,
+    pub links: Arc<ClientLinks>,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        McpOptions {
+            extras: Arc::new(NoExtras),
+            links: Arc::new(ClientLinks::new()),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions").finish_non_exhaustive()
+    }
+}
+
+/// Who the requests of one connection act as.
+#[derive(Debug, Clone)]
+pub enum Identity {
+    /// Streamable HTTP: the [`Caller`] the auth middleware put in each request, the session
+    /// from `Mcp-Session-Id` (stateless requests share the session `mcp`).
+    Http,
+    /// stdio: the spawning user, one session for the life of the process.
+    Fixed { caller: Caller, session: String },
+}
+
+/// Shutdown as the handler sees it: calls in flight are tracked so the transport is closed
+/// only after they answered; calls waiting for a human are cancelled when shutdown begins
+/// (their approval request stays in the store, so the retried call finds it after a restart).
+#[derive(Debug, Clone, Default)]
+pub struct Lifecycle {
+    pub shutdown: CancellationToken,
+    pub calls: TaskTracker,
+}
+
+/// The server handler; cheap to clone (one per HTTP session).
+#[derive(Clone)]
+pub struct McpHandler {
+    gateway: Arc<Gateway>,
+    identity: Identity,
+    options: McpOptions,
+    lifecycle: Lifecycle,
+}
+
+/// The session name of stateless (2026-07-28) HTTP requests.
+pub const STATELESS_SESSION: &str = "mcp";
+
+const INSTRUCTIONS: &str = "Tools of a toolgate gateway: every call passes its role's \
+policy, human approval where required, and a tamper-evident audit. A call that needs approval \
+fails with code approval_required naming the approval id (retryable): once an operator \
+approves it, repeat the identical call. Send a progressToken to wait for the decision \
+instead, with progress notifications while waiting.";
+
+impl McpHandler {
+    pub fn new(
+        gateway: Arc<Gateway>,
+        identity: Identity,
+        options: McpOptions,
+        lifecycle: Lifecycle,
+    ) -> Self {
+        McpHandler {
+            gateway,
+            identity,
+            options,
+            lifecycle,
+        }
+    }
+
+    /// The caller and session a request acts as.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<(Caller, String), ErrorData> {
+        match &self.identity {
+            Identity::Fixed { caller, session } => Ok((caller.clone(), session.clone())),
+            Identity::Http => {
+                let parts = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .ok_or_else(|| no_caller("the request carries no HTTP parts"))?;
+                let caller = parts
+                    .extensions
+                    .get::<Caller>()
+                    .cloned()
+                    .ok_or_else(|| no_caller("the request was not authenticated"))?;
+                let session = parts
+                    .headers
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                    .map_or_else(|| STATELESS_SESSION.to_owned(), str::to_owned);
+                Ok((caller, session))
+            }
+        }
+    }
+}
+
+fn no_caller(why: &str) -> ErrorData {
+    ErrorData::internal_error(format!("cannot tell who is calling: {why}"), None)
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = self.options.extras.capabilities();
+        capabilities.tools = Some(ToolsCapability::default());
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (caller, _) = self.caller(&context)?;
+        let mut result =
+            ListToolsResult::with_all_items(visible_tools(&self.gateway, &caller.role));
+        // The list depends on the caller's role: no shared cache may serve it to another.
+        result.cache_scope = Some(rmcp::model::CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (caller, session) = self.caller(&context)?;
+        let call = run_tool_call(
+            &self.gateway,
+            &self.options.links,
+            &self.lifecycle.shutdown,
+            &caller,
+            session,
+            request,
+            &context,
+        );
+        let result = self.lifecycle.calls.track_future(call).await;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.options.extras.list_resources().await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.options.extras.list_resource_templates().await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.options
+            .extras
+            .read_resource(request)
+            .await
+            .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.options.extras.subscribe(request.uri).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.options.extras.unsubscribe(request.uri).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.options.extras.list_prompts().await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.options
+            .extras
+            .get_prompt(request)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.options.extras.complete(request).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.options.extras.set_level(request.level).await
+    }
+}

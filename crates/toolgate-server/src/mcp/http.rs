@@ -1,0 +1,91 @@
+//! `/mcp`, Streamable HTTP (rmcp's service behind our guards). Sessions (2025-11-25:
+//! `initialize`, `Mcp-Session-Id`, SSE or JSON responses, the GET stream, DELETE) and the
+//! 2026-07-28 era (`server/discover`, stateless requests, header validation) are rmcp's;
+//! this module only decides:
+//! - Host and Origin: already checked by `auth::check_host_and_origin` before any MCP code
+//!   runs (with the operator's `allowed_hosts`), so rmcp's own loopback-only Host check is
+//!   off instead of contradicting ours;
+//! - shutdown: when the server starts stopping, calls waiting for a human are cancelled, the
+//!   others finish and answer, then every session and stream is closed.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::response::IntoResponse;
+use axum::routing::any;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+use super::handler::{Identity, Lifecycle, McpHandler, McpOptions};
+use crate::state::AppState;
+
+type McpService = StreamableHttpService<McpHandler, LocalSessionManager>;
+
+/// The `/mcp` route with tools only.
+pub fn routes() -> Router<AppState> {
+    routes_with(McpOptions::default())
+}
+
+/// The `/mcp` route with `options` (resources, prompts, … for embeddings and tests).
+pub fn routes_with(options: McpOptions) -> Router<AppState> {
+    // Built on the first request, when the state is at hand; one per router, so each
+    // server keeps its own sessions.
+    let service: Arc<OnceLock<McpService>> = Arc::new(OnceLock::new());
+    Router::new().route(
+        "/mcp",
+        any(move |State(state): State<AppState>, request: Request| {
+            let service = service
+                .get_or_init(|| http_service(&state, options.clone()))
+                .clone();
+            let ends_session = request.method() == http::Method::DELETE;
+            async move {
+                let mut response = match service.oneshot(request).await {
+                    Ok(response) => response.map(axum::body::Body::new).into_response(),
+                    Err(never) => match never {},
+                };
+                // rmcp acknowledges a session's DELETE with 202; clients expect 200/204.
+                if ends_session && response.status() == http::StatusCode::ACCEPTED {
+                    *response.status_mut() = http::StatusCode::NO_CONTENT;
+                }
+                response
+            }
+        }),
+    )
+}
+
+fn http_service(state: &AppState, options: McpOptions) -> McpService {
+    let lifecycle = Lifecycle {
+        shutdown: state.shutdown.clone(),
+        calls: TaskTracker::new(),
+    };
+    let sessions_end = CancellationToken::new();
+    tokio::spawn(close_after_calls(lifecycle.clone(), sessions_end.clone()));
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(sessions_end);
+    let gateway = Arc::clone(&state.gateway);
+    StreamableHttpService::new(
+        move || {
+            Ok(McpHandler::new(
+                Arc::clone(&gateway),
+                Identity::Http,
+                options.clone(),
+                lifecycle.clone(),
+            ))
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Once shutdown begins and the calls in flight have answered, ends every session.
+async fn close_after_calls(lifecycle: Lifecycle, sessions_end: CancellationToken) {
+    lifecycle.shutdown.cancelled().await;
+    lifecycle.calls.close();
+    lifecycle.calls.wait().await;
+    sessions_end.cancel();
+}

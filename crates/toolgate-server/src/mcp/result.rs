@@ -1,0 +1,188 @@
+//! A call's [`Envelope`] as an MCP `CallToolResult` — the one place this mapping is decided.
+//!
+//! - ok: the data as a text block (a string as-is, anything else as compact JSON), then the
+//!   tool's own image / audio / resource blocks; `structuredContent` when the data is an
+//!   object; a closing text block when result governance cut the output, naming the
+//!   `result_id` to page through with `read_result`.
+//! - error: `isError: true` and one text block holding the error object
+//!   (`{code, message, retryable, hint?, details?}`, the approval id in `details`), so a model
+//!   reads what went wrong and what to do next. Never a JSON-RPC error: those are for requests
+//!   that cannot be routed at all.
+
+use rmcp::model::{CallToolResult, ContentBlock as McpBlock, ResourceContents};
+use serde_json::Value;
+use toolgate_protocol::{CallError, ContentBlock, Envelope, Governance};
+
+/// The MCP result for a call's envelope.
+pub fn call_result(envelope: Envelope) -> CallToolResult {
+    match envelope.error {
+        Some(error) if !envelope.ok => error_result(&error),
+        _ => success_result(envelope.data, envelope.content, envelope.truncated),
+    }
+}
+
+/// `isError: true` with the error object as text.
+pub fn error_result(error: &CallError) -> CallToolResult {
+    let text = serde_json::to_string(error).unwrap_or_else(|_| error.message.clone());
+    CallToolResult::error(vec![McpBlock::text(text)])
+}
+
+fn success_result(
+    data: Option<Value>,
+    content: Vec<ContentBlock>,
+    truncated: Option<Governance>,
+) -> CallToolResult {
+    let data = data.unwrap_or(Value::Null);
+    let mut blocks = Vec::with_capacity(content.len() + 2);
+    match &data {
+        Value::String(s) => blocks.push(McpBlock::text(s.clone())),
+        // A tool that answers only with typed blocks (an image) has nothing to say as text.
+        Value::Null if !content.is_empty() => {}
+        other => blocks.push(McpBlock::text(other.to_string())),
+    }
+    blocks.extend(content.into_iter().map(block));
+    if let Some(cut) = &truncated {
+        blocks.push(McpBlock::text(truncation_note(cut)));
+    }
+    let mut result = CallToolResult::success(blocks);
+    if data.is_object() {
+        result.structured_content = Some(data);
+    }
+    result
+}
+
+fn truncation_note(cut: &Governance) -> String {
+    match &cut.result_id {
+        Some(id) => format!(
+            "[result truncated: {} of {} bytes shown; read the rest with the `read_result` tool, result_id `{id}`]",
+            cut.returned_bytes, cut.total_bytes
+        ),
+        None => format!(
+            "[result truncated: {} of {} bytes shown]",
+            cut.returned_bytes, cut.total_bytes
+        ),
+    }
+}
+
+fn block(content: ContentBlock) -> McpBlock {
+    match content {
+        ContentBlock::Text { text } => McpBlock::text(text),
+        ContentBlock::Image { data, mime_type } => McpBlock::image(data, mime_type),
+        ContentBlock::Audio { data, mime_type } => McpBlock::audio(data, mime_type),
+        ContentBlock::Resource { resource } => {
+            match serde_json::from_value::<ResourceContents>(resource.clone()) {
+                Ok(contents) => McpBlock::resource(contents),
+                // Not a valid MCP resource: still show the model what the tool returned.
+                Err(_) => McpBlock::text(resource.to_string()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolgate_protocol::{ErrorCode, ToolOutput};
+
+    use super::*;
+
+    fn wire(result: CallToolResult) -> Value {
+        serde_json::to_value(result).unwrap()
+    }
+
+    #[test]
+    fn object_data_is_text_and_structured_content() {
+        let env = Envelope::success("c1", ToolOutput::json(json!({"a": 1})), None);
+        assert_eq!(
+            wire(call_result(env)),
+            json!({
+                "content": [{"type": "text", "text": "{\"a\":1}"}],
+                "structuredContent": {"a": 1},
+                "isError": false,
+                "resultType": "complete"
+            })
+        );
+    }
+
+    #[test]
+    fn string_data_is_plain_text_and_blocks_follow() {
+        let mut out = ToolOutput::text("hello");
+        out.content = vec![
+            ContentBlock::Image {
+                data: "iVBO".into(),
+                mime_type: "image/png".into(),
+            },
+            ContentBlock::Resource {
+                resource: json!({"uri": "test://r", "mimeType": "text/plain", "text": "t"}),
+            },
+        ];
+        let env = Envelope::success("c1", out, None);
+        assert_eq!(
+            wire(call_result(env)),
+            json!({
+                "content": [
+                    {"type": "text", "text": "hello"},
+                    {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+                    {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "t"}}
+                ],
+                "isError": false,
+                "resultType": "complete"
+            })
+        );
+    }
+
+    #[test]
+    fn null_data_with_blocks_has_no_text() {
+        let out = ToolOutput {
+            data: Value::Null,
+            content: vec![ContentBlock::Audio {
+                data: "UklG".into(),
+                mime_type: "audio/wav".into(),
+            }],
+        };
+        let result = wire(call_result(Envelope::success("c1", out, None)));
+        assert_eq!(
+            result["content"],
+            json!([{"type": "audio", "data": "UklG", "mimeType": "audio/wav"}])
+        );
+    }
+
+    #[test]
+    fn truncated_results_name_the_result_id() {
+        let cut = Governance {
+            total_bytes: 100,
+            returned_bytes: 10,
+            result_id: Some("res_1".into()),
+        };
+        let env = Envelope::success("c1", ToolOutput::text("0123456789"), Some(cut));
+        let result = wire(call_result(env));
+        assert_eq!(
+            result["content"][1]["text"],
+            "[result truncated: 10 of 100 bytes shown; read the rest with the `read_result` tool, result_id `res_1`]"
+        );
+    }
+
+    #[test]
+    fn errors_are_is_error_results_with_the_error_object() {
+        let err = CallError::new(
+            ErrorCode::ApprovalRequired,
+            "`write_file` needs approval: apr_1",
+        )
+        .with_hint("approve it")
+        .with_details(json!({"approval_id": "apr_1"}));
+        let result = wire(call_result(Envelope::failure("c1", err)));
+        assert_eq!(result["isError"], true);
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            json!({
+                "code": "approval_required",
+                "message": "`write_file` needs approval: apr_1",
+                "retryable": true,
+                "hint": "approve it",
+                "details": {"approval_id": "apr_1"}
+            })
+        );
+    }
+}
