@@ -8,6 +8,9 @@
 //!   `list_dir`, `search_files` — one file per tool.
 //! - [`shell`]: `shell`, `/bin/sh -c` in its own process group with a scrubbed
 //!   environment, a timeout and an output cap; the whole group is killed at the end.
+//! - [`sandbox`]: the OS sandbox of `shell` — Landlock, seccomp, resource limits and a
+//!   subreaper helper that leaves no process behind; [`Sandbox::probe`] says what the
+//!   kernel offers.
 //! - [`builtin`]: [`builtin_tools`] and [`BuiltinOptions`].
 //!
 //! Each tool resolves its paths in `check` (so the gateway refuses before asking a human)
@@ -31,10 +34,12 @@
 mod args;
 pub mod builtin;
 pub mod files;
+pub mod sandbox;
 pub mod shell;
 pub mod workspace;
 
 pub use builtin::{BuiltinOptions, builtin_tools};
 pub use files::{EditFileTool, ListDirTool, ReadFileTool, SearchFilesTool, WriteFileTool};
+pub use sandbox::{ResourceLimits, Sandbox, SandboxLauncher, SandboxMode, SandboxPolicy};
 pub use shell::{ShellOptions, ShellTool};
 pub use workspace::Workspace;

@@ -1,28 +1,31 @@
 //! `shell`: run `/bin/sh -c <command>` in a workspace directory (R-ACT-2).
 //!
 //! Output: `{exit_code, signal?, stdout, stderr, stdout_truncated, stderr_truncated,
-//! stdout_bytes, stderr_bytes, duration_ms}` — `exit_code` is `null` and `signal` present
-//! when the shell died from a signal; `*_bytes` count everything the stream produced,
-//! `stdout`/`stderr` hold its first `output_cap_bytes` (lossy UTF-8). A non-zero exit is a
+//! stdout_bytes, stderr_bytes, duration_ms, sandbox}` — `exit_code` is `null` and `signal`
+//! present when the shell died from a signal; `*_bytes` count everything the stream
+//! produced, `stdout`/`stderr` hold its first `output_cap_bytes` (lossy UTF-8); `sandbox` is
+//! `landlock+seccomp`, `seccomp` (the kernel lacks Landlock) or `none`. A non-zero exit is a
 //! successful call: the model reads `exit_code`.
 //!
-//! Sequence: resolve `cwd` → spawn in a new process group with stdin null and an
-//! environment rebuilt from an allowlist (no inherited secrets) → drain both pipes while
-//! waiting for the shell, the timeout or cancellation → kill the whole group (also after a
-//! normal exit: background processes never outlive the call, so a timeout cannot be
-//! dodged with `&`) → collect output, waiting only briefly for pipes held open by
-//! processes that left the group.
+//! Sequence: resolve `cwd` → start the command with stdin null and an environment rebuilt
+//! from an allowlist (no inherited secrets), inside the OS sandbox (see [`crate::sandbox`])
+//! when the [`SandboxMode`] and the kernel allow → drain both pipes while waiting for it,
+//! the timeout or cancellation → stop everything it started (also after a normal exit:
+//! background processes never outlive the call, so a timeout cannot be dodged with `&`;
+//! in the sandbox not even with `setsid`) → collect output, waiting only briefly for pipes
+//! still held open.
 //!
-//! Not yet here: the OS sandbox (Landlock + seccomp). Until then the command runs with the
-//! gateway's own file-system and network access; only `cwd` is confined.
+//! With the sandbox off (or no helper configured) only `cwd` is confined: the command has
+//! the gateway's own file-system and network access.
 
 mod capture;
 mod group;
+mod launch;
+mod plan;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
-use std::process::Stdio;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,9 +36,14 @@ use toolgate_core::{CancellationToken, Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
 use self::capture::{Captured, capture};
-use self::group::ProcessGroup;
+use self::launch::Running;
+use self::plan::SandboxPlan;
 use crate::Workspace;
 use crate::args::{decode, idempotency_key_schema};
+use crate::sandbox::{
+    HELPER_FAILURE, HELPER_FAILURE_PREFIX, HelperRequest, ResourceLimits, Sandbox, SandboxLauncher,
+    SandboxMode, SandboxPolicy,
+};
 
 const NAME: &str = "shell";
 /// How long to keep reading pipes after the group was killed (a process that left the group
@@ -56,6 +64,17 @@ pub struct ShellOptions {
     /// Extra environment variable names passed through from the gateway's environment,
     /// on top of PATH, LANG, LC_ALL and TZ.
     pub env_allowlist: Vec<String>,
+    /// Whether commands must, may or must not run in the OS sandbox.
+    pub sandbox: SandboxMode,
+    /// Let sandboxed commands use the network (TCP, UDP, DNS).
+    pub allow_network: bool,
+    /// Resource limits of sandboxed commands.
+    pub limits: ResourceLimits,
+    /// Read-only trees sandboxed commands may also use (relative: to the workspace root).
+    pub extra_read_paths: Vec<PathBuf>,
+    /// How to start the sandbox helper; `None` (the default): no helper, so no sandbox —
+    /// [`SandboxMode::Required`] then refuses every command.
+    pub launcher: Option<SandboxLauncher>,
 }
 
 impl Default for ShellOptions {
@@ -65,6 +84,11 @@ impl Default for ShellOptions {
             max_timeout: Duration::from_secs(600),
             output_cap_bytes: 64 * 1024,
             env_allowlist: Vec::new(),
+            sandbox: SandboxMode::default(),
+            allow_network: false,
+            limits: ResourceLimits::default(),
+            extra_read_paths: Vec::new(),
+            launcher: None,
         }
     }
 }
@@ -74,6 +98,7 @@ impl Default for ShellOptions {
 pub struct ShellTool {
     ws: Arc<Workspace>,
     opts: ShellOptions,
+    plan: SandboxPlan,
     spec: ToolSpec,
 }
 
@@ -94,15 +119,33 @@ fn dot() -> String {
 }
 
 impl ShellTool {
+    /// Builds the tool; asks the kernel once what sandbox it offers and, when the mode is
+    /// `IfAvailable` and the sandbox is incomplete, logs a warning (once per process).
     pub fn new(ws: Arc<Workspace>, opts: ShellOptions) -> Self {
+        let (plan, warning) =
+            SandboxPlan::decide(opts.sandbox, opts.launcher.as_ref(), &Sandbox::probe());
+        if let Some(warning) = warning {
+            plan::warn_once(&warning);
+        }
         let max_secs = opts.max_timeout.as_secs().max(1);
+        let walls = match (&plan, opts.allow_network) {
+            (SandboxPlan::Helper { landlock: true, .. }, false) => {
+                " It runs in a sandbox: it can read the system directories but write only the \
+                 workspace and $TMPDIR, and has no network."
+            }
+            (SandboxPlan::Helper { landlock: true, .. }, true) => {
+                " It runs in a sandbox: it can read the system directories but write only the \
+                 workspace and $TMPDIR."
+            }
+            _ => "",
+        };
         let description = format!(
             "Run a command with /bin/sh -c in a workspace directory and return its exit code, \
              stdout and stderr (each capped at {cap} bytes). Use it for builds, tests, git and \
              programs that have no dedicated tool. Do not use it to read, write, edit, list \
              or search files: the file tools are safer and cheaper. There is no stdin, so \
              interactive programs fail; the environment is minimal (PATH, locale, HOME is the \
-             workspace root) and holds no credentials. The command is killed after \
+             workspace root) and holds no credentials.{walls} The command is killed after \
              timeout_secs (default {default}, at most {max_secs}); background processes are \
              killed when it finishes. A non-zero exit code is a normal result, not an error.",
             cap = opts.output_cap_bytes,
@@ -146,7 +189,47 @@ impl ShellTool {
             open_world_hint: Some(false),
         })
         .with_tags(["shell"]);
-        ShellTool { ws, opts, spec }
+        ShellTool {
+            ws,
+            opts,
+            plan,
+            spec,
+        }
+    }
+
+    /// Refuses every call when the sandbox is required but unavailable.
+    fn sandbox_ready(&self) -> Result<(), ToolError> {
+        match &self.plan {
+            SandboxPlan::Refuse(why) => Err(ToolError::Unavailable(why.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts the command as the plan says.
+    fn start(&self, command: &str, cwd: &Path) -> Result<Running, ToolError> {
+        let env = self.environment();
+        match &self.plan {
+            SandboxPlan::Direct => launch::direct(command, cwd, env),
+            SandboxPlan::Helper { launcher, landlock } => {
+                let root = self.ws.root();
+                let request = HelperRequest {
+                    policy: SandboxPolicy {
+                        workspace: root.to_path_buf(),
+                        allow_network: self.opts.allow_network,
+                        limits: self.opts.limits,
+                        extra_read_paths: self
+                            .opts
+                            .extra_read_paths
+                            .iter()
+                            .map(|p| root.join(p))
+                            .collect(),
+                    },
+                    landlock: *landlock,
+                };
+                launch::sandboxed(launcher, &request, command, cwd, env)
+            }
+            SandboxPlan::Refuse(why) => Err(ToolError::Unavailable(why.clone())),
+        }
     }
 
     fn timeout(&self, args: &ShellArgs) -> Result<Duration, ToolError> {
@@ -199,44 +282,36 @@ impl ShellTool {
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let mut child = tokio::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .env_clear()
-            .envs(self.environment())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("cannot start /bin/sh: {e}")))?;
-        let mut group = ProcessGroup::led_by(child.id());
+        let mut running = self.start(command, cwd)?;
         let stop_reading = CancellationToken::new();
         let cap = self.opts.output_cap_bytes;
-        let stdout = tokio::spawn(capture(child.stdout.take(), cap, stop_reading.clone()));
-        let stderr = tokio::spawn(capture(child.stderr.take(), cap, stop_reading.clone()));
+        let stdout = tokio::spawn(capture(
+            running.child.stdout.take(),
+            cap,
+            stop_reading.clone(),
+        ));
+        let stderr = tokio::spawn(capture(
+            running.child.stderr.take(),
+            cap,
+            stop_reading.clone(),
+        ));
 
         let ended = tokio::select! {
-            status = child.wait() => Ok(status),
+            status = running.wait() => Ok(status),
             () = tokio::time::sleep(timeout) => Err(ToolError::Timeout),
             () = cancel.cancelled() => Err(ToolError::Cancelled),
         };
-        // On timeout or cancellation the shell is not reaped yet, so its pid (the group id)
-        // cannot have been reused. After a normal exit the id stays reserved while any
-        // member of the group lives; if none does, the kill finds nothing.
-        group.kill();
         let status = match ended {
-            Ok(status) => status,
+            Ok(status) => {
+                running.finished();
+                status
+            }
             Err(stopped) => {
-                let _ = child.wait().await;
-                group.disarm();
+                running.stop().await;
                 stop_reading.cancel();
                 return Err(stopped);
             }
         };
-        group.disarm();
         let status =
             status.map_err(|e| ToolError::failed(format!("cannot wait for /bin/sh: {e}")))?;
 
@@ -245,6 +320,9 @@ impl ShellTool {
         let stdout = finish(stdout, &stop_reading, &mut grace).await;
         let stderr = finish(stderr, &stop_reading, &mut grace).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(why) = self.helper_failure(status, &stderr) {
+            return Err(ToolError::Unavailable(why));
+        }
 
         let mut out = Map::new();
         out.insert("exit_code".into(), json!(status.code()));
@@ -258,7 +336,31 @@ impl ShellTool {
         out.insert("stdout_bytes".into(), json!(stdout.total));
         out.insert("stderr_bytes".into(), json!(stderr.total));
         out.insert("duration_ms".into(), json!(duration_ms));
+        out.insert("sandbox".into(), json!(self.plan.label()));
         Ok(Value::Object(out))
+    }
+
+    /// The helper's own explanation when it could not start the command.
+    fn helper_failure(
+        &self,
+        status: std::process::ExitStatus,
+        stderr: &Captured,
+    ) -> Option<String> {
+        if !matches!(self.plan, SandboxPlan::Helper { .. }) || status.code() != Some(HELPER_FAILURE)
+        {
+            return None;
+        }
+        let text = stderr.text();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(HELPER_FAILURE_PREFIX))
+            .collect();
+        (!lines.is_empty()).then(|| {
+            format!(
+                "the shell sandbox could not start the command: {}",
+                lines.join("; ")
+            )
+        })
     }
 }
 
@@ -291,6 +393,7 @@ impl Tool for ShellTool {
 
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: ShellArgs = decode(NAME, args)?;
+        self.sandbox_ready()?;
         nonblank(&args.command)?;
         self.timeout(&args)?;
         self.working_dir(&args).map(drop)
@@ -298,6 +401,7 @@ impl Tool for ShellTool {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ShellArgs = decode(NAME, &args)?;
+        self.sandbox_ready()?;
         nonblank(&args.command)?;
         let timeout = self.timeout(&args)?;
         let cwd = self.working_dir(&args)?;

@@ -1,5 +1,6 @@
 //! A workspace in a temp dir (with a protected `.toolgate`), a second temp dir outside it,
-//! and the six built-in tools over the workspace.
+//! and the six built-in tools over the workspace. The shell's sandbox helper is this
+//! crate's `toolgate-sandbox` binary.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,7 +8,12 @@ use std::sync::Arc;
 use serde_json::Value;
 use tempfile::TempDir;
 use toolgate_core::{DynTool, ToolContext, ToolError};
-use toolgate_tools::{BuiltinOptions, Workspace, builtin_tools};
+use toolgate_tools::{BuiltinOptions, SandboxLauncher, Workspace, builtin_tools};
+
+/// The helper binary cargo built for these tests.
+pub fn test_launcher() -> SandboxLauncher {
+    SandboxLauncher::program(env!("CARGO_BIN_EXE_toolgate-sandbox"))
+}
 
 pub struct Fixture {
     /// Holds the workspace root alive.
@@ -22,7 +28,8 @@ impl Fixture {
         Fixture::with_options(BuiltinOptions::default())
     }
 
-    pub fn with_options(opts: BuiltinOptions) -> Self {
+    pub fn with_options(mut opts: BuiltinOptions) -> Self {
+        opts.shell.launcher.get_or_insert_with(test_launcher);
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir(root.path().join(".toolgate")).unwrap();

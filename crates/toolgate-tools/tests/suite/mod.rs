@@ -3,6 +3,8 @@ mod edit;
 mod fixture;
 mod list;
 mod read;
+mod sandbox;
+mod sandbox_contain;
 mod search;
 mod shell;
 mod specs;

@@ -75,7 +75,8 @@ async fn reports_exit_code_stdout_and_stderr() {
             "stdout_truncated": false,
             "stderr_truncated": false,
             "stdout_bytes": 4,
-            "stderr_bytes": 4
+            "stderr_bytes": 4,
+            "sandbox": "landlock+seccomp"
         })
     );
 }
@@ -94,7 +95,8 @@ async fn a_signal_death_has_no_exit_code() {
             "stdout_truncated": false,
             "stderr_truncated": false,
             "stdout_bytes": 0,
-            "stderr_bytes": 0
+            "stderr_bytes": 0,
+            "sandbox": "landlock+seccomp"
         })
     );
 }
@@ -129,7 +131,8 @@ async fn output_is_capped_but_fully_drained() {
             "stdout_truncated": true,
             "stderr_truncated": false,
             "stdout_bytes": 1_000_000,
-            "stderr_bytes": 100
+            "stderr_bytes": 100,
+            "sandbox": "landlock+seccomp"
         })
     );
 }
@@ -155,7 +158,15 @@ async fn the_environment_is_rebuilt_from_the_allowlist() {
     assert!(!stdout.contains("hunter2"), "{stdout}");
     let mut names: Vec<&str> = stdout.lines().filter_map(|l| l.split('=').next()).collect();
     names.sort_unstable();
-    let mut expected = vec!["HOME", "PATH", "PWD", "TERM", "TOOLGATE_TEST_ALLOWED"];
+    // TMPDIR: the sandbox's private temporary directory.
+    let mut expected = vec![
+        "HOME",
+        "PATH",
+        "PWD",
+        "TERM",
+        "TMPDIR",
+        "TOOLGATE_TEST_ALLOWED",
+    ];
     expected.extend(
         ["LANG", "LC_ALL", "TZ"]
             .into_iter()

@@ -1,0 +1,239 @@
+//! The sandbox helper: a single-threaded process (`<binary> __sandbox-exec REQUEST PROGRAM
+//! ARGS…`) that prepares the walls, starts the command inside them, supervises it as a
+//! subreaper and cleans up.
+//!
+//! Sequence: decode the request → become a child subreaper → create the private temporary
+//! directory and the pids cgroup, open the Landlock paths, compile the seccomp filters →
+//! spawn the command (which confines itself before exec, see `confine`) → supervise until
+//! it exits or the lifeline closes → kill every descendant → remove the cgroup and the
+//! temporary directory → exit as the command did (same code, or the same signal).
+//!
+//! A failure before the command runs is one `toolgate sandbox: …` line on stderr and exit
+//! status [`HELPER_FAILURE`].
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use rustix::process::{Pid, Resource};
+use serde::{Deserialize, Serialize};
+
+use super::cgroup::{self, PidsCgroup};
+use super::confine::{Confinement, FAILURE_PREFIX};
+use super::error::SandboxError;
+use super::reaper::{self, Ending};
+use super::{SandboxPolicy, rules, seccomp};
+
+/// Exit status of a helper that could not start the command (as `env` and `timeout` do).
+pub const HELPER_FAILURE: i32 = 125;
+
+/// What the gateway asks of the helper (its first argument, as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HelperRequest {
+    pub policy: SandboxPolicy,
+    /// Apply Landlock and fail if it is not enforced; `false`: seccomp, limits and
+    /// supervision only (the kernel has no Landlock and the mode allows that).
+    pub landlock: bool,
+}
+
+/// Runs the helper with the arguments after [`HELPER_ARG`](super::HELPER_ARG); never returns.
+pub(crate) fn main(args: Vec<OsString>) -> ! {
+    let code = match run(args) {
+        Ok(ending) => exit_like(ending),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "{FAILURE_PREFIX}{e}");
+            HELPER_FAILURE
+        }
+    };
+    std::process::exit(code)
+}
+
+fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
+    let mut args = args.into_iter();
+    let request = args
+        .next()
+        .and_then(|a| a.into_string().ok())
+        .ok_or_else(|| SandboxError::Usage("expected REQUEST PROGRAM ARGS…".to_owned()))?;
+    let request: HelperRequest =
+        serde_json::from_str(&request).map_err(|e| SandboxError::Usage(format!("request: {e}")))?;
+    let program = args
+        .next()
+        .ok_or_else(|| SandboxError::Usage("no program to run".to_owned()))?;
+
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+        .map_err(|e| SandboxError::io("become a child subreaper")(e.into()))?;
+    let tmp = PrivateTmp::create()?;
+    let mut confinement = prepare(&request, tmp.path())?;
+
+    let mut command = Command::new(&program);
+    command
+        .args(args)
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::null());
+    // SAFETY: the closure runs between fork and exec. The helper is single-threaded (it
+    // is `main` of a fresh process and starts no threads), so no lock can be held by a
+    // thread that vanished in the fork; the closure only makes system calls and, on
+    // failure, formats one line.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || confinement.apply());
+    }
+    let child = command.spawn().map_err(SandboxError::io(format!(
+        "start {}",
+        Path::new(&program).display()
+    )))?;
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
+        .ok_or_else(|| SandboxError::Usage("the command has no process id".to_owned()))?;
+    let stdin = std::io::stdin();
+    let ending = reaper::supervise(pid, stdin.as_fd());
+    reaper::sweep(pid);
+    // The confinement (and with it the now empty pids cgroup) goes with the command, then
+    // the temporary directory.
+    drop(command);
+    drop(tmp);
+    Ok(ending)
+}
+
+/// Everything the command will apply to itself, prepared where errors can be explained.
+fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxError> {
+    let policy = &request.policy;
+    let limits = &policy.limits;
+    let landlock = if request.landlock {
+        Some(rules::ruleset(policy, tmp)?)
+    } else {
+        None
+    };
+    let me = rustix::process::getpid().as_raw_pid();
+    let parent = rustix::process::getppid().map(Pid::as_raw_pid);
+    let protected: Vec<i32> = std::iter::once(me).chain(parent).collect();
+    let seccomp = seccomp::programs(policy.allow_network, &protected)?;
+
+    let mut rlimits: Vec<(Resource, u64)> = [
+        (Resource::Cpu, limits.cpu_secs),
+        (Resource::As, limits.memory_bytes),
+        (Resource::Fsize, limits.max_file_bytes),
+    ]
+    .into_iter()
+    .filter_map(|(r, v)| Some((r, v?)))
+    .collect();
+    let mut cgroup = None;
+    if let Some(max) = limits.max_processes {
+        match cgroup::pids_parent().map(|parent| PidsCgroup::create(&parent, max)) {
+            Some(Ok(made)) => cgroup = Some(made),
+            _ => rlimits.push((Resource::Nproc, tasks_of_this_user().saturating_add(max))),
+        }
+    }
+    Ok(Confinement {
+        limits: rlimits,
+        cgroup,
+        landlock,
+        require_landlock: request.landlock,
+        seccomp,
+        last_capability: last_capability(),
+    })
+}
+
+/// `RLIMIT_NPROC` counts every task of the real user, so the bound is what the user runs
+/// now plus the command's allowance.
+fn tasks_of_this_user() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let uid = rustix::process::getuid().as_raw();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+        .map(|e| std::fs::read_dir(e.path().join("task")).map_or(1, |t| t.count() as u64))
+        .sum()
+}
+
+fn last_capability() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(63)
+}
+
+/// The exit status that reports `ending` to the gateway; for a signal death, the helper
+/// dies from the same signal.
+fn exit_like(ending: Ending) -> i32 {
+    match ending {
+        Ending::Exited(code) => code,
+        Ending::Killed(signal) => {
+            die_by(signal);
+            128 + signal
+        }
+        Ending::Abandoned => 128 + libc::SIGKILL,
+    }
+}
+
+/// Restores the default action of `signal` and raises it (no core file: RLIMIT_CORE 0).
+#[allow(unsafe_code)]
+fn die_by(signal: i32) {
+    let _ = rustix::process::setrlimit(
+        Resource::Core,
+        rustix::process::Rlimit {
+            current: Some(0),
+            maximum: Some(0),
+        },
+    );
+    // SAFETY: resetting a disposition to SIG_DFL and raising a signal touch no memory of
+    // ours; the process is single-threaded and about to end.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// The command's `TMPDIR`: a fresh 0700 directory, removed with everything in it.
+#[derive(Debug)]
+struct PrivateTmp(PathBuf);
+
+impl PrivateTmp {
+    fn create() -> Result<Self, SandboxError> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mut last = None;
+        for attempt in 0..16u32 {
+            let dir = base.join(format!(
+                "toolgate-sandbox-{}-{:x}",
+                std::process::id(),
+                nanos.wrapping_add(attempt.wrapping_mul(0x9e37_79b9))
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => return Ok(PrivateTmp(dir)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(SandboxError::io(format!(
+            "create a private temporary directory in {}",
+            base.display()
+        ))(last.unwrap_or_else(|| {
+            std::io::Error::other("no attempt made")
+        })))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

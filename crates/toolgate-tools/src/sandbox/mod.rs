@@ -1,0 +1,56 @@
+//! The OS sandbox of the `shell` tool (R-ACT-2): Landlock file-system and TCP rules,
+//! seccomp filters, resource limits and a supervisor that leaves no process behind.
+//!
+//! # Layout
+//! - [`policy`]: [`SandboxPolicy`], [`ResourceLimits`], [`SandboxMode`], [`SandboxLauncher`].
+//! - [`probe`]: [`Sandbox::probe`] → [`SandboxSupport`], asked of the kernel.
+//! - `helper`: the re-executed, single-threaded helper process; `confine`: what the
+//!   command applies to itself before exec; `rules`: the Landlock ruleset; `seccomp`: the
+//!   filters; `cgroup`: the per-command pids cgroup; `reaper`: supervision and the sweep.
+//!
+//! # How a command runs
+//! The gateway is multi-threaded, and setting up Landlock or seccomp between `fork` and
+//! `exec` there would allocate in a child of a multi-threaded process. So the gateway starts
+//! a helper instead — its own binary again with [`HELPER_ARG`] (see
+//! [`run_helper_if_invoked`]) — with the scrubbed environment, a pipe as stdin (the
+//! lifeline) and the output pipes. The helper prepares everything, starts the command,
+//! which confines itself and execs, and supervises it: it is a child subreaper, so even a
+//! daemon that escaped the process group with `setsid` is its descendant and is killed when
+//! the command ends or the gateway closes the lifeline (timeout, cancellation, or the
+//! gateway's own death).
+//!
+//! ```no_run
+//! // First thing in `main` of a binary that runs the shell tool with a sandbox:
+//! toolgate_tools::sandbox::run_helper_if_invoked();
+//! ```
+
+mod cgroup;
+mod confine;
+mod error;
+mod helper;
+pub mod policy;
+pub mod probe;
+mod reaper;
+mod rules;
+mod seccomp;
+
+use std::ffi::OsStr;
+
+pub use confine::FAILURE_PREFIX as HELPER_FAILURE_PREFIX;
+pub use error::SandboxError;
+pub use helper::HELPER_FAILURE;
+pub(crate) use helper::HelperRequest;
+pub use policy::{HELPER_ARG, ResourceLimits, SandboxLauncher, SandboxMode, SandboxPolicy};
+pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
+
+/// If this process was started as the sandbox helper (its first argument is
+/// [`HELPER_ARG`]), runs the helper and exits; otherwise returns at once.
+///
+/// Call it first in `main`, before any thread is started: the helper must be
+/// single-threaded.
+pub fn run_helper_if_invoked() {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() == Some(OsStr::new(HELPER_ARG)) {
+        helper::main(args.collect())
+    }
+}

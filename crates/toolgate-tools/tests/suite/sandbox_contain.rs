@@ -1,0 +1,126 @@
+//! Sandbox escape tests, part two: what cannot be refused up front is contained — fork
+//! bombs, memory hogs, and daemons that try to outlive the call by leaving its process
+//! group and session.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate_core::ToolError;
+use toolgate_tools::{ResourceLimits, ShellOptions};
+
+use super::sandbox::{result, sandboxed, sh, unsandboxed};
+
+/// Whether `pid` is a live process (a zombie counts as dead).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+    }
+}
+
+async fn gone(pid: u32) -> bool {
+    for _ in 0..200 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+async fn pid_in(path: &Path) -> u32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no pid written to {}", path.display());
+}
+
+/// Guards against a hang: not a speed check.
+async fn within_a_minute<T>(call: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .expect("the call hung")
+}
+
+/// Leaves the process group and the session, forks again, records the daemon's pid and
+/// waits until it is written.
+const DAEMONISE: &str = "setsid sh -c 'nohup sleep 1000 >/dev/null 2>&1 & echo $! > daemon.pid' \
+                         </dev/null >/dev/null 2>&1 & \
+                         while [ ! -s daemon.pid ]; do sleep 0.05; done";
+
+#[tokio::test]
+async fn a_daemon_that_left_the_session_dies_with_the_call() {
+    let fx = sandboxed(ShellOptions::default());
+    let out = within_a_minute(sh(&fx, &format!("{DAEMONISE}; echo started"))).await;
+    assert_eq!(out, result(0, "started\n", ""));
+    let pid = pid_in(&fx.root().join("daemon.pid")).await;
+    assert!(gone(pid).await, "daemon {pid} outlived the sandboxed call");
+
+    // The control: a process-group kill alone misses it.
+    let fx = unsandboxed();
+    within_a_minute(sh(&fx, &format!("{DAEMONISE}; echo started"))).await;
+    let pid = pid_in(&fx.root().join("daemon.pid")).await;
+    let survived = alive(pid);
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    assert!(
+        survived,
+        "the unsandboxed control should have let the daemon escape"
+    );
+}
+
+#[tokio::test]
+async fn a_daemon_cannot_outlive_the_timeout() {
+    let fx = sandboxed(ShellOptions::default());
+    let command = format!("{DAEMONISE}; sleep 1000");
+    let out =
+        within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 1}))).await;
+    assert_eq!(out, Err(ToolError::Timeout));
+    let pid = pid_in(&fx.root().join("daemon.pid")).await;
+    assert!(gone(pid).await, "daemon {pid} survived the timeout");
+}
+
+#[tokio::test]
+async fn a_fork_bomb_hits_the_process_limit_and_the_call_ends() {
+    let fx = sandboxed(ShellOptions {
+        limits: ResourceLimits {
+            max_processes: Some(32),
+            ..ResourceLimits::default()
+        },
+        ..ShellOptions::default()
+    });
+    let command = "f(){ f|f& }; f; sleep 1; echo done";
+    let out = within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 20})))
+        .await
+        .unwrap();
+    let stderr = out["stderr"].as_str().unwrap();
+    assert!(
+        stderr.contains("Cannot fork"),
+        "the limit was never hit: {out}"
+    );
+}
+
+#[tokio::test]
+async fn allocating_past_the_memory_limit_fails() {
+    let fx = sandboxed(ShellOptions {
+        limits: ResourceLimits {
+            memory_bytes: Some(256 << 20),
+            ..ResourceLimits::default()
+        },
+        ..ShellOptions::default()
+    });
+    // tail buffers the one 1 GB "line" whole.
+    let out = sh(&fx, "head -c 1000000000 /dev/zero | tail -n 1 | wc -c").await;
+    assert_eq!(out, result(0, "0\n", "tail: memory exhausted\n"));
+}
