@@ -4,6 +4,7 @@
 //! host/origin check   DNS-rebinding protection for every route
 //! authenticate        bearer token → principal + role; or the anonymous grant; or 401
 //! routes              /v1/* (api), /mcp (mcp), /openapi.json, /.well-known/*, / (console)
+//! fallbacks           404 / 405 with the one error body
 //! ```
 
 use std::future::Future;
@@ -12,8 +13,13 @@ use std::time::Duration;
 use axum::Router;
 use tokio::net::TcpListener;
 
+use crate::api::webhook::WebhookError;
 use crate::state::AppState;
 use crate::{api, auth, console, mcp};
+
+/// How long calls still running when the grace period ends get to record their
+/// cancellation before the audit is flushed.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// Every route of the server, with its guards.
 pub fn router(state: AppState) -> Router {
@@ -21,6 +27,8 @@ pub fn router(state: AppState) -> Router {
         .merge(api::routes())
         .merge(mcp::routes())
         .merge(console::routes())
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
@@ -32,19 +40,34 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then stops accepting, lets in-flight requests finish
-/// (up to the configured grace), and flushes the audit log.
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves until `shutdown` resolves, then (see [`crate::state`]) stops accepting, lets
+/// in-flight calls finish (up to the configured grace), cancels what still runs, and flushes
+/// the audit log.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> Result<(), ServeError> {
+    api::webhook::start(&state)?;
+    state.feed().start(&state.approvals, &state.shutdown);
     let grace = Duration::from_secs(state.config.shutdown_grace_secs);
     let token = state.shutdown.clone();
     let app = router(state.clone());
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        token.cancel();
+        tokio::select! {
+            () = shutdown => token.cancel(),
+            // Also when something else (a test, an embedding program) fires the token.
+            () = token.cancelled() => {}
+        }
     });
     let stopping = state.shutdown.clone();
     tokio::select! {
@@ -53,8 +76,11 @@ pub async fn serve(
             stopping.cancelled().await;
             tokio::time::sleep(grace).await;
         } => {
-            tracing::warn!("in-flight requests did not finish within {grace:?}; stopping anyway");
+            tracing::warn!("in-flight requests did not finish within {grace:?}; cancelling them");
         }
+    }
+    if !state.stop_calls(CANCEL_GRACE).await {
+        tracing::error!("calls still running {CANCEL_GRACE:?} after being cancelled; not waiting");
     }
     if let Err(e) = state.gateway.audit().flush().await {
         tracing::error!(error = %e, "flushing the audit log at shutdown failed");

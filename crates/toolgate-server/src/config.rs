@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A bearer token, stored as the SHA-256 (hex) of the token: the config never holds a secret.
-/// Make one with `toolgate serve token` (prints a token and its hash).
+/// Make one with `toolgate token create` (prints a token and this entry).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
@@ -88,5 +88,133 @@ impl Default for ServerConfig {
             oauth: OAuthConfig::default(),
             shutdown_grace_secs: 30,
         }
+    }
+}
+
+/// A `[server]` section that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerConfigError {
+    #[error(
+        "[[server.tokens]] entry for `{principal}`: sha256 must be 64 hex characters (the SHA-256 of the token, as `toolgate token create` prints it)"
+    )]
+    TokenHash { principal: String },
+    #[error("[[server.tokens]]: two entries have the same sha256 (principals `{0}` and `{1}`)")]
+    DuplicateToken(String, String),
+    #[error("[[server.tokens]] entry with sha256 {0}…: principal and role must not be empty")]
+    TokenIdentity(String),
+    #[error(transparent)]
+    Webhook(#[from] crate::api::webhook::WebhookError),
+    #[error("[server] public_url `{0}` must start with http:// or https://")]
+    PublicUrl(String),
+}
+
+impl ServerConfig {
+    /// Checks what serde cannot: token hashes, the webhook URL, the public URL.
+    pub fn check(&self) -> Result<(), ServerConfigError> {
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for t in &self.tokens {
+            if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(ServerConfigError::TokenHash {
+                    principal: t.principal.clone(),
+                });
+            }
+            if t.principal.trim().is_empty() || t.role.trim().is_empty() {
+                return Err(ServerConfigError::TokenIdentity(t.sha256[..8].to_owned()));
+            }
+            if let Some((_, other)) = seen.iter().find(|(h, _)| h.eq_ignore_ascii_case(&t.sha256)) {
+                return Err(ServerConfigError::DuplicateToken(
+                    (*other).to_owned(),
+                    t.principal.clone(),
+                ));
+            }
+            seen.push((&t.sha256, &t.principal));
+        }
+        if let Some(w) = &self.webhook {
+            crate::api::webhook::parse_url(&w.url)?;
+        }
+        if let Some(u) = &self.public_url
+            && !(u.starts_with("http://") || u.starts_with("https://"))
+        {
+            return Err(ServerConfigError::PublicUrl(u.clone()));
+        }
+        Ok(())
+    }
+
+    /// The roles the configuration hands out (tokens and the anonymous grant), to check
+    /// against the configured roles.
+    pub fn granted_roles(&self) -> impl Iterator<Item = &str> {
+        self.tokens
+            .iter()
+            .map(|t| t.role.as_str())
+            .chain(self.anonymous.iter().map(|a| a.role.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(hash: &str, principal: &str) -> TokenConfig {
+        TokenConfig {
+            sha256: hash.to_owned(),
+            principal: principal.to_owned(),
+            role: "default".to_owned(),
+            operator: false,
+        }
+    }
+
+    #[test]
+    fn check_refuses_what_cannot_work() {
+        let good = "a".repeat(64);
+        let mut cfg = ServerConfig {
+            tokens: vec![token(&good, "alice")],
+            ..ServerConfig::default()
+        };
+        assert_eq!(cfg.check(), Ok(()));
+
+        cfg.tokens = vec![token("abc", "alice")];
+        assert_eq!(
+            cfg.check(),
+            Err(ServerConfigError::TokenHash {
+                principal: "alice".into()
+            })
+        );
+
+        cfg.tokens = vec![token(&good, "alice"), token(&good.to_uppercase(), "bob")];
+        assert_eq!(
+            cfg.check(),
+            Err(ServerConfigError::DuplicateToken(
+                "alice".into(),
+                "bob".into()
+            ))
+        );
+
+        cfg.tokens = vec![token(&good, " ")];
+        assert_eq!(
+            cfg.check(),
+            Err(ServerConfigError::TokenIdentity("aaaaaaaa".into()))
+        );
+
+        cfg.tokens.clear();
+        cfg.webhook = Some(WebhookConfig {
+            url: "file:///etc/passwd".into(),
+        });
+        assert_eq!(
+            cfg.check().map_err(|e| e.to_string()),
+            Err(
+                "[server.webhook] url `file:///etc/passwd` must use http or https, not `file`"
+                    .into()
+            )
+        );
+        cfg.webhook = Some(WebhookConfig {
+            url: "https://hooks.example/x".into(),
+        });
+        assert_eq!(cfg.check(), Ok(()));
+
+        cfg.public_url = Some("toolgate.example".into());
+        assert_eq!(
+            cfg.check(),
+            Err(ServerConfigError::PublicUrl("toolgate.example".into()))
+        );
     }
 }

@@ -22,7 +22,7 @@ pub mod error;
 pub mod mcp;
 pub mod state;
 
-pub use app::{router, serve};
-pub use config::ServerConfig;
+pub use app::{ServeError, router, serve};
+pub use config::{ServerConfig, ServerConfigError};
 pub use error::ApiError;
 pub use state::{AppState, Inner};

@@ -1,20 +1,33 @@
 //! What every handler shares: the gateway (the one way to run a call), the stores it reads
-//! directly (approvals to decide, the audit to query and verify) and the server settings.
+//! directly (approvals to decide, the audit to query and verify), the server settings, and
+//! the server's own machinery — the approval feed behind the event stream and the webhook,
+//! and the tracker of calls in flight that shutdown waits for.
+//!
+//! # Shutdown, in order
+//! 1. `shutdown` fires: new calls are refused, event streams end, the listener closes.
+//! 2. In-flight calls finish on their own (up to `shutdown_grace_secs`).
+//! 3. `calls_stop` fires for whatever is still running: those calls end `cancelled` (and are
+//!    audited as such); then the audit log is flushed.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use toolgate_gateway::Gateway;
+use tokio_util::task::TaskTracker;
+use toolgate_gateway::{CallRequest, Gateway, LimitsConfig};
+use toolgate_protocol::{CallError, Envelope, ErrorCode};
 use toolgate_store::ApprovalStore;
 
+use crate::api::feed::ApprovalFeed;
 use crate::config::ServerConfig;
 
 /// Cheap to clone; handlers take it by value.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
+    machinery: Arc<Machinery>,
+    max_argument_bytes: usize,
 }
 
 pub struct Inner {
@@ -31,11 +44,97 @@ pub struct Inner {
     pub shutdown: CancellationToken,
 }
 
+/// Built by the server, not by its callers.
+struct Machinery {
+    feed: ApprovalFeed,
+    calls: TaskTracker,
+    calls_stop: CancellationToken,
+}
+
+/// Room for the envelope around the arguments in a `POST /v1/calls` body.
+const BODY_SLACK_BYTES: usize = 64 * 1024;
+
 impl AppState {
     pub fn new(inner: Inner) -> Self {
         AppState {
             inner: Arc::new(inner),
+            machinery: Arc::new(Machinery {
+                feed: ApprovalFeed::new(),
+                calls: TaskTracker::new(),
+                calls_stop: CancellationToken::new(),
+            }),
+            max_argument_bytes: LimitsConfig::default().max_argument_bytes,
         }
+    }
+
+    /// The gateway's `[limits] max_argument_bytes`, which sizes the largest call body
+    /// accepted (the gateway's default when not given).
+    pub fn with_max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
+    }
+
+    /// The largest request body `POST /v1/calls` reads.
+    pub fn call_body_limit(&self) -> usize {
+        self.max_argument_bytes.saturating_add(BODY_SLACK_BYTES)
+    }
+
+    /// New and changed approval requests, polled from the store by one background task.
+    pub fn feed(&self) -> &ApprovalFeed {
+        &self.machinery.feed
+    }
+
+    /// Runs one call through the gateway on a tracked task, so that it finishes (and is
+    /// audited) even if the front end that asked goes away:
+    /// - dropping the returned future (client disconnected) fires `request.cancel`;
+    /// - the hard stop at the end of the shutdown grace fires it too;
+    /// - graceful shutdown waits for the task.
+    ///
+    /// Never panics: a task that died is reported as `execution_failed`.
+    pub async fn run_call(&self, request: CallRequest) -> Envelope {
+        let cancel = request.cancel.clone();
+        let guard = cancel.clone().drop_guard();
+        let stop = self.machinery.calls_stop.clone();
+        let gateway = Arc::clone(&self.gateway);
+        let call_id = request.call_id.clone();
+        let task = self.machinery.calls.spawn(async move {
+            let call = gateway.call(request);
+            tokio::pin!(call);
+            tokio::select! {
+                envelope = &mut call => envelope,
+                () = stop.cancelled() => {
+                    cancel.cancel();
+                    call.await
+                }
+            }
+        });
+        let envelope = match task.await {
+            Ok(envelope) => envelope,
+            Err(e) => Envelope::failure(
+                call_id,
+                CallError::new(
+                    ErrorCode::ExecutionFailed,
+                    format!("the call's task ended abnormally: {e}"),
+                ),
+            ),
+        };
+        guard.disarm();
+        envelope
+    }
+
+    /// Whether shutdown has begun (new calls are refused).
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
+    /// Step 3 of shutdown: cancels the calls still running and waits (up to `within`) for
+    /// them to end and be audited. Returns whether they all ended.
+    pub async fn stop_calls(&self, within: std::time::Duration) -> bool {
+        self.machinery.calls_stop.cancel();
+        self.machinery.calls.close();
+        tokio::time::timeout(within, self.machinery.calls.wait())
+            .await
+            .is_ok()
     }
 }
 

@@ -1,4 +1,11 @@
-//! The authenticated caller, put in each request's extensions by `authenticate`.
+//! The authenticated caller, put in each request's extensions by `authenticate`, and the
+//! extractors handlers use to require one ([`Caller`]) or an operator ([`Operator`]).
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use toolgate_protocol::ErrorCode;
+
+use crate::error::ApiError;
 
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -7,4 +14,41 @@ pub struct Caller {
     pub role: String,
     /// May decide approvals and read the audit.
     pub operator: bool,
+}
+
+/// A caller allowed to decide approvals and read the audit; anyone else is answered 403
+/// `forbidden`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operator(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        // Absent only on a public route, where no handler asks for a caller.
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthenticated("this endpoint requires a caller"))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Operator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if !caller.operator {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "`{}` is not an operator: deciding approvals and reading the audit need an operator token",
+                    caller.principal
+                ),
+            )
+            .with_hint("give the token `operator = true` in [[server.tokens]]"));
+        }
+        Ok(Operator(caller))
+    }
 }

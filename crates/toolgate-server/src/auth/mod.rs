@@ -15,6 +15,6 @@ mod caller;
 mod host;
 mod token;
 
-pub use caller::Caller;
+pub use caller::{Caller, Operator};
 pub use host::check_host_and_origin;
 pub use token::{authenticate, hash_token};

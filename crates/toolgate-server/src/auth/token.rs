@@ -10,13 +10,6 @@ use super::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Paths anyone may read: discovery documents and liveness.
-const PUBLIC: [&str; 3] = [
-    "/.well-known/oauth-protected-resource",
-    "/v1/health",
-    "/openapi.json",
-];
-
 /// SHA-256 hex of a token, the form it is configured in.
 pub fn hash_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
@@ -76,7 +69,8 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
 /// Middleware: puts a [`Caller`] in the request's extensions, or answers 401 with a
 /// `WWW-Authenticate` header pointing at the protected-resource metadata.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    if PUBLIC.contains(&req.uri().path()) {
+    // Discovery documents, liveness and readiness (the `Public` routes of the API).
+    if crate::api::is_public(req.uri().path()) {
         return next.run(req).await;
     }
     match resolve(&state, req.headers().get(header::AUTHORIZATION)) {

@@ -1,0 +1,167 @@
+//! `GET /v1/approvals`, `GET /v1/approvals/{id}`, `POST /v1/approvals/{id}/decision`
+//! (operators only). The JSON of a request is the CLI's (`toolgate approvals show`), plus the
+//! raw millisecond times.
+//!
+//! A decision is refused with 404 for an unknown id, 410 `approval_expired` for a request
+//! that expired, 409 for one already decided, and 400 `invalid_arguments` for a malformed
+//! decision (no typed confirmation for a dangerous tool, a pattern that is not an object).
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolgate_protocol::ErrorCode;
+use toolgate_store::StoreError;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
+
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::auth::Operator;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Listing size when `limit` is not given, and the most one listing returns.
+const DEFAULT_LIMIT: usize = 100;
+const MAX_LIMIT: usize = 1000;
+
+fn time(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+/// The Approval object of the API.
+pub fn approval_json(r: &ApprovalRequest) -> Value {
+    json!({
+        "id": r.id, "status": r.status, "tool": r.tool, "risk": r.risk,
+        "principal": r.principal, "session": r.session, "role": r.role,
+        "arguments": r.arguments, "requires_confirmation": r.requires_confirmation,
+        "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
+        "created_at_ms": r.created_at_ms, "expires_at_ms": r.expires_at_ms,
+        "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
+        "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
+    })
+}
+
+/// Runs a store operation off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the store task died: {e}")))?
+        .map_err(ApiError::from)
+}
+
+fn unknown(id: &str) -> ApiError {
+    ApiError::not_found(format!("no approval request {id}"))
+        .with_hint("GET /v1/approvals?status=all lists recent requests")
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// `pending` (default), `all`, or one status.
+    status: Option<String>,
+    limit: Option<usize>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    _op: Operator,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let filter = match params.status.as_deref().unwrap_or("pending") {
+        "all" => None,
+        s => Some(s.parse::<ApprovalStatus>().map_err(|e| {
+            ApiError::new(ErrorCode::InvalidArguments, e)
+                .with_hint("status is pending, all, approved, denied or expired")
+        })?),
+    };
+    let limit = params.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
+    let store = state.approvals.clone();
+    let list = blocking(move || store.list(filter, limit)).await?;
+    Ok(Json(list.iter().map(approval_json).collect()))
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    _op: Operator,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
+    let store = state.approvals.clone();
+    let lookup = id.clone();
+    let found = blocking(move || store.get(&lookup)).await?;
+    found
+        .map(|r| Json(approval_json(&r)))
+        .ok_or_else(|| unknown(&id))
+}
+
+/// The decision body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionParams {
+    pub approve: bool,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub pattern: Option<Value>,
+    #[serde(default)]
+    pub confirm: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub async fn decide(
+    State(state): State<AppState>,
+    Operator(caller): Operator,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(params): ApiJson<DecisionParams>,
+) -> Result<Json<Value>, ApiError> {
+    let scope: DecisionScope = params
+        .scope
+        .as_deref()
+        .unwrap_or("once")
+        .parse()
+        .map_err(|e: String| ApiError::new(ErrorCode::InvalidArguments, e))?;
+    let decision = Decision {
+        approve: params.approve,
+        scope,
+        pattern: params.pattern,
+        decided_by: caller.principal,
+        reason: params.reason,
+        confirm: params.confirm,
+    };
+    let store = state.approvals.clone();
+    let target = id.clone();
+    let decided = tokio::task::spawn_blocking(move || {
+        let result = store.decide(&target, decision);
+        // On a refusal, what the request is now tells which refusal it was.
+        let now = match &result {
+            Err(StoreError::Conflict(_)) => store.get(&target).ok().flatten(),
+            _ => None,
+        };
+        (result, now)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("the store task died: {e}")))?;
+    match decided {
+        (Ok(r), _) => Ok(Json(approval_json(&r))),
+        (Err(StoreError::NotFound(_)), _) => Err(unknown(&id)),
+        (Err(StoreError::Conflict(message)), now) => Err(refusal(message, now.as_ref())),
+        (Err(other), _) => Err(ApiError::from(other)),
+    }
+}
+
+/// 410 for an expired request, 409 for a decided one, 400 for a malformed decision.
+fn refusal(message: String, now: Option<&ApprovalRequest>) -> ApiError {
+    match now.map(|r| r.status) {
+        Some(ApprovalStatus::Expired) => ApiError::new(ErrorCode::ApprovalExpired, message)
+            .with_retryable(false)
+            .with_hint("the caller must retry the call to create a new request"),
+        Some(ApprovalStatus::Approved | ApprovalStatus::Denied) => {
+            ApiError::new(ErrorCode::InvalidArguments, message).with_status(StatusCode::CONFLICT)
+        }
+        _ => ApiError::new(ErrorCode::InvalidArguments, message),
+    }
+}

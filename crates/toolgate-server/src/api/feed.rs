@@ -1,0 +1,227 @@
+//! The approval feed: ONE background task polls the approval store and broadcasts every
+//! request that appeared or changed (status, or consumed) since the previous poll. The event
+//! stream (`GET /v1/approvals/stream`) and the webhook both listen to it.
+//!
+//! Polling rather than a signal from the gateway because requests are also created and
+//! decided by other processes on the same database (`toolgate call`, `toolgate approvals
+//! approve`). Starting takes a baseline: requests that were already there when the server
+//! started are not announced to the webhook again (a stream subscriber lists the pending ones
+//! itself); every request created after [`ApprovalFeed::start`] returns is.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use toolgate_store::ApprovalStore;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
+
+/// How often the store is read.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How many of the newest requests each poll compares. A request older than the newest
+/// `WINDOW` cannot be new, and its later changes are not announced.
+const WINDOW: usize = 500;
+
+/// Events buffered per subscriber before it lags (and re-lists what is pending).
+const CAPACITY: usize = 1024;
+
+/// What the feed announces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedEvent {
+    pub request: ApprovalRequest,
+    /// First seen by this server (as opposed to a change of a request it already knew).
+    pub is_new: bool,
+}
+
+/// The sending half of the feed; the polling task starts once, on [`ApprovalFeed::start`] or
+/// the first [`ApprovalFeed::subscribe`], and ends when the server shuts down.
+pub struct ApprovalFeed {
+    tx: broadcast::Sender<FeedEvent>,
+    started: OnceLock<()>,
+}
+
+impl Default for ApprovalFeed {
+    fn default() -> Self {
+        ApprovalFeed::new()
+    }
+}
+
+impl ApprovalFeed {
+    pub fn new() -> Self {
+        ApprovalFeed {
+            tx: broadcast::channel(CAPACITY).0,
+            started: OnceLock::new(),
+        }
+    }
+
+    /// Starts the polling task (once; later calls do nothing). The baseline is read here,
+    /// synchronously, so that every request created after this returns is announced. Must
+    /// run inside a Tokio runtime.
+    pub fn start(&self, store: &Arc<ApprovalStore>, shutdown: &CancellationToken) {
+        self.started.get_or_init(|| {
+            let mut task = Poller {
+                store: Arc::clone(store),
+                tx: self.tx.clone(),
+                seen: None,
+            };
+            match store.list(None, WINDOW) {
+                Ok(list) => {
+                    task.changes(list);
+                }
+                Err(e) => tracing::warn!(error = %e, "approval feed: reading the baseline failed"),
+            }
+            tokio::spawn(task.run(shutdown.clone()));
+        });
+    }
+
+    /// Receives every event from now on (starting the task if needed).
+    pub fn subscribe(
+        &self,
+        store: &Arc<ApprovalStore>,
+        shutdown: &CancellationToken,
+    ) -> broadcast::Receiver<FeedEvent> {
+        let rx = self.tx.subscribe();
+        self.start(store, shutdown);
+        rx
+    }
+}
+
+/// The last poll's view: id → (status, consumed).
+type Seen = HashMap<String, (ApprovalStatus, bool)>;
+
+struct Poller {
+    store: Arc<ApprovalStore>,
+    tx: broadcast::Sender<FeedEvent>,
+    /// `None` until the baseline is taken.
+    seen: Option<Seen>,
+}
+
+impl Poller {
+    async fn run(mut self, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(POLL_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let store = Arc::clone(&self.store);
+            let listed = tokio::task::spawn_blocking(move || store.list(None, WINDOW)).await;
+            match listed {
+                Ok(Ok(list)) => {
+                    for event in self.changes(list) {
+                        // No receiver is not an error: nobody is listening right now.
+                        let _ = self.tx.send(event);
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "approval feed: reading the store failed"),
+                Err(e) => tracing::warn!(error = %e, "approval feed: the store read task died"),
+            }
+        }
+    }
+
+    /// The requests that are new or changed since the previous poll, oldest first; records
+    /// this poll as the new view. The first call only records.
+    fn changes(&mut self, list: Vec<ApprovalRequest>) -> Vec<FeedEvent> {
+        let now: Seen = list
+            .iter()
+            .map(|r| (r.id.clone(), (r.status, r.consumed)))
+            .collect();
+        let Some(before) = self.seen.replace(now) else {
+            return Vec::new();
+        };
+        let mut events: Vec<FeedEvent> = list
+            .into_iter()
+            .filter_map(|r| match before.get(&r.id) {
+                None => Some(FeedEvent {
+                    request: r,
+                    is_new: true,
+                }),
+                Some(&(status, consumed)) if (status, consumed) != (r.status, r.consumed) => {
+                    Some(FeedEvent {
+                        request: r,
+                        is_new: false,
+                    })
+                }
+                Some(_) => None,
+            })
+            .collect();
+        events.reverse();
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(id: &str, status: ApprovalStatus, consumed: bool) -> ApprovalRequest {
+        ApprovalRequest {
+            id: id.to_owned(),
+            created_at_ms: 1,
+            expires_at_ms: 2,
+            status,
+            principal: "p".into(),
+            session: "s".into(),
+            role: "r".into(),
+            tool: "t".into(),
+            risk: "write".into(),
+            args_hash: "h".into(),
+            arguments: json!({}),
+            requires_confirmation: false,
+            decided_by: None,
+            decided_at_ms: None,
+            scope: None,
+            pattern: None,
+            reason: None,
+            consumed,
+        }
+    }
+
+    #[test]
+    fn baseline_then_new_and_changed_oldest_first() {
+        let (tx, _rx) = broadcast::channel(4);
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = Poller {
+            store: Arc::new(ApprovalStore::open(&dir.path().join("db")).unwrap()),
+            tx,
+            seen: None,
+        };
+        let a = request("apr_a", ApprovalStatus::Pending, false);
+        assert_eq!(p.changes(vec![a.clone()]), vec![]);
+        assert_eq!(p.changes(vec![a.clone()]), vec![]);
+
+        let b = request("apr_b", ApprovalStatus::Pending, false);
+        let c = request("apr_c", ApprovalStatus::Pending, false);
+        let a2 = request("apr_a", ApprovalStatus::Approved, false);
+        // Newest first, as the store lists them.
+        assert_eq!(
+            p.changes(vec![c.clone(), b.clone(), a2.clone()]),
+            vec![
+                FeedEvent {
+                    request: a2.clone(),
+                    is_new: false
+                },
+                FeedEvent {
+                    request: b.clone(),
+                    is_new: true
+                },
+                FeedEvent {
+                    request: c.clone(),
+                    is_new: true
+                },
+            ]
+        );
+        let a3 = request("apr_a", ApprovalStatus::Approved, true);
+        assert_eq!(
+            p.changes(vec![c, b, a3.clone()]),
+            vec![FeedEvent {
+                request: a3,
+                is_new: false
+            }]
+        );
+    }
+}

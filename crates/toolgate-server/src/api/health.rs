@@ -1,0 +1,102 @@
+//! Liveness, readiness, who-am-I and the OAuth protected-resource metadata.
+//!
+//! Readiness checks what a call needs beyond the process being up: the audit log can be
+//! opened for appending and its writer answers a flush (no evidence, no action), and the
+//! approvals database answers a query.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use serde_json::{Value, json};
+use toolgate_protocol::ErrorCode;
+use toolgate_store::approvals::ApprovalStatus;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// How long a readiness check may take before it counts as failed.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub async fn health(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({"status": "ok", "uptime_secs": state.started.elapsed().as_secs()}))
+}
+
+async fn check_audit(state: &AppState) -> Result<(), String> {
+    let path = state.audit_jsonl.clone();
+    let opened = tokio::task::spawn_blocking(move || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map(drop)
+            .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
+    })
+    .await
+    .map_err(|e| format!("the check's task died: {e}"))?;
+    opened?;
+    match tokio::time::timeout(CHECK_TIMEOUT, state.gateway.audit().flush()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!(
+            "the audit writer did not answer within {CHECK_TIMEOUT:?}"
+        )),
+    }
+}
+
+async fn check_approvals(state: &AppState) -> Result<(), String> {
+    let store = state.approvals.clone();
+    let listed = tokio::task::spawn_blocking(move || store.list(Some(ApprovalStatus::Pending), 1));
+    match tokio::time::timeout(CHECK_TIMEOUT, listed).await {
+        Ok(Ok(Ok(_))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(e.to_string()),
+        Ok(Err(e)) => Err(format!("the check's task died: {e}")),
+        Err(_) => Err(format!(
+            "the approvals database did not answer within {CHECK_TIMEOUT:?}"
+        )),
+    }
+}
+
+/// 200 `{ready: true, checks}`, or 503 `unavailable` with the checks in `details`.
+pub async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let (audit, approvals) = tokio::join!(check_audit(&state), check_approvals(&state));
+    let shown = |r: &Result<(), String>| match r {
+        Ok(()) => "ok".to_owned(),
+        Err(e) => e.clone(),
+    };
+    let checks = json!({"audit": shown(&audit), "approvals": shown(&approvals)});
+    if state.is_shutting_down() {
+        return Err(
+            ApiError::new(ErrorCode::Unavailable, "the server is shutting down")
+                .with_details(json!({"ready": false, "checks": checks})),
+        );
+    }
+    if audit.is_err() || approvals.is_err() {
+        return Err(
+            ApiError::new(ErrorCode::Unavailable, "the server is not ready")
+                .with_details(json!({"ready": false, "checks": checks})),
+        );
+    }
+    Ok(Json(json!({"ready": true, "checks": checks})))
+}
+
+pub async fn me(caller: Caller) -> Json<Value> {
+    Json(json!({
+        "principal": caller.principal,
+        "role": caller.role,
+        "operator": caller.operator,
+    }))
+}
+
+/// RFC 9728 protected-resource metadata, so remote MCP clients can discover how to
+/// authenticate.
+pub async fn protected_resource(State(state): State<AppState>) -> Json<Value> {
+    let base = super::public_url(&state);
+    Json(json!({
+        "resource": format!("{base}/mcp"),
+        "authorization_servers": state.config.oauth.authorization_servers,
+        "scopes_supported": state.config.oauth.scopes_supported,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "toolgate",
+    }))
+}

@@ -1,0 +1,247 @@
+//! `components.schemas` of the OpenAPI document: every request and response body. Enums that
+//! mirror Rust enums (error codes, risks, export formats) are generated from them, so the
+//! document cannot drift from the code.
+
+use serde_json::{Value, json};
+use toolgate_protocol::{ErrorCode, ExportFormat};
+
+fn r(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn nullable(t: &str) -> Value {
+    json!({"type": [t, "null"]})
+}
+
+pub fn schemas() -> Value {
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let formats: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.as_str()).collect();
+    json!({
+        "ErrorCode": {"type": "string", "enum": codes,
+            "description": "The closed vocabulary of failures (docs/errors.md)."},
+        "CallError": {
+            "type": "object",
+            "required": ["code", "message", "retryable"],
+            "properties": {
+                "code": r("ErrorCode"),
+                "message": {"type": "string"},
+                "retryable": {"type": "boolean"},
+                "hint": {"type": "string"},
+                "details": {"description": "Code-specific facts, e.g. `approval_id` for approval_required."}
+            }
+        },
+        "Error": {
+            "type": "object",
+            "description": "The one error body of every non-2xx answer.",
+            "required": ["error"],
+            "properties": {"error": r("CallError")}
+        },
+        "Risk": {"type": "string", "enum": ["read", "write", "dangerous"]},
+        "ExportFormat": {"type": "string", "enum": formats},
+        "Availability": {
+            "type": "object",
+            "required": ["state"],
+            "properties": {
+                "state": {"type": "string", "enum": ["available", "unavailable", "quarantined"]},
+                "reason": {"type": "string"}
+            }
+        },
+        "Annotations": {
+            "type": "object",
+            "description": "MCP tool annotations (untrusted hints).",
+            "properties": {
+                "title": {"type": "string"},
+                "readOnlyHint": {"type": "boolean"},
+                "destructiveHint": {"type": "boolean"},
+                "idempotentHint": {"type": "boolean"},
+                "openWorldHint": {"type": "boolean"}
+            }
+        },
+        "ToolSummary": {
+            "type": "object",
+            "required": ["name", "description", "risk", "source", "availability", "tags", "annotations"],
+            "properties": {
+                "name": {"type": "string"},
+                "title": {"type": "string"},
+                "description": {"type": "string"},
+                "risk": r("Risk"),
+                "source": {"type": "string", "description": "`builtin` or the MCP server the tool comes from."},
+                "availability": r("Availability"),
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "annotations": r("Annotations")
+            }
+        },
+        "Tool": {
+            "type": "object",
+            "description": "A tool's full definition and whether it can be called now.",
+            "required": ["name", "description", "input_schema", "risk", "source", "availability"],
+            "properties": {
+                "name": {"type": "string"},
+                "description": {"type": "string"},
+                "input_schema": {"type": "object", "description": "JSON Schema 2020-12 of the arguments."},
+                "output_schema": {"type": "object"},
+                "risk": r("Risk"),
+                "annotations": r("Annotations"),
+                "source": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "availability": r("Availability")
+            }
+        },
+        "CallRequest": {
+            "type": "object",
+            "required": ["tool"],
+            "additionalProperties": false,
+            "properties": {
+                "tool": {"type": "string"},
+                "arguments": {
+                    "description": "A JSON object, or a string holding one (as a model wrote it). Default {}.",
+                    "oneOf": [{"type": "object"}, {"type": "string"}]
+                },
+                "session": {"type": "string", "description": "Session-scoped approvals apply within it. Default `http`."},
+                "idempotency_key": {"type": "string", "description": "Makes a retried write call act once."},
+                "wait_for_approval": {"type": "boolean", "description": "Wait for a human decision instead of answering approval_required at once. Default: [approvals] wait."}
+            }
+        },
+        "Envelope": {
+            "type": "object",
+            "description": "The result of one call: `{ok: true, call_id, data}` or `{ok: false, call_id, error}`.",
+            "required": ["ok", "call_id"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "call_id": {"type": "string"},
+                "data": {"description": "The tool's result."},
+                "content": {"type": "array", "items": {"type": "object", "required": ["type"],
+                    "properties": {"type": {"type": "string", "enum": ["text", "image", "audio", "resource"]}}}},
+                "truncated": {
+                    "type": "object",
+                    "description": "Set when the result was cut; page the rest with the read_result tool.",
+                    "required": ["total_bytes", "returned_bytes"],
+                    "properties": {
+                        "total_bytes": {"type": "integer"},
+                        "returned_bytes": {"type": "integer"},
+                        "result_id": {"type": "string"}
+                    }
+                },
+                "error": r("CallError")
+            }
+        },
+        "Approval": {
+            "type": "object",
+            "required": ["id", "status", "tool", "risk", "principal", "session", "role", "arguments",
+                "requires_confirmation", "created_at", "expires_at", "created_at_ms", "expires_at_ms",
+                "decided_by", "decided_at", "scope", "reason", "consumed"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^apr_[0-9a-f]{12}$"},
+                "status": {"type": "string", "enum": ["pending", "approved", "denied", "expired"]},
+                "tool": {"type": "string"},
+                "risk": r("Risk"),
+                "principal": {"type": "string"},
+                "session": {"type": "string"},
+                "role": {"type": "string"},
+                "arguments": {"description": "The call's arguments, secrets masked."},
+                "requires_confirmation": {"type": "boolean", "description": "Approving needs the tool name typed in `confirm`."},
+                "created_at": {"type": "string", "format": "date-time"},
+                "expires_at": {"type": "string", "format": "date-time"},
+                "created_at_ms": {"type": "integer"},
+                "expires_at_ms": {"type": "integer"},
+                "decided_by": nullable("string"),
+                "decided_at": {"type": ["string", "null"], "format": "date-time"},
+                "scope": {"type": ["string", "null"], "enum": ["once", "session", "always", null]},
+                "reason": nullable("string"),
+                "consumed": {"type": "boolean", "description": "An approved request lets exactly one call through; set once it did."}
+            }
+        },
+        "Decision": {
+            "type": "object",
+            "required": ["approve"],
+            "additionalProperties": false,
+            "properties": {
+                "approve": {"type": "boolean"},
+                "scope": {"type": "string", "enum": ["once", "session", "always"], "default": "once"},
+                "pattern": {"type": "object", "description": "For scope always: argument globs, e.g. {\"path\": \"src/*\"}. Default: exactly these arguments."},
+                "confirm": {"type": "string", "description": "The tool name, typed, for requests that require confirmation."},
+                "reason": {"type": "string"}
+            }
+        },
+        "AuditRecord": {
+            "type": "object",
+            "required": ["seq", "hash", "kind", "ts", "call_id", "session", "principal", "role", "tool", "arguments", "outcome"],
+            "properties": {
+                "seq": {"type": "integer"},
+                "hash": {"type": "string"},
+                "kind": {"type": "string", "enum": ["attempt", "outcome"]},
+                "ts": {"type": "string", "format": "date-time"},
+                "call_id": {"type": "string"},
+                "session": {"type": "string"},
+                "principal": {"type": "string"},
+                "role": {"type": "string"},
+                "tool": {"type": "string"},
+                "source": {"type": "string"},
+                "risk": r("Risk"),
+                "arguments": {"description": "Redacted."},
+                "outcome": {"type": "string", "description": "`started`, `ok` or an error code."},
+                "error": {"type": "string"},
+                "result": {},
+                "duration_us": {"type": "integer"},
+                "approver": {"type": "string"},
+                "approval_id": {"type": "string"}
+            }
+        },
+        "VerifyReport": {
+            "type": "object",
+            "required": ["ok", "records", "head", "first_bad"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "records": {"type": "integer", "description": "Records verified before the first bad one."},
+                "head": nullable("string"),
+                "first_bad": {
+                    "type": ["object", "null"],
+                    "required": ["line", "seq", "reason"],
+                    "properties": {
+                        "line": {"type": "integer"},
+                        "seq": nullable("integer"),
+                        "reason": {"type": "string"}
+                    }
+                }
+            }
+        },
+        "Health": {
+            "type": "object",
+            "required": ["status", "uptime_secs"],
+            "properties": {"status": {"const": "ok"}, "uptime_secs": {"type": "integer"}}
+        },
+        "Ready": {
+            "type": "object",
+            "required": ["ready", "checks"],
+            "properties": {
+                "ready": {"type": "boolean"},
+                "checks": {
+                    "type": "object",
+                    "properties": {"audit": {"type": "string"}, "approvals": {"type": "string"}},
+                    "description": "`ok`, or what failed."
+                }
+            }
+        },
+        "Me": {
+            "type": "object",
+            "required": ["principal", "role", "operator"],
+            "properties": {
+                "principal": {"type": "string"},
+                "role": {"type": "string"},
+                "operator": {"type": "boolean"}
+            }
+        },
+        "ProtectedResource": {
+            "type": "object",
+            "description": "RFC 9728 OAuth protected-resource metadata.",
+            "required": ["resource", "authorization_servers", "bearer_methods_supported"],
+            "properties": {
+                "resource": {"type": "string"},
+                "authorization_servers": {"type": "array", "items": {"type": "string"}},
+                "scopes_supported": {"type": "array", "items": {"type": "string"}},
+                "bearer_methods_supported": {"type": "array", "items": {"type": "string"}},
+                "resource_name": {"type": "string"}
+            }
+        }
+    })
+}

@@ -1,0 +1,129 @@
+//! The webhook approval channel: each NEW pending approval seen by the [feed](super::feed)
+//! is POSTed as JSON to `[server.webhook] url`:
+//!
+//! ```json
+//! {"event": "approval.requested", "approval": Approval,
+//!  "approve_url": "<base>/v1/approvals/<id>/decision", "console_url": "<base>/#/approvals/<id>"}
+//! ```
+//!
+//! Delivery never blocks a call (it runs on its own task), uses a short timeout, follows no
+//! redirect, and tries [`ATTEMPTS`] times with growing pauses; failures are logged.
+//!
+//! The URL is operator-configured and not yet address-checked: only `http` and `https` are
+//! accepted, but nothing stops it from naming an internal address. (An SSRF guard is planned.)
+
+use std::time::Duration;
+
+use reqwest::Url;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
+
+use super::approvals::approval_json;
+use crate::state::AppState;
+
+/// Tries per event, the pause before each retry, and the deadline of one try.
+pub const ATTEMPTS: usize = 3;
+const BACKOFF: [Duration; ATTEMPTS - 1] = [Duration::from_millis(250), Duration::from_secs(1)];
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A webhook URL that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookError {
+    #[error("[server.webhook] url `{url}` is not a URL: {reason}")]
+    Invalid { url: String, reason: String },
+    #[error("[server.webhook] url `{url}` must use http or https, not `{scheme}`")]
+    Scheme { url: String, scheme: String },
+    #[error("cannot build the webhook client: {0}")]
+    Client(String),
+}
+
+/// Checks a configured URL: absolute, `http` or `https`.
+pub fn parse_url(url: &str) -> Result<Url, WebhookError> {
+    let parsed = Url::parse(url).map_err(|e| WebhookError::Invalid {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(WebhookError::Scheme {
+            url: url.to_owned(),
+            scheme: other.to_owned(),
+        }),
+    }
+}
+
+/// What is POSTed for a new request.
+pub fn payload(base: &str, r: &ApprovalRequest) -> Value {
+    json!({
+        "event": "approval.requested",
+        "approval": approval_json(r),
+        "approve_url": format!("{base}/v1/approvals/{}/decision", r.id),
+        "console_url": format!("{base}/#/approvals/{}", r.id),
+    })
+}
+
+/// Starts the delivery task if a webhook is configured: it listens to the feed until the
+/// server shuts down. Errors if the URL is unusable.
+pub fn start(state: &AppState) -> Result<(), WebhookError> {
+    let Some(cfg) = &state.config.webhook else {
+        return Ok(());
+    };
+    let url = parse_url(&cfg.url)?;
+    let client = reqwest::Client::builder()
+        .timeout(TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| WebhookError::Client(e.to_string()))?;
+    let mut rx = state.feed().subscribe(&state.approvals, &state.shutdown);
+    let shutdown = state.shutdown.clone();
+    let base = super::public_url(state);
+    tokio::spawn(async move {
+        loop {
+            let received = tokio::select! {
+                () = shutdown.cancelled() => return,
+                received = rx.recv() => received,
+            };
+            match received {
+                Ok(event) if event.is_new && event.request.status == ApprovalStatus::Pending => {
+                    let body = payload(&base, &event.request);
+                    tokio::spawn(deliver(
+                        client.clone(),
+                        url.clone(),
+                        event.request.id.clone(),
+                        body,
+                    ));
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!("webhook: {n} approval events were missed (too many at once)");
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+    Ok(())
+}
+
+/// POSTs `body`, retrying on any failure; returns whether a try got a 2xx answer.
+pub async fn deliver(client: reqwest::Client, url: Url, id: String, body: Value) -> bool {
+    // Webhook URLs often carry a secret in the path (chat hooks): log the host only.
+    let shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(BACKOFF[attempt - 1]).await;
+        }
+        let failure = match client.post(url.clone()).json(&body).send().await {
+            Ok(resp) if resp.status().is_success() => return true,
+            Ok(resp) => format!("answered {}", resp.status()),
+            Err(e) => e.without_url().to_string(),
+        };
+        tracing::warn!(
+            approval = %id,
+            "webhook: try {} of {ATTEMPTS} to {shown} failed: {failure}",
+            attempt + 1
+        );
+    }
+    tracing::error!(approval = %id, "webhook: giving up on {shown} after {ATTEMPTS} tries");
+    false
+}

@@ -1,0 +1,22 @@
+//! The HTTP API end to end: a real server on 127.0.0.1:0 over an in-process gateway on temp
+//! stores, driven with a real HTTP client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "api/fixture.rs"]
+mod fixture;
+
+#[path = "api/approvals.rs"]
+mod approvals;
+#[path = "api/audit.rs"]
+mod audit;
+#[path = "api/auth.rs"]
+mod auth;
+#[path = "api/calls.rs"]
+mod calls;
+#[path = "api/routes.rs"]
+mod routes;
+#[path = "api/shutdown.rs"]
+mod shutdown;
+#[path = "api/webhook.rs"]
+mod webhook;

@@ -1,0 +1,311 @@
+//! Approvals over HTTP: the whole flow (call → approval_required → event → decision →
+//! retried call), events for requests made by another process, and every refusal of a
+//! decision.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolgate_store::approvals::{ApprovalStore, NewApproval};
+
+use crate::fixture::{DEV, OP, SseReader, TestServer, approval_id, code, db_path, eventually};
+
+fn new_approval(tool: &str, ttl: Duration) -> NewApproval {
+    NewApproval {
+        principal: "someone-else".into(),
+        session: "cli".into(),
+        role: "default".into(),
+        tool: tool.into(),
+        risk: "write".into(),
+        args_hash: "0".repeat(64),
+        arguments: json!({"note": "from another process"}),
+        requires_confirmation: false,
+        ttl,
+    }
+}
+
+#[tokio::test]
+async fn the_approval_flow_over_http() {
+    let s = TestServer::start().await;
+    let stream = s
+        .get("/v1/approvals/stream", Some(OP))
+        .send()
+        .await
+        .unwrap();
+    let mut events = SseReader::new(stream);
+
+    let call = json!({"tool": "writer", "arguments": {"note": "deploy"}, "session": "s1"});
+    let env = s.call(Some(DEV), call.clone()).await;
+    assert_eq!(code(&env), "approval_required");
+    assert_eq!(env["error"]["retryable"], json!(true));
+    let id = approval_id(&env);
+
+    let (name, pending) = events.next().await.unwrap();
+    assert_eq!(name, "approval");
+    assert_eq!(pending["id"], json!(id));
+    assert_eq!(pending["status"], json!("pending"));
+    assert_eq!(
+        pending,
+        s.get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+            .await
+    );
+    assert_eq!(
+        (
+            pending["tool"].clone(),
+            pending["principal"].clone(),
+            pending["session"].clone(),
+            pending["role"].clone(),
+            pending["risk"].clone(),
+            pending["arguments"].clone(),
+            pending["requires_confirmation"].clone(),
+            pending["consumed"].clone(),
+            pending["decided_by"].clone(),
+            pending["scope"].clone()
+        ),
+        (
+            json!("writer"),
+            json!("bob"),
+            json!("s1"),
+            json!("default"),
+            json!("write"),
+            json!({"note": "deploy"}),
+            json!(false),
+            json!(false),
+            Value::Null,
+            Value::Null
+        )
+    );
+    let listed = s.get_json("/v1/approvals", Some(OP), 200).await;
+    assert_eq!(listed, json!([pending]));
+    assert_eq!(s.writer.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    let decided = s
+        .post_json(
+            &format!("/v1/approvals/{id}/decision"),
+            Some(OP),
+            &json!({"approve": true, "reason": "looks fine"}),
+            200,
+        )
+        .await;
+    assert_eq!(decided["status"], json!("approved"));
+    assert_eq!(decided["decided_by"], json!("alice"));
+    assert_eq!(decided["scope"], json!("once"));
+    assert_eq!(decided["reason"], json!("looks fine"));
+    assert!(decided["decided_at"].is_string());
+
+    let (_, changed) = events.next().await.unwrap();
+    assert_eq!(
+        (changed["id"].clone(), changed["status"].clone()),
+        (json!(id), json!("approved"))
+    );
+
+    let env = s.call(Some(DEV), call).await;
+    assert_eq!(code(&env), "ok", "{env}");
+    assert_eq!(s.writer.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let call_id = env["call_id"].as_str().unwrap();
+    let records = s
+        .get_json(
+            &format!("/v1/audit?call_id={call_id}&outcome=ok"),
+            Some(OP),
+            200,
+        )
+        .await;
+    assert_eq!(records[0]["approver"], json!("alice"));
+    assert_eq!(records[0]["approval_id"], json!(id));
+
+    // Consuming the approval is a change too.
+    let (_, used) = events.next().await.unwrap();
+    assert_eq!(
+        (used["id"].clone(), used["consumed"].clone()),
+        (json!(id), json!(true))
+    );
+    assert_eq!(s.get_json("/v1/approvals", Some(OP), 200).await, json!([]));
+    let all = s.get_json("/v1/approvals?status=all", Some(OP), 200).await;
+    assert_eq!(all.as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_stream_sees_requests_created_by_another_process() {
+    let s = TestServer::start().await;
+    let other = ApprovalStore::open(&db_path(s.dir.path())).unwrap();
+    let before = other
+        .create(new_approval("writer", Duration::from_secs(600)))
+        .unwrap();
+
+    let stream = s
+        .get("/v1/approvals/stream", Some(OP))
+        .send()
+        .await
+        .unwrap();
+    let mut events = SseReader::new(stream);
+    let (_, first) = events.next().await.unwrap();
+    assert_eq!(first["id"], json!(before.id), "pending on connect");
+
+    let after = other
+        .create(new_approval("danger", Duration::from_secs(600)))
+        .unwrap();
+    let (name, seen) = events.next().await.unwrap();
+    assert_eq!(name, "approval");
+    assert_eq!(
+        seen,
+        s.get_json(&format!("/v1/approvals/{}", after.id), Some(OP), 200)
+            .await
+    );
+    assert_eq!(seen["arguments"], json!({"note": "from another process"}));
+}
+
+#[tokio::test]
+async fn a_call_waiting_for_approval_completes_once_approved_over_http() {
+    let s = Arc::new(TestServer::start().await);
+    let waiting = {
+        let s = Arc::clone(&s);
+        tokio::spawn(async move {
+            s.call(
+                Some(DEV),
+                json!({"tool": "writer", "arguments": {"note": "w"}, "wait_for_approval": true}),
+            )
+            .await
+        })
+    };
+    let id = eventually("the pending request", || async {
+        let list = s.get_json("/v1/approvals", Some(OP), 200).await;
+        list[0]["id"].as_str().map(str::to_owned)
+    })
+    .await;
+    s.post_json(
+        &format!("/v1/approvals/{id}/decision"),
+        Some(OP),
+        &json!({"approve": true}),
+        200,
+    )
+    .await;
+    let env = waiting.await.unwrap();
+    assert_eq!(code(&env), "ok", "{env}");
+}
+
+#[tokio::test]
+async fn refused_decisions_say_why() {
+    let s = TestServer::start().await;
+    let decide = |id: String, body: Value, status: u16| {
+        let s = &s;
+        async move {
+            s.post_json(
+                &format!("/v1/approvals/{id}/decision"),
+                Some(OP),
+                &body,
+                status,
+            )
+            .await
+        }
+    };
+
+    let unknown = decide("apr_000000000000".into(), json!({"approve": true}), 404).await;
+    assert_eq!(
+        unknown,
+        json!({"error": {"code": "invalid_arguments", "message": "no approval request apr_000000000000",
+            "retryable": false, "hint": "GET /v1/approvals?status=all lists recent requests"}})
+    );
+    let missing = s
+        .get_json("/v1/approvals/apr_000000000000", Some(OP), 404)
+        .await;
+    assert_eq!(missing, unknown);
+
+    // Dangerous: approving needs the tool name typed back.
+    let env = s
+        .call(Some(DEV), json!({"tool": "danger", "arguments": {}}))
+        .await;
+    let id = approval_id(&env);
+    let body = decide(id.clone(), json!({"approve": true}), 400).await;
+    assert_eq!(body["error"]["code"], json!("invalid_arguments"));
+    assert_eq!(
+        body["error"]["message"],
+        json!(format!(
+            "{id}: this is a dangerous tool: type its name `danger` to confirm"
+        ))
+    );
+    let bad_scope = decide(
+        id.clone(),
+        json!({"approve": true, "scope": "forever"}),
+        400,
+    )
+    .await;
+    assert_eq!(
+        bad_scope["error"]["message"],
+        json!("unknown decision scope `forever` (expected once, session or always)")
+    );
+    let bad_pattern = decide(
+        id.clone(),
+        json!({"approve": true, "confirm": "danger", "scope": "always", "pattern": "*"}),
+        400,
+    )
+    .await;
+    assert_eq!(bad_pattern["error"]["code"], json!("invalid_arguments"));
+    let ok = decide(
+        id.clone(),
+        json!({"approve": true, "confirm": "danger"}),
+        200,
+    )
+    .await;
+    assert_eq!(ok["status"], json!("approved"));
+
+    // Deciding twice.
+    let twice = decide(id.clone(), json!({"approve": false}), 409).await;
+    assert_eq!(twice["error"]["code"], json!("invalid_arguments"));
+    assert!(
+        twice["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{id} was already approved by alice at ")),
+        "{twice}"
+    );
+
+    // Expired before the decision.
+    let other = ApprovalStore::open(&db_path(s.dir.path())).unwrap();
+    let expired = other
+        .create(new_approval("writer", Duration::ZERO))
+        .unwrap();
+    let gone = decide(expired.id.clone(), json!({"approve": true}), 410).await;
+    assert_eq!(gone["error"]["code"], json!("approval_expired"));
+    assert_eq!(gone["error"]["retryable"], json!(false));
+    assert_eq!(
+        gone["error"]["hint"],
+        json!("the caller must retry the call to create a new request")
+    );
+
+    // Malformed decision bodies.
+    let body = decide(id.clone(), json!({"approve": "yes"}), 400).await;
+    assert_eq!(body["error"]["code"], json!("invalid_arguments"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the request body is not valid: "),
+        "{body}"
+    );
+
+    let bad_status = s
+        .get_json("/v1/approvals?status=maybe", Some(OP), 400)
+        .await;
+    assert_eq!(
+        bad_status["error"]["message"],
+        json!("unknown approval status `maybe` (expected pending, approved, denied or expired)")
+    );
+}
+
+#[tokio::test]
+async fn a_denied_call_ends_approval_denied() {
+    let s = TestServer::start().await;
+    let call = json!({"tool": "writer", "arguments": {"note": "no"}});
+    let id = approval_id(&s.call(Some(DEV), call.clone()).await);
+    let denied = s
+        .post_json(
+            &format!("/v1/approvals/{id}/decision"),
+            Some(OP),
+            &json!({"approve": false, "reason": "not today"}),
+            200,
+        )
+        .await;
+    assert_eq!(denied["status"], json!("denied"));
+    let env = s.call(Some(DEV), call).await;
+    assert_eq!(code(&env), "approval_denied");
+}

@@ -1,0 +1,395 @@
+//! A toolgate server on 127.0.0.1:0 over a gateway on temp stores, with scriptable tools and
+//! three tokens; plus small HTTP helpers.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
+use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
+use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
+use toolgate_registry::Catalog;
+use toolgate_server::config::TokenConfig;
+use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
+use toolgate_store::approvals::ApprovalStore;
+use toolgate_store::audit::{AuditLog, Durability};
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+
+/// Behaviour by argument: `sleep_ms` (cancellable), `fail`; otherwise echoes.
+pub struct Scripted {
+    spec: ToolSpec,
+    pub calls: AtomicUsize,
+}
+
+#[async_trait]
+impl Tool for Scripted {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(ms) = args.get("sleep_ms").and_then(Value::as_u64) {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            }
+        }
+        if let Some(m) = args.get("fail").and_then(Value::as_str) {
+            return Err(ToolError::failed(m));
+        }
+        Ok(ToolOutput::json(json!({"echo": args})))
+    }
+}
+
+pub fn scripted(name: &str, risk: Risk) -> Arc<Scripted> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "sleep_ms": {"type": "integer", "minimum": 0},
+            "fail": {"type": "string"},
+            "path": {"type": "string"},
+            "note": {"type": "string"}
+        },
+        "additionalProperties": false
+    });
+    Arc::new(Scripted {
+        spec: ToolSpec::new(name, format!("Scripted test tool {name}."), schema)
+            .with_risk(risk)
+            .with_tags(["test"]),
+        calls: AtomicUsize::new(0),
+    })
+}
+
+/// Tokens of the fixture: `op-token` (alice, default role, operator), `dev-token` (bob,
+/// default role), `narrow-token` (carol, role `narrow`: only `echo`).
+pub const OP: &str = "op-token";
+pub const DEV: &str = "dev-token";
+pub const NARROW: &str = "narrow-token";
+
+pub fn tokens() -> Vec<TokenConfig> {
+    let t = |token: &str, principal: &str, role: &str, operator: bool| TokenConfig {
+        sha256: toolgate_server::auth::hash_token(token),
+        principal: principal.to_owned(),
+        role: role.to_owned(),
+        operator,
+    };
+    vec![
+        t(OP, "alice", "default", true),
+        t(DEV, "bob", "default", false),
+        t(NARROW, "carol", "narrow", false),
+    ]
+}
+
+pub fn gateway_config() -> GatewayConfig {
+    let mut cfg = GatewayConfig::default();
+    cfg.limits.call_timeout_secs = 30;
+    cfg.limits.max_argument_bytes = 4096;
+    cfg.roles = BTreeMap::from([
+        (
+            "narrow".to_owned(),
+            RoleConfig {
+                tools: vec!["echo".into()],
+                ..RoleConfig::default()
+            },
+        ),
+        (
+            "auto".to_owned(),
+            RoleConfig {
+                rules: vec![RuleConfig {
+                    tool: "*".into(),
+                    decision: DecisionName::Allow,
+                    confirm: None,
+                }],
+                ..RoleConfig::default()
+            },
+        ),
+    ]);
+    cfg
+}
+
+/// What a test may change before the server starts.
+pub struct Setup {
+    pub server: ServerConfig,
+    pub gateway: GatewayConfig,
+    /// Pretend the server is bound here (e.g. 0.0.0.0) while it listens on 127.0.0.1.
+    pub pretend_addr: Option<SocketAddr>,
+    /// Where readiness looks for the audit log (default: the real one).
+    pub audit_jsonl: Option<PathBuf>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            server: ServerConfig {
+                tokens: tokens(),
+                shutdown_grace_secs: 30,
+                ..ServerConfig::default()
+            },
+            gateway: gateway_config(),
+            pretend_addr: None,
+            audit_jsonl: None,
+        }
+    }
+}
+
+pub struct TestServer {
+    pub dir: tempfile::TempDir,
+    pub base: String,
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub echo: Arc<Scripted>,
+    pub writer: Arc<Scripted>,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), ServeError>>>,
+}
+
+pub fn db_path(dir: &std::path::Path) -> PathBuf {
+    dir.join("toolgate.db")
+}
+
+pub fn audit_path(dir: &std::path::Path) -> PathBuf {
+    dir.join("logs/tool-audit.jsonl")
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::with(Setup::default()).await
+    }
+
+    pub async fn with(setup: Setup) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let catalog = Arc::new(Catalog::new());
+        let echo = scripted("echo", Risk::Read);
+        let writer = scripted("writer", Risk::Write);
+        let danger = scripted("danger", Risk::Dangerous);
+        catalog
+            .register_many(vec![echo.clone(), writer.clone(), danger])
+            .unwrap();
+        let db = db_path(p);
+        let audit = Arc::new(AuditLog::open(&audit_path(p), &db, Durability::Durable).unwrap());
+        let deps = GatewayDeps {
+            catalog,
+            audit,
+            approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
+            results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
+            idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
+            redactor: Arc::new(Redactor::default()),
+            approver: None,
+        };
+        let gateway = Arc::new(Gateway::new(deps, &setup.gateway).unwrap());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = AppState::new(Inner {
+            gateway,
+            approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
+            audit_jsonl: setup.audit_jsonl.unwrap_or_else(|| audit_path(p)),
+            audit_db: db,
+            config: setup.server,
+            local_addr: setup.pretend_addr.unwrap_or(addr),
+            started: Instant::now(),
+            shutdown: CancellationToken::new(),
+        })
+        .with_max_argument_bytes(setup.gateway.limits.max_argument_bytes);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(toolgate_server::serve(
+            listener,
+            state.clone(),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        TestServer {
+            dir,
+            base: format!("http://{addr}"),
+            addr,
+            state,
+            echo,
+            writer,
+            client: client(),
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn get(&self, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+        with_token(self.client.get(self.url(path)), token)
+    }
+
+    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+        with_token(self.client.post(self.url(path)), token).json(body)
+    }
+
+    /// GET, expecting `status`; returns the JSON body.
+    pub async fn get_json(&self, path: &str, token: Option<&str>, status: u16) -> Value {
+        answer(self.get(path, token).send().await.unwrap(), status).await
+    }
+
+    /// POST a JSON body, expecting `status`; returns the JSON body.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        body: &Value,
+        status: u16,
+    ) -> Value {
+        answer(self.post(path, token, body).send().await.unwrap(), status).await
+    }
+
+    /// POST /v1/calls; returns the envelope (the answer is always 200).
+    pub async fn call(&self, token: Option<&str>, body: Value) -> Value {
+        self.post_json("/v1/calls", token, &body, 200).await
+    }
+
+    /// Begins shutdown and waits for `serve` to return.
+    pub async fn shutdown(&mut self) -> Result<(), ServeError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => tokio::time::timeout(Duration::from_secs(60), task)
+                .await
+                .expect("serve returns")
+                .unwrap(),
+            None => Ok(()),
+        }
+    }
+
+    /// The audit file's records, as written.
+    pub fn audit_lines(&self) -> Vec<Value> {
+        std::fs::read_to_string(audit_path(self.dir.path()))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+pub fn with_token(rb: reqwest::RequestBuilder, token: Option<&str>) -> reqwest::RequestBuilder {
+    match token {
+        Some(t) => rb.bearer_auth(t),
+        None => rb,
+    }
+}
+
+/// Asserts the status and returns the JSON body.
+pub async fn answer(resp: reqwest::Response, status: u16) -> Value {
+    let got = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    assert_eq!(got, status, "body: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The code of an envelope (`ok` for a success) or of an error body.
+pub fn code(v: &Value) -> String {
+    if v["ok"] == json!(true) {
+        return "ok".into();
+    }
+    let e = if v.get("error").is_some() {
+        &v["error"]
+    } else {
+        v
+    };
+    e["code"].as_str().unwrap_or("?").to_owned()
+}
+
+/// An envelope's `error.details.approval_id`.
+pub fn approval_id(envelope: &Value) -> String {
+    envelope["error"]["details"]["approval_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no approval id in {envelope}"))
+        .to_owned()
+}
+
+/// Polls `check` every 20 ms until it returns `Some`, for at most 20 s.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads server-sent events from a response.
+pub struct SseReader {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl SseReader {
+    pub fn new(resp: reqwest::Response) -> SseReader {
+        assert_eq!(resp.status().as_u16(), 200);
+        assert_eq!(
+            resp.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        SseReader {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event as (event name, data as JSON), skipping comments; `None` when the
+    /// stream ended. Panics after 20 s without one.
+    pub async fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let mut name = String::new();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if name.is_empty() && data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return Some((name, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(20), self.resp.chunk())
+                .await
+                .expect("an event within 20 s")
+                .unwrap();
+            match chunk {
+                Some(bytes) => self.buf.push_str(std::str::from_utf8(&bytes).unwrap()),
+                None => return None,
+            }
+        }
+    }
+}
