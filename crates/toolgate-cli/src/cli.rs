@@ -52,6 +52,25 @@ pub enum Command {
     Config(ConfigCommand),
     /// Run the gateway as a server: MCP at /mcp, the HTTP API at /v1, the web console at /.
     Serve(ServeArgs),
+    /// Make bearer tokens for `toolgate serve`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Print a new random token (stdout) and its [[server.tokens]] entry (stderr).
+    Create {
+        /// Who calls with this token (recorded in the audit and as approver).
+        #[arg(long)]
+        principal: String,
+        /// The role its calls act in.
+        #[arg(long)]
+        role: String,
+        /// May decide approvals and read the audit.
+        #[arg(long)]
+        operator: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Audit(cmd) => commands::audit::run(&settings, cmd),
             Command::Config(cmd) => commands::config::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
+            Command::Token(cmd) => commands::token::run(&settings, cmd),
         }
     })
 }

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod call;
 pub mod config;
 pub mod serve;
+pub mod token;
 pub mod tools;
 
 /// Who the local user is, for principals and approvers.

@@ -38,13 +38,23 @@ async fn shutdown_signal() {
 
 pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     if args.stdio {
-        bail!("`toolgate serve --stdio` is not available yet");
+        return run_stdio(settings).await;
     }
     let mut config = settings.file.server.clone();
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
+    config.check()?;
     let gateway = Arc::new(open_gateway(settings, None)?);
+    for role in config.granted_roles() {
+        if gateway.roles().get(role).is_none() {
+            let names: Vec<&str> = gateway.roles().names().collect();
+            bail!(
+                "[server] grants role `{role}`, which is not configured (configured roles: {})",
+                names.join(", ")
+            );
+        }
+    }
     let approvals = Arc::new(open_approvals(settings)?);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| {
         format!(
@@ -55,7 +65,7 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     let local_addr = listener.local_addr()?;
     if !local_addr.ip().is_loopback() && config.tokens.is_empty() && config.anonymous.is_none() {
         tracing::warn!(
-            "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request will be refused"
+            "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
         );
     }
     let state = AppState::new(Inner {
@@ -67,7 +77,8 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         local_addr,
         started: Instant::now(),
         shutdown: CancellationToken::new(),
-    });
+    })
+    .with_max_argument_bytes(settings.file.limits.max_argument_bytes);
     output::line(&format!(
         "toolgate serving at http://{local_addr}/  (MCP: http://{local_addr}/mcp · API: http://{local_addr}/v1 · workspace: {})",
         settings.workspace.display()
@@ -75,5 +86,28 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     toolgate_server::serve(listener, state, shutdown_signal())
         .await
         .context("serving")?;
+    Ok(0)
+}
+
+/// `--stdio`: MCP on stdin/stdout for a host that spawned us, acting as `stdio:$USER` (the
+/// operator at this terminal) in the configured role. Nothing but protocol goes to stdout;
+/// logs go to stderr. Ends when the host closes stdin.
+async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
+    let gateway = Arc::new(open_gateway(settings, None)?);
+    let caller = toolgate_server::auth::Caller {
+        principal: format!("stdio:{}", crate::commands::local_user()),
+        role: settings.role.clone(),
+        operator: true,
+    };
+    let served = toolgate_server::mcp::serve_stdio(
+        Arc::clone(&gateway),
+        caller,
+        toolgate_server::mcp::McpOptions::default(),
+    )
+    .await;
+    if let Err(e) = gateway.audit().flush().await {
+        tracing::error!(error = %e, "flushing the audit log failed");
+    }
+    served.context("serving MCP on stdin/stdout")?;
     Ok(0)
 }
