@@ -1,0 +1,302 @@
+//! The tools the official MCP conformance suite calls (`test_simple_text`, …), as ordinary
+//! catalog tools: they run through the whole gateway pipeline like any built-in. The ones
+//! that talk back to the client (logging, progress, sampling, elicitation) find it through
+//! the [`ClientLinks`] registry by their call id.
+
+// Logging is deprecated by the 2026-07-28 revision but the suite (2025-11-25) exercises it.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CustomRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ServerRequest,
+};
+use serde_json::{Value, json};
+use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
+use toolgate_protocol::{ContentBlock, Risk, ToolOutput, ToolSpec};
+use toolgate_server::mcp::{ClientLink, ClientLinks};
+
+/// A 1×1 red PNG.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A 44-byte silent WAV header.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+struct Fixture {
+    spec: ToolSpec,
+    links: Arc<ClientLinks>,
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+/// Every fixture tool, sharing `links`.
+pub fn tools(links: &Arc<ClientLinks>) -> Vec<DynTool> {
+    let specs = [
+        ("test_simple_text", "Returns simple text.", no_args()),
+        ("test_image_content", "Returns an image.", no_args()),
+        ("test_audio_content", "Returns audio.", no_args()),
+        (
+            "test_embedded_resource",
+            "Returns an embedded resource.",
+            no_args(),
+        ),
+        (
+            "test_multiple_content_types",
+            "Returns text, an image and a resource.",
+            no_args(),
+        ),
+        (
+            "test_tool_with_logging",
+            "Sends three log messages.",
+            no_args(),
+        ),
+        (
+            "test_tool_with_progress",
+            "Reports progress 0, 50, 100.",
+            no_args(),
+        ),
+        ("test_error_handling", "Always fails.", no_args()),
+        (
+            "test_sampling",
+            "Asks the client's LLM.",
+            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+        ),
+        (
+            "test_elicitation",
+            "Asks the user for input.",
+            json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+        ),
+        (
+            "test_elicitation_sep1034_defaults",
+            "Elicitation with defaults.",
+            no_args(),
+        ),
+        (
+            "test_elicitation_sep1330_enums",
+            "Elicitation with enum schemas.",
+            no_args(),
+        ),
+        (
+            "test_reconnection",
+            "Returns after a short pause.",
+            no_args(),
+        ),
+        (
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {
+                    "street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            }),
+        ),
+    ];
+    specs
+        .into_iter()
+        .map(|(name, description, schema)| {
+            Arc::new(Fixture {
+                spec: ToolSpec::new(name, description, schema).with_risk(Risk::Read),
+                links: Arc::clone(links),
+            }) as DynTool
+        })
+        .collect()
+}
+
+fn text(s: &str) -> ToolOutput {
+    ToolOutput::text(s)
+}
+
+fn blocks(content: Vec<ContentBlock>) -> ToolOutput {
+    ToolOutput {
+        data: Value::Null,
+        content,
+    }
+}
+
+impl Fixture {
+    fn link(&self, ctx: &ToolContext) -> Result<ClientLink, ToolError> {
+        self.links
+            .get(&ctx.call_id)
+            .ok_or_else(|| ToolError::failed("this tool must be called over MCP"))
+    }
+
+    /// Sends a raw request to the client (sampling, elicitation) and returns its result.
+    async fn ask(
+        &self,
+        ctx: &ToolContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        let link = self.link(ctx)?;
+        let request = ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let answer = link
+            .peer
+            .send_request(request)
+            .await
+            .map_err(|e| ToolError::failed(format!("{method} failed: {e}")))?;
+        serde_json::to_value(answer).map_err(|e| ToolError::failed(e.to_string()))
+    }
+
+    async fn elicit(
+        &self,
+        ctx: &ToolContext,
+        message: &str,
+        schema: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let answer = self
+            .ask(
+                ctx,
+                "elicitation/create",
+                json!({"mode": "form", "message": message, "requestedSchema": schema}),
+            )
+            .await?;
+        Ok(text(&format!(
+            "Elicitation completed: action={}, content={}",
+            answer["action"].as_str().unwrap_or("?"),
+            answer["content"]
+        )))
+    }
+}
+
+#[async_trait]
+impl Tool for Fixture {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    #[allow(deprecated)]
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let pause = || tokio::time::sleep(Duration::from_millis(50));
+        match self.spec.name.as_str() {
+            "test_simple_text" => Ok(text("This is a simple text response for testing.")),
+            "test_image_content" => Ok(blocks(vec![ContentBlock::Image {
+                data: PNG.into(),
+                mime_type: "image/png".into(),
+            }])),
+            "test_audio_content" => Ok(blocks(vec![ContentBlock::Audio {
+                data: WAV.into(),
+                mime_type: "audio/wav".into(),
+            }])),
+            "test_embedded_resource" => Ok(blocks(vec![ContentBlock::Resource {
+                resource: json!({"uri": "test://embedded-resource", "mimeType": "text/plain",
+                    "text": "This is an embedded resource content."}),
+            }])),
+            "test_multiple_content_types" => Ok(blocks(vec![
+                ContentBlock::Text {
+                    text: "Multiple content types test:".into(),
+                },
+                ContentBlock::Image {
+                    data: PNG.into(),
+                    mime_type: "image/png".into(),
+                },
+                ContentBlock::Resource {
+                    resource: json!({"uri": "test://mixed-content-resource",
+                        "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}),
+                },
+            ])),
+            "test_tool_with_logging" => {
+                let link = self.link(&ctx)?;
+                for (i, message) in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        pause().await;
+                    }
+                    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(message));
+                    let _ = link.peer.notify_logging_message(param).await;
+                }
+                Ok(text("Logging test completed"))
+            }
+            "test_tool_with_progress" => {
+                let link = self.link(&ctx)?;
+                for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        pause().await;
+                    }
+                    if let Some(token) = &link.progress_token {
+                        let param = ProgressNotificationParam::new(token.clone(), progress)
+                            .with_total(100.0);
+                        let _ = link.peer.notify_progress(param).await;
+                    }
+                }
+                Ok(text("Progress test completed"))
+            }
+            "test_error_handling" => Err(ToolError::failed(
+                "This tool intentionally returns an error for testing",
+            )),
+            "test_sampling" => {
+                let prompt = args["prompt"].as_str().unwrap_or_default();
+                let answer = self
+                    .ask(&ctx, "sampling/createMessage", json!({
+                        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                        "maxTokens": 100
+                    }))
+                    .await?;
+                Ok(text(&format!(
+                    "LLM response: {}",
+                    answer["content"]["text"].as_str().unwrap_or_default()
+                )))
+            }
+            "test_elicitation" => {
+                let message = args["message"].as_str().unwrap_or("Please provide your information");
+                self.elicit(&ctx, message, json!({"type": "object", "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                }, "required": ["username", "email"]}))
+                    .await
+            }
+            "test_elicitation_sep1034_defaults" => {
+                self.elicit(&ctx, "Please review and update the form fields with defaults", json!({
+                    "type": "object", "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {"type": "string", "description": "User status",
+                            "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                    }, "required": []}))
+                    .await
+            }
+            "test_elicitation_sep1330_enums" => {
+                let titled = |titles: [&str; 3]| -> Vec<Value> {
+                    titles
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| json!({"const": format!("value{}", i + 1), "title": t}))
+                        .collect()
+                };
+                self.elicit(&ctx, "Please select options from the enum fields", json!({
+                    "type": "object", "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string",
+                            "oneOf": titled(["First Option", "Second Option", "Third Option"])},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array",
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array",
+                            "items": {"anyOf": titled(["First Choice", "Second Choice", "Third Choice"])}}
+                    }, "required": []}))
+                    .await
+            }
+            "test_reconnection" => {
+                pause().await;
+                Ok(text("Reconnection test completed successfully"))
+            }
+            "json_schema_2020_12_tool" => Ok(ToolOutput::json(json!({"received": args}))),
+            other => Err(ToolError::failed(format!("no fixture named {other}"))),
+        }
+    }
+}
