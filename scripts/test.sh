@@ -20,6 +20,29 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# --- MCP interop peers (crates/toolgate-server/tests/mcp.rs) ----------------------------------
+# Real MCP clients (Python SDK 2.x, fastmcp 4.x) in .venv and the official conformance suite
+# with its own node 22 in tests/peers (both git-ignored); pinned, installed once.
+step "MCP peers: mcp + fastmcp (.venv), node@22 + @modelcontextprotocol/conformance (tests/peers)"
+need python3 "install Python 3 with venv (the MCP interop tests run the Python MCP SDK)"
+need npm "install Node.js and npm (apt-get install nodejs npm)"
+if ! .venv/bin/python - 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version
+sys.exit(version("mcp") != "2.3.0" or version("fastmcp") != "4.2.3")
+PY
+then
+  { python3 -m venv .venv && .venv/bin/pip install -q "mcp==2.3.0" "fastmcp==4.2.3"; } \
+    || { echo "error: could not install the Python MCP peers (mcp 2.3.0, fastmcp 4.2.3) into .venv" >&2; exit 1; }
+fi
+if ! grep -qs '"version": "0.1.16"' tests/peers/node_modules/@modelcontextprotocol/conformance/package.json \
+  || [ ! -x tests/peers/node_modules/.bin/node ]; then
+  mkdir -p tests/peers
+  npm install --prefix tests/peers --no-audit --no-fund node@22 @modelcontextprotocol/conformance@0.1.16 \
+    || { echo "error: could not install node@22 and @modelcontextprotocol/conformance@0.1.16 into tests/peers" >&2; exit 1; }
+fi
+# --- end MCP ----------------------------------------------------------------------------------
+
 step "cargo test"
 if command -v cargo-nextest >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast
