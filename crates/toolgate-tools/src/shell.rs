@@ -223,8 +223,10 @@ impl ShellTool {
                             .iter()
                             .map(|p| root.join(p))
                             .collect(),
+                        protected_paths: self.ws.protected().to_vec(),
                     },
                     landlock: *landlock,
+                    strict: self.opts.sandbox == SandboxMode::Required,
                 };
                 launch::sandboxed(launcher, &request, command, cwd, env)
             }

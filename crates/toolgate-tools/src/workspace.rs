@@ -51,6 +51,11 @@ impl Workspace {
         &self.root
     }
 
+    /// The protected paths (absolute; they need not exist).
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
     /// Resolves a workspace-relative path to an existing file/dir inside the workspace.
     /// `.` is the root. The result is canonical.
     pub fn resolve_existing(&self, rel: &str) -> Result<PathBuf, ToolError> {

@@ -1,6 +1,7 @@
 //! The last steps before exec, run by the command's own process: new process group,
-//! pids cgroup, resource limits, capabilities, `no_new_privs`, Landlock, seccomp — in that
-//! order (each step needs the privileges the next one takes away).
+//! pids cgroup, resource limits, masks over protected paths, capabilities, `no_new_privs`,
+//! Landlock, seccomp — in that order (each step needs the privileges the next one takes
+//! away).
 //!
 //! Everything that can fail for a reason worth explaining (opening paths, compiling the
 //! filters, creating the cgroup) happens earlier, in the helper; here are only system calls.
@@ -14,6 +15,7 @@ use rustix::process::{Resource, Rlimit, setpgid, setrlimit};
 use seccompiler::BpfProgram;
 
 use super::cgroup::PidsCgroup;
+use super::mask::{self, Mask};
 use super::seccomp;
 
 /// Capabilities a root command keeps: acting on files it does not own inside the paths
@@ -33,6 +35,10 @@ pub const FAILURE_PREFIX: &str = "toolgate sandbox: ";
 pub(crate) struct Confinement {
     pub limits: Vec<(Resource, u64)>,
     pub cgroup: Option<PidsCgroup>,
+    /// Protected paths to cover.
+    pub masks: Vec<Mask>,
+    /// Fail when they cannot be covered (else run with them visible).
+    pub strict: bool,
     /// Taken on use.
     pub landlock: Option<RulesetCreated>,
     /// Fail unless the kernel enforced (part of) the ruleset.
@@ -70,6 +76,10 @@ impl Confinement {
                 }),
             };
             setrlimit(resource, limit).map_err(|e| format!("setrlimit {resource:?}: {e}"))?;
+        }
+        match mask::apply(&self.masks) {
+            Err(why) if self.strict => return Err(why),
+            _ => {}
         }
         drop_capabilities(self.last_capability)?;
         rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::cgroup::{self, PidsCgroup};
 use super::confine::{Confinement, FAILURE_PREFIX};
 use super::error::SandboxError;
+use super::mask;
 use super::reaper::{self, Ending};
 use super::{SandboxPolicy, rules, seccomp};
 
@@ -38,6 +39,9 @@ pub(crate) struct HelperRequest {
     /// Apply Landlock and fail if it is not enforced; `false`: seccomp, limits and
     /// supervision only (the kernel has no Landlock and the mode allows that).
     pub landlock: bool,
+    /// `SandboxMode::Required`: also fail when the protected paths cannot be hidden
+    /// (otherwise they stay visible, as without a sandbox).
+    pub strict: bool,
 }
 
 /// Runs the helper with the arguments after [`HELPER_ARG`](super::HELPER_ARG); never returns.
@@ -130,6 +134,8 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxEr
     Ok(Confinement {
         limits: rlimits,
         cgroup,
+        masks: mask::masks(&policy.protected_paths),
+        strict: request.strict,
         landlock,
         require_landlock: request.landlock,
         seccomp,

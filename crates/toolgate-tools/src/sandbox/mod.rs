@@ -28,6 +28,7 @@ mod cgroup;
 mod confine;
 mod error;
 mod helper;
+mod mask;
 pub mod policy;
 pub mod probe;
 mod reaper;

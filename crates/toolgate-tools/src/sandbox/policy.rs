@@ -74,6 +74,9 @@ impl Default for ResourceLimits {
 /// `/dev/full`, `/dev/random`, `/dev/urandom`). Nothing else — home directories and `/tmp`
 /// itself are neither readable nor writable.
 ///
+/// Protected paths (toolgate's own state inside the workspace) are covered by empty,
+/// read-only mounts in a private mount namespace.
+///
 /// Network: unless `allow_network`, no TCP connect or bind (Landlock) and no socket but a
 /// Unix stream socket that cannot connect anywhere (seccomp) — which also rules out DNS.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +88,9 @@ pub struct SandboxPolicy {
     pub limits: ResourceLimits,
     /// More read-only (and executable) trees, e.g. a toolchain outside the system dirs.
     pub extra_read_paths: Vec<PathBuf>,
+    /// Paths inside the workspace the command must neither see nor change (toolgate's data
+    /// dir and config): covered in a private mount namespace.
+    pub protected_paths: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -95,6 +101,7 @@ impl SandboxPolicy {
             allow_network: false,
             limits: ResourceLimits::default(),
             extra_read_paths: Vec::new(),
+            protected_paths: Vec::new(),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::cgroup;
+use super::{cgroup, mask};
 
 /// Entry point of the capability checks.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +29,9 @@ pub struct SandboxSupport {
     /// Seccomp filters can be installed.
     pub seccomp: bool,
     pub process_limit: ProcessLimit,
+    /// A private mount namespace can hide toolgate's data dir and config inside the
+    /// workspace (root, or unprivileged user namespaces enabled).
+    pub hides_protected_paths: bool,
     /// Why Landlock or seccomp is missing, and what to do about it.
     pub reason: Option<String>,
 }
@@ -69,6 +72,7 @@ impl Sandbox {
             landlock_abi,
             seccomp,
             process_limit,
+            hides_protected_paths: mask::can_mask(),
             reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         }
     }

@@ -109,6 +109,7 @@ mod tests {
             landlock_abi: landlock,
             seccomp,
             process_limit: ProcessLimit::CgroupPids,
+            hides_protected_paths: true,
             reason: landlock.is_none().then(|| "no Landlock".to_owned()),
         }
     }

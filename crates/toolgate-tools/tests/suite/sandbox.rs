@@ -322,3 +322,30 @@ async fn a_missing_helper_is_unavailable_not_a_silent_downgrade() {
         ))
     );
 }
+
+#[tokio::test]
+async fn toolgate_state_inside_the_workspace_is_hidden_and_read_only() {
+    let fx = sandboxed(ShellOptions::default());
+    assert_eq!(
+        sh(&fx, "ls -A .toolgate").await,
+        result(0, "", ""),
+        "the data dir should look empty"
+    );
+    assert_eq!(
+        sh(&fx, "echo forged > .toolgate/audit.jsonl").await,
+        result(
+            2,
+            "",
+            "/bin/sh: 1: cannot create .toolgate/audit.jsonl: Read-only file system\n"
+        )
+    );
+    assert_eq!(
+        sh(
+            &fx,
+            "rm -rf .toolgate 2>/dev/null; mv .toolgate gone 2>/dev/null; ls -d .toolgate"
+        )
+        .await,
+        result(0, ".toolgate\n", "")
+    );
+    assert_eq!(fx.get(".toolgate/audit.jsonl"), "{}\n");
+}
