@@ -217,4 +217,20 @@ mod tests {
             Err(ServerConfigError::PublicUrl("toolgate.example".into()))
         );
     }
+
+    #[test]
+    fn the_documented_example_is_a_working_server_section() {
+        #[derive(Deserialize)]
+        struct File {
+            server: ServerConfig,
+        }
+        let file: File =
+            toml::from_str(include_str!("../../../docs/toolgate.example.toml")).unwrap();
+        assert_eq!(file.server.check(), Ok(()));
+        assert_eq!(file.server.listen, DEFAULT_LISTEN);
+        assert_eq!(
+            file.server.granted_roles().collect::<Vec<_>>(),
+            ["agent", "readonly"]
+        );
+    }
 }
