@@ -205,3 +205,37 @@ fn fastmcp_auto_over_http() {
 fn fastmcp_legacy_over_http() {
     wait_for_approval(Transport::Http, "legacy");
 }
+
+/// A role that cannot see `write_file` is told it does not exist, in the same words as a
+/// tool that really does not exist (and no hint points at hidden tools).
+#[test]
+fn hidden_tools_look_like_unknown_tools() {
+    let ws = workspace();
+    std::fs::write(
+        ws.path().join("toolgate.toml"),
+        "[roles.reader]\ntools = [\"read_file\", \"list_dir\"]\n",
+    )
+    .unwrap();
+    let mut c = Command::new(python());
+    c.arg(client_script())
+        .args(["--client", "mcp", "--mode", "legacy", "--phase", "hidden"])
+        .arg("--command")
+        .arg(toolgate())
+        .args(["--arg=serve", "--arg=--stdio", "--arg=--role", "--arg=reader"])
+        .current_dir(ws.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let got = report(c.spawn().unwrap());
+    let unknown = |name: &str| {
+        json!({"code": "unknown_tool", "message": format!("no tool named `{name}`"),
+            "retryable": false, "hint": "tools/list shows the tools you can call"})
+    };
+    assert_eq!(
+        got,
+        json!({
+            "tools": ["list_dir", "read_file"],
+            "write_file": unknown("write_file"),
+            "no_such_tool": unknown("no_such_tool"),
+        })
+    );
+}

@@ -7,7 +7,8 @@ Usage:
 Prints one JSON object on stdout describing what the client saw; the Rust test compares it
 with the expected value. Phase `first`: list tools, call list_dir and read_file, call
 read_file with invalid arguments and an unknown tool, call write_file (needs approval).
-Phase `retry`: the identical write_file call again.
+Phase `retry`: the identical write_file call again. Phase `hidden`: list the tools and
+call a tool the role cannot see and one that does not exist; report both error objects.
 
 With --wait the calls carry a progressToken (fastmcp always sends one), so the server keeps
 write_file waiting until an operator decides; the progress messages received are reported.
@@ -111,6 +112,13 @@ async def scenario(phase, list_tools, call, protocol_version):
         report["invalid"] = summarize(await call("read_file", {}))
         report["unknown"] = summarize(await call("no_such_tool", {}))
         report["write"] = summarize(await call("write_file", WRITE_ARGS))
+    elif phase == "hidden":
+        listed = await list_tools()
+        tools = listed.tools if hasattr(listed, "tools") else listed
+        report["tools"] = sorted(t.name for t in tools)
+        for name in ("write_file", "no_such_tool"):
+            result = await call(name, WRITE_ARGS)
+            report[name] = json.loads(block_texts(result)[0])
     else:
         report["write"] = summarize(await call("write_file", WRITE_ARGS))
     if PROGRESS:
@@ -122,7 +130,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--client", choices=["mcp", "fastmcp"], required=True)
     p.add_argument("--mode", choices=["auto", "legacy"], default="auto")
-    p.add_argument("--phase", choices=["first", "retry"], required=True)
+    p.add_argument("--phase", choices=["first", "retry", "hidden"], required=True)
     p.add_argument("--wait", action="store_true")
     p.add_argument("--url")
     p.add_argument("--command")
