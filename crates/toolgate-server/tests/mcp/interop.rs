@@ -221,7 +221,12 @@ fn hidden_tools_look_like_unknown_tools() {
         .args(["--client", "mcp", "--mode", "legacy", "--phase", "hidden"])
         .arg("--command")
         .arg(toolgate())
-        .args(["--arg=serve", "--arg=--stdio", "--arg=--role", "--arg=reader"])
+        .args([
+            "--arg=serve",
+            "--arg=--stdio",
+            "--arg=--role",
+            "--arg=reader",
+        ])
         .current_dir(ws.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
