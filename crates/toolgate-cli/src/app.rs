@@ -14,7 +14,7 @@ use toolgate_store::audit::AuditLog;
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
-use toolgate_tools::{BuiltinOptions, ShellOptions, Workspace, builtin_tools};
+use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
 
 use crate::settings::Settings;
 
@@ -83,6 +83,12 @@ pub fn workspace_tools(settings: &Settings) -> anyhow::Result<Vec<toolgate_core:
             max_timeout: Duration::from_secs(s.max_timeout_secs),
             output_cap_bytes: s.output_cap_bytes,
             env_allowlist: s.env_allowlist.clone(),
+            sandbox: s.sandbox,
+            allow_network: s.allow_network,
+            limits: s.limits(),
+            extra_read_paths: s.extra_read_paths.clone(),
+            // `main` turns this binary into the helper when re-executed.
+            launcher: Some(SandboxLauncher::current_exe()),
         },
         max_read_bytes: settings.file.files.max_read_bytes,
     };

@@ -52,6 +52,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Run the gateway as a server: MCP at /mcp, the HTTP API at /v1, the web console at /.
     Serve(ServeArgs),
+    /// Check what this machine offers: Landlock, seccomp, the shell sandbox, paths, chromium.
+    Doctor(crate::commands::doctor::DoctorArgs),
     /// Make bearer tokens for `toolgate serve`.
     #[command(subcommand)]
     Token(TokenCommand),

@@ -21,6 +21,7 @@ use crate::cli::{Cli, Command};
 use crate::settings::Settings;
 
 fn main() {
+    toolgate_tools::sandbox::run_helper_if_invoked();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -52,6 +53,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Audit(cmd) => commands::audit::run(&settings, cmd),
             Command::Config(cmd) => commands::config::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
+            Command::Doctor(args) => commands::doctor::run(&settings, args).await,
             Command::Token(cmd) => commands::token::run(&settings, cmd),
         }
     })

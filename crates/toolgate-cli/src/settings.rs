@@ -10,6 +10,7 @@ use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 use toolgate_server::ServerConfig;
 use toolgate_store::audit::Durability;
+use toolgate_tools::{ResourceLimits, SandboxMode};
 
 use crate::cli::GlobalArgs;
 
@@ -40,15 +41,51 @@ pub struct ShellSettings {
     pub output_cap_bytes: usize,
     /// Environment variables passed through to commands (everything else is scrubbed).
     pub env_allowlist: Vec<String>,
+    /// The OS sandbox: `required`, `if-available` or `off`.
+    pub sandbox: SandboxMode,
+    /// Let sandboxed commands use the network.
+    pub allow_network: bool,
+    /// Address space per process in MiB (0: no limit).
+    pub memory_mb: u64,
+    /// Processes and threads per command (0: no limit).
+    pub max_processes: u64,
+    /// CPU seconds per process (0: no limit).
+    pub cpu_secs: u64,
+    /// Largest file a command may write, in MiB (0: no limit).
+    pub max_file_mb: u64,
+    /// Read-only trees sandboxed commands may also use (relative: to the workspace).
+    pub extra_read_paths: Vec<PathBuf>,
 }
 
 impl Default for ShellSettings {
     fn default() -> Self {
+        let limits = ResourceLimits::default();
+        let mb = |bytes: Option<u64>| bytes.map_or(0, |b| b >> 20);
         ShellSettings {
             default_timeout_secs: 60,
             max_timeout_secs: 600,
             output_cap_bytes: 64 * 1024,
             env_allowlist: Vec::new(),
+            sandbox: SandboxMode::default(),
+            allow_network: false,
+            memory_mb: mb(limits.memory_bytes),
+            max_processes: limits.max_processes.unwrap_or(0),
+            cpu_secs: limits.cpu_secs.unwrap_or(0),
+            max_file_mb: mb(limits.max_file_bytes),
+            extra_read_paths: Vec::new(),
+        }
+    }
+}
+
+impl ShellSettings {
+    /// The limits, with 0 meaning none.
+    pub fn limits(&self) -> ResourceLimits {
+        let set = |v: u64| (v > 0).then_some(v);
+        ResourceLimits {
+            cpu_secs: set(self.cpu_secs),
+            memory_bytes: set(self.memory_mb).map(|m| m.saturating_mul(1 << 20)),
+            max_processes: set(self.max_processes),
+            max_file_bytes: set(self.max_file_mb).map(|m| m.saturating_mul(1 << 20)),
         }
     }
 }
@@ -247,5 +284,28 @@ mod tests {
             toml::from_str(include_str!("../../../docs/toolgate.example.toml")).unwrap();
         check(&cfg).unwrap();
         assert!(cfg.roles.contains_key("agent"));
+    }
+
+    #[test]
+    fn shell_sandbox_keys_parse_and_zero_means_no_limit() {
+        let cfg: FileConfig = toml::from_str(
+            "[shell]\nsandbox = \"required\"\nallow_network = true\nmemory_mb = 512\n\
+             max_processes = 0\ncpu_secs = 30\nmax_file_mb = 0\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.shell.sandbox, SandboxMode::Required);
+        assert!(cfg.shell.allow_network);
+        assert_eq!(
+            cfg.shell.limits(),
+            ResourceLimits {
+                cpu_secs: Some(30),
+                memory_bytes: Some(512 << 20),
+                max_processes: None,
+                max_file_bytes: None,
+            }
+        );
+        assert_eq!(ShellSettings::default().limits(), ResourceLimits::default());
+        let e = toml::from_str::<FileConfig>("[shell]\nsandbox = \"maybe\"\n").unwrap_err();
+        assert!(e.to_string().contains("unknown variant `maybe`"), "{e}");
     }
 }

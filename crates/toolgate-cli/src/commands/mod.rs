@@ -4,6 +4,7 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod config;
+pub mod doctor;
 pub mod serve;
 pub mod token;
 pub mod tools;

@@ -4,6 +4,7 @@ mod approvals;
 mod bad_input;
 mod crash;
 mod defaults;
+mod doctor;
 mod error_codes;
 mod exports;
 mod harness;

@@ -1,0 +1,219 @@
+//! `toolgate doctor`: what this machine offers toolgate, each check `ok`, `warn` or `fail`
+//! with an explanation. Exits 1 when a check the configuration depends on fails (e.g.
+//! `[shell] sandbox = "required"` on a kernel without Landlock), else 0.
+//!
+//! Checks: Landlock (by the version syscall), seccomp, the process limit, hiding toolgate's
+//! own files from commands, the shell sandbox end to end (`true` run through the configured shell tool), the data dir, the workspace,
+//! and chromium (report only).
+
+use std::path::Path;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::json;
+use toolgate_core::{CancellationToken, ToolContext};
+use toolgate_tools::sandbox::ProcessLimit;
+use toolgate_tools::{Sandbox, SandboxMode};
+
+use crate::output;
+use crate::settings::Settings;
+
+/// Where the browser tool will look for Chromium.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON document: `{ok, checks: [{name, status, detail}]}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    name: &'static str,
+    status: Status,
+    detail: String,
+}
+
+fn check(name: &'static str, status: Status, detail: impl Into<String>) -> Check {
+    Check {
+        name,
+        status,
+        detail: detail.into(),
+    }
+}
+
+pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
+    let mode = settings.file.shell.sandbox;
+    // What a missing sandbox piece means under this configuration.
+    let missing = if mode == SandboxMode::Required {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
+    let support = Sandbox::probe();
+    let reason = support.reason.clone().unwrap_or_default();
+    let checks = vec![
+        match support.landlock_abi {
+            Some(abi) => check("landlock", Status::Ok, landlock_detail(abi)),
+            None => check("landlock", missing, reason.clone()),
+        },
+        if support.seccomp {
+            check("seccomp", Status::Ok, "seccomp filters can be installed")
+        } else {
+            check("seccomp", missing, reason)
+        },
+        match support.process_limit {
+            ProcessLimit::CgroupPids => check(
+                "process limit",
+                Status::Ok,
+                "a pids cgroup per command bounds its processes (max_processes)",
+            ),
+            ProcessLimit::Rlimit => check(
+                "process limit",
+                Status::Ok,
+                "RLIMIT_NPROC bounds a command's processes on top of those the user already runs",
+            ),
+            ProcessLimit::Unenforced => check(
+                "process limit",
+                Status::Warn,
+                "running as root without a writable pids cgroup: max_processes is not enforced",
+            ),
+        },
+        if support.hides_protected_paths {
+            check(
+                "protected paths",
+                Status::Ok,
+                "sandboxed commands see the data dir and toolgate.toml empty and read-only",
+            )
+        } else {
+            check(
+                "protected paths",
+                missing,
+                "no unprivileged user namespaces: sandboxed commands could change the data dir \
+                 and toolgate.toml when they are inside the workspace (enable user namespaces, \
+                 or keep --data-dir outside the workspace)",
+            )
+        },
+        shell_sandbox(settings, mode).await,
+        data_dir(settings),
+        match std::fs::read_dir(&settings.workspace) {
+            Ok(_) => check(
+                "workspace",
+                Status::Ok,
+                format!("{} is readable", settings.workspace.display()),
+            ),
+            Err(e) => check(
+                "workspace",
+                Status::Fail,
+                format!("cannot read {}: {e}", settings.workspace.display()),
+            ),
+        },
+        if Path::new(CHROMIUM).is_file() {
+            check("chromium", Status::Ok, format!("{CHROMIUM} found"))
+        } else {
+            check(
+                "chromium",
+                Status::Warn,
+                format!("{CHROMIUM} not found: the browser tool needs Debian's `chromium` package"),
+            )
+        },
+    ];
+    let ok = checks.iter().all(|c| c.status != Status::Fail);
+    if args.json {
+        output::json(&json!({ "ok": ok, "checks": checks }))?;
+    } else {
+        let rows: Vec<Vec<String>> = checks
+            .iter()
+            .map(|c| {
+                let status = serde_json::to_value(c.status)?;
+                Ok(vec![
+                    status.as_str().unwrap_or_default().to_owned(),
+                    c.name.to_owned(),
+                    c.detail.clone(),
+                ])
+            })
+            .collect::<anyhow::Result<_>>()?;
+        output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn landlock_detail(abi: u32) -> String {
+    let mut covers = vec!["file system"];
+    if abi >= 4 {
+        covers.push("TCP connect/bind");
+    }
+    if abi >= 6 {
+        covers.push("signal and abstract-socket scoping");
+    }
+    format!("Landlock ABI {abi}: {}", covers.join(", "))
+}
+
+/// Runs `true` through the shell tool exactly as configured.
+async fn shell_sandbox(settings: &Settings, mode: SandboxMode) -> Check {
+    let tools = match crate::app::workspace_tools(settings) {
+        Ok(tools) => tools,
+        Err(e) => return check("shell sandbox", Status::Fail, format!("{e:#}")),
+    };
+    let Some(shell) = tools.iter().find(|t| t.spec().name == "shell") else {
+        return check("shell sandbox", Status::Fail, "no shell tool");
+    };
+    let ctx = ToolContext {
+        call_id: "doctor".to_owned(),
+        session_id: "doctor".to_owned(),
+        principal: format!("cli:{}", super::local_user()),
+        role: settings.role.clone(),
+        cancel: CancellationToken::new(),
+    };
+    let outcome = shell.call(json!({"command": "true"}), ctx).await;
+    match outcome {
+        Ok(out) => {
+            let label = out.data["sandbox"].as_str().unwrap_or("none").to_owned();
+            let status = match (mode, label.as_str()) {
+                (_, "landlock+seccomp") => Status::Ok,
+                (SandboxMode::Off, _) => Status::Warn,
+                (SandboxMode::Required, _) => Status::Fail,
+                (SandboxMode::IfAvailable, _) => Status::Warn,
+            };
+            let how = if label == "none" {
+                "WITHOUT a sandbox".to_owned()
+            } else {
+                format!("in {label}")
+            };
+            check(
+                "shell sandbox",
+                status,
+                format!(
+                    "sandbox = \"{}\": commands run {how} (ran `true`)",
+                    mode.as_str()
+                ),
+            )
+        }
+        Err(e) => check(
+            "shell sandbox",
+            Status::Fail,
+            format!("sandbox = \"{}\": `true` failed: {e}", mode.as_str()),
+        ),
+    }
+}
+
+/// Created if missing (as any command would), then written to.
+fn data_dir(settings: &Settings) -> Check {
+    match crate::app::ensure_data_dir(settings) {
+        Ok(()) => check(
+            "data dir",
+            Status::Ok,
+            format!("{} is writable", settings.data_dir.display()),
+        ),
+        Err(e) => check("data dir", Status::Fail, format!("{e:#}")),
+    }
+}

@@ -1,0 +1,84 @@
+//! `toolgate doctor`, and a sandboxed shell call refused at the OS level and audited.
+
+use serde_json::{Value, json};
+
+use super::harness::Env;
+
+#[test]
+fn doctor_reports_every_check_and_passes_on_a_sandbox_capable_machine() {
+    let env = Env::with_config("[shell]\nsandbox = \"required\"\n");
+    let run = env.run(&["doctor", "--json"]);
+    let report = run.json();
+    let checks: Vec<(String, String)> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let chromium = if std::path::Path::new("/usr/bin/chromium").is_file() {
+        "ok"
+    } else {
+        "warn"
+    };
+    let expected: Vec<(String, String)> = [
+        ("landlock", "ok"),
+        ("seccomp", "ok"),
+        ("process limit", "ok"),
+        ("protected paths", "ok"),
+        ("shell sandbox", "ok"),
+        ("data dir", "ok"),
+        ("workspace", "ok"),
+        ("chromium", chromium),
+    ]
+    .iter()
+    .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))
+    .collect();
+    assert_eq!(
+        checks, expected,
+        "this machine must offer Landlock and seccomp for the sandbox tests: {report:#}"
+    );
+    assert_eq!(report["ok"], json!(true));
+    run.assert_code(0);
+}
+
+#[test]
+fn a_write_outside_the_workspace_is_refused_by_the_sandbox_and_audited() {
+    let env = Env::with_config(
+        "[roles.ci]\ntools = [\"shell\"]\ndangerous = \"allow\"\n\n[shell]\nsandbox = \"required\"\n",
+    );
+    let outside = env.root().join("outside.txt");
+    let command = format!("echo x > {}", outside.display());
+    let run = env.call_with(
+        &["--role", "ci"],
+        "shell",
+        &json!({ "command": command }),
+        &[],
+    );
+    run.assert_code(0);
+    let stderr = format!(
+        "/bin/sh: 1: cannot create {}: Permission denied\n",
+        outside.display()
+    );
+    let data = &run.json()["data"];
+    assert_eq!(
+        (&data["exit_code"], &data["stderr"], &data["sandbox"]),
+        (&json!(2), &json!(stderr), &json!("landlock+seccomp"))
+    );
+    assert!(!outside.exists());
+
+    let log = std::fs::read_to_string(env.audit_path()).unwrap();
+    let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (
+            &last["tool"],
+            &last["outcome"],
+            &last["result"]["data"]["stderr"]
+        ),
+        (&json!("shell"), &json!("ok"), &json!(stderr))
+    );
+}
