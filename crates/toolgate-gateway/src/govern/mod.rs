@@ -44,6 +44,40 @@ fn as_text(data: &Value) -> String {
     }
 }
 
+/// Longest JSON text of a number (`-1.2345678901234567e-308`).
+const MAX_NUMBER_BYTES: usize = 24;
+
+/// Whether the JSON text of `data` surely has at most `limit` bytes, by a bound that needs no
+/// serialising: six bytes for every byte of a string (`\u00XX` is the longest escape), the
+/// longest form of every number, and the punctuation. `false` means "maybe not".
+fn json_len_surely_within(data: &Value, limit: usize) -> bool {
+    let mut bound = 0usize;
+    let mut pending = vec![data];
+    while let Some(v) = pending.pop() {
+        bound += match v {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => MAX_NUMBER_BYTES,
+            Value::String(s) => 2 + 6 * s.len(),
+            Value::Array(items) => {
+                pending.extend(items);
+                2 + items.len()
+            }
+            Value::Object(members) => {
+                let mut own = 2 + members.len();
+                for (key, member) in members {
+                    own += 3 + 6 * key.len();
+                    pending.push(member);
+                }
+                own
+            }
+        };
+        if bound > limit {
+            return false;
+        }
+    }
+    true
+}
+
 /// Whether the JSON text of `data` is longer than `limit` bytes. Counts instead of building
 /// the text, and stops as soon as the answer is known.
 fn json_len_exceeds(data: &Value, limit: usize) -> bool {
@@ -88,7 +122,10 @@ impl Layer for GovernLayer {
         // Cheap size probe first: most results are small.
         let over_budget = match &out.data {
             Value::String(s) => s.len() > self.budget_bytes,
-            other => json_len_exceeds(other, self.budget_bytes),
+            other => {
+                !json_len_surely_within(other, self.budget_bytes)
+                    && json_len_exceeds(other, self.budget_bytes)
+            }
         };
         if !over_budget {
             return Ok(out);

@@ -108,3 +108,18 @@ fn the_size_probe_counts_the_json_text_exactly() {
     assert!(super::json_len_exceeds(&data, 19));
     assert!(!super::json_len_exceeds(&data, 20));
 }
+
+#[test]
+fn the_quick_bound_never_falls_short_of_the_json_text() {
+    let values = [
+        json!({"a": "b", "n": [1, -22, 1.5e-300, null, true], "o": {}}),
+        json!(["quote \" back \\ bell \u{7}", "é中🎉", {"k\"": []}]),
+    ];
+    for v in &values {
+        let len = v.to_string().len();
+        assert!(!super::json_len_surely_within(v, len - 1), "{v}");
+        assert!(!super::json_len_exceeds(v, len), "{v}");
+    }
+    let small = json!({"a": "b"});
+    assert!(super::json_len_surely_within(&small, 100));
+}
