@@ -13,7 +13,8 @@
 //! `direct` (the tool alone), `buffered` and `durable` audit, and `durable write` (a
 //! write-risk echo: attempt and outcome records, both fsynced). Latency is measured per call
 //! by the caller, from building the request to holding the envelope; calls/s is calls over
-//! the wall time of the measured phase. The data directory lives under cargo's target tmp
+//! the wall time of the measured phase; CPU/call is the CPU time of all the process's threads
+//! (callers, audit writer and indexer, kernel time included) over the phase, per call. The data directory lives under cargo's target tmp
 //! dir (a real disk, so fsync costs what it costs) unless `TOOLGATE_BENCH_DIR` says where.
 //! `TOOLGATE_BENCH_ONLY=direct,buffered` runs only the named modes (for profiling).
 
@@ -203,6 +204,7 @@ impl Target {
 async fn drive(target: &Target, callers: usize, calls: usize) -> Stats {
     let args = Arc::new(echo_args());
     let per_task = calls / callers;
+    let cpu_before = machine::process_cpu_ns();
     let start = Instant::now();
     let tasks: Vec<_> = (0..callers)
         .map(|_| {
@@ -222,7 +224,9 @@ async fn drive(target: &Target, callers: usize, calls: usize) -> Stats {
     for task in tasks {
         all.extend(task.await.expect("caller task"));
     }
-    Stats::new(all, start.elapsed())
+    let wall = start.elapsed();
+    let cpu = machine::process_cpu_ns().saturating_sub(cpu_before);
+    Stats::new(all, wall, cpu)
 }
 
 /// Call counts, scaled by `TOOLGATE_BENCH_SCALE` (default 1), and the modes to run.

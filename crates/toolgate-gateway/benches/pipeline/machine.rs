@@ -59,11 +59,35 @@ fn filesystem(dir: &Path) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// CPU time (ns) every thread of this process has run so far, from each thread's
+/// `/proc/self/task/<tid>/schedstat`; 0 where that is unavailable. Threads that have exited
+/// are not counted, so take differences over phases in which none exits.
+pub fn process_cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
 pub fn print_header(data_root: &Path, scale: f64) {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("toolgate pipeline benchmark");
     println!("machine: {cpus} CPUs, {}, kernel {}", cpu_model(), kernel());
     println!("commit:  {}", commit());
+    println!(
+        "load:    {} (1/5/15-min load average when the run started; other work on the machine slows every number)",
+        load_average()
+    );
     println!(
         "data:    temp dirs on {} (TOOLGATE_BENCH_DIR overrides); runtime: tokio multi-thread, 2 workers; scale {scale}",
         filesystem(data_root)

@@ -2,19 +2,27 @@
 
 use std::time::Duration;
 
-/// Per-call latencies (ns, sorted) and the wall time of the phase.
+/// Per-call latencies (ns, sorted), the wall time of the phase and the CPU time all threads
+/// of the process spent in it.
 pub struct Stats {
     sorted_ns: Vec<u64>,
     wall: Duration,
+    cpu_ns: u64,
 }
 
 impl Stats {
-    pub fn new(mut latencies_ns: Vec<u64>, wall: Duration) -> Self {
+    pub fn new(mut latencies_ns: Vec<u64>, wall: Duration, cpu_ns: u64) -> Self {
         latencies_ns.sort_unstable();
         Stats {
             sorted_ns: latencies_ns,
             wall,
+            cpu_ns,
         }
+    }
+
+    /// CPU time of the whole process (every thread) per call, in µs.
+    pub fn cpu_per_call_us(&self) -> f64 {
+        self.cpu_ns as f64 / 1e3 / self.sorted_ns.len().max(1) as f64
     }
 
     /// The `p`-th percentile (nearest rank) in µs.
@@ -64,17 +72,25 @@ fn find<'a>(rows: &'a [Row], label: &str, callers: usize) -> Option<&'a Row> {
 pub fn print_table(rows: &[Row]) {
     println!();
     println!(
-        "| {:<14} | {:>7} | {:>7} | {:>8} | {:>8} | {:>8} | {:>8} | {:>9} |",
-        "scenario", "callers", "calls", "p50 µs", "p90 µs", "p99 µs", "max µs", "calls/s"
+        "| {:<14} | {:>7} | {:>7} | {:>8} | {:>8} | {:>8} | {:>8} | {:>9} | {:>12} |",
+        "scenario",
+        "callers",
+        "calls",
+        "p50 µs",
+        "p90 µs",
+        "p99 µs",
+        "max µs",
+        "calls/s",
+        "CPU µs/call"
     );
     println!(
-        "|{:-<16}|{:->9}|{:->9}|{:->10}|{:->10}|{:->10}|{:->10}|{:->11}|",
-        ":", ":", ":", ":", ":", ":", ":", ":"
+        "|{:-<16}|{:->9}|{:->9}|{:->10}|{:->10}|{:->10}|{:->10}|{:->11}|{:->14}|",
+        ":", ":", ":", ":", ":", ":", ":", ":", ":"
     );
     for r in rows {
         let s = &r.stats;
         println!(
-            "| {:<14} | {:>7} | {:>7} | {:>8.1} | {:>8.1} | {:>8.1} | {:>8.0} | {:>9.0} |",
+            "| {:<14} | {:>7} | {:>7} | {:>8.1} | {:>8.1} | {:>8.1} | {:>8.0} | {:>9.0} | {:>12.1} |",
             r.label,
             r.callers,
             s.calls(),
@@ -83,6 +99,7 @@ pub fn print_table(rows: &[Row]) {
             s.percentile_us(99.0),
             s.max_us(),
             s.calls_per_sec(),
+            s.cpu_per_call_us(),
         );
     }
     println!();
