@@ -105,10 +105,23 @@ pub fn start(state: &AppState) -> Result<(), WebhookError> {
     Ok(())
 }
 
+/// `error: cause: cause…` — reqwest's own message alone ("error sending request") does not
+/// say what went wrong.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 /// POSTs `body`, retrying on any failure; returns whether a try got a 2xx answer.
 pub async fn deliver(client: reqwest::Client, url: Url, id: String, body: Value) -> bool {
-    // Webhook URLs often carry a secret in the path (chat hooks): log the host only.
-    let shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    // Webhook URLs often carry a secret in the path (chat hooks): log the origin only.
+    let shown = url.origin().ascii_serialization();
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(BACKOFF[attempt - 1]).await;
@@ -116,7 +129,7 @@ pub async fn deliver(client: reqwest::Client, url: Url, id: String, body: Value)
         let failure = match client.post(url.clone()).json(&body).send().await {
             Ok(resp) if resp.status().is_success() => return true,
             Ok(resp) => format!("answered {}", resp.status()),
-            Err(e) => e.without_url().to_string(),
+            Err(e) => with_causes(&e.without_url()),
         };
         tracing::warn!(
             approval = %id,
