@@ -3,7 +3,8 @@
 //! ```text
 //! host/origin check   DNS-rebinding protection for every route
 //! authenticate        bearer token → principal + role; or the anonymous grant; or 401
-//! routes              /v1/* (api), /mcp (mcp), /openapi.json, /.well-known/*, / (console)
+//!   routes            /v1/* (api), /mcp (mcp), /openapi.json, /.well-known/*
+//! routes              / and /assets/* (console): public
 //! fallbacks           404 / 405 with the one error body
 //! ```
 
@@ -21,18 +22,23 @@ use crate::{api, auth, console, mcp};
 /// cancellation before the audit is flushed.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
-/// Every route of the server, with its guards.
+/// Every route of the server, with its guards. The console's page and assets are outside
+/// authentication (they hold no data; the API they call is guarded), as are the 404/405
+/// answers; the API's public routes pass authentication by [`api::is_public`].
 pub fn router(state: AppState) -> Router {
-    Router::new()
+    let authenticated = Router::new()
         .merge(api::routes())
         .merge(mcp::routes())
-        .merge(console::routes())
-        .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
-        ))
+        ));
+    Router::new()
+        .merge(authenticated)
+        .merge(console::routes())
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::check_host_and_origin,
