@@ -230,6 +230,7 @@ pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
 
 fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     Roles::compile(&cfg.roles)?;
+    cfg.server.check()?;
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");

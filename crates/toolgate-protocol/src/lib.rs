@@ -5,7 +5,7 @@
 //! - [`error`]: [`ErrorCode`], the one closed vocabulary of failures, and [`CallError`].
 //! - [`output`]: [`ToolOutput`] and [`ContentBlock`] — what a tool returns.
 //! - [`envelope`]: [`Envelope`], the `{ok, data | error}` shape every front end prints (R-EXE-2).
-//! - [`export`]: the five provider formats a catalog is exported in (R-REG-2).
+//! - [`export`](mod@export): the five provider formats a catalog is exported in (R-REG-2).
 //!
 //! ```
 //! use toolgate_protocol::{ExportFormat, Risk, ToolSpec, export};
