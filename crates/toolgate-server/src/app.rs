@@ -12,6 +12,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::api::webhook::WebhookError;
@@ -68,6 +69,13 @@ pub async fn serve(
     let grace = Duration::from_secs(state.config.shutdown_grace_secs);
     let token = state.shutdown.clone();
     let app = router(state.clone());
+    // Answers go out as several writes (an SSE stream's events, a chunked body's end): with
+    // Nagle on, each later write waits for the client's delayed ACK (~40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         tokio::select! {
             () = shutdown => token.cancel(),
