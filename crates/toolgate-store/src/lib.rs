@@ -25,8 +25,8 @@ pub mod idempotency;
 pub mod redact;
 pub mod results;
 
-pub use error::{StoreError, StoreResult};
 pub use approvals::ApprovalStore;
 pub use audit::AuditLog;
+pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;
 pub use results::ResultStore;
