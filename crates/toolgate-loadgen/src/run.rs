@@ -1,0 +1,171 @@
+//! One closed-loop run at concurrency C: C workers, each with its own connection (and MCP
+//! session), each sending its next call as soon as the previous one answered.
+//!
+//! Sequence: read the server's memory → connect every worker → warm up (calls not recorded)
+//! → measure for the fixed duration (only calls that start and end inside the window are
+//! samples) → read the memory again → close the sessions. Every failed call counts, in the
+//! warm-up too; a transport failure also stops its worker.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::task::JoinSet;
+
+use crate::error::LoadError;
+use crate::memory::{self, Memory};
+use crate::protocol::{CallTemplate, Caller, Protocol};
+use crate::stats::{Latency, summarize};
+
+/// Longest a single call may take before it counts as failed.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many failure messages a result keeps.
+const KEPT_FAILURES: usize = 5;
+
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub label: String,
+    pub template: CallTemplate,
+    pub concurrency: usize,
+    pub warmup: Duration,
+    pub duration: Duration,
+    /// The server process, for its memory; `None` skips it.
+    pub server_pid: Option<u32>,
+}
+
+/// One run's numbers (a JSON line of `toolgate-loadgen run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub label: String,
+    pub protocol: String,
+    pub tool: String,
+    pub concurrency: usize,
+    /// Calls measured (inside the window).
+    pub calls: u64,
+    /// Failed calls, warm-up included.
+    pub errors: u64,
+    pub seconds: f64,
+    pub calls_per_sec: f64,
+    pub latency: Option<Latency>,
+    pub memory_before: Option<Memory>,
+    pub memory_after: Option<Memory>,
+    /// The first few failure messages.
+    pub failures: Vec<String>,
+}
+
+struct WorkerTally {
+    samples: Vec<u64>,
+    errors: u64,
+    failures: Vec<String>,
+    caller: Option<Caller>,
+}
+
+pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
+    let memory_before = plan.server_pid.and_then(|pid| memory::read(pid).ok());
+    let mut connecting = JoinSet::new();
+    for _ in 0..plan.concurrency {
+        let template = plan.template.clone();
+        connecting.spawn(async move { Caller::connect(&template).await });
+    }
+    let mut callers = Vec::with_capacity(plan.concurrency);
+    while let Some(joined) = connecting.join_next().await {
+        callers.push(joined.map_err(|e| LoadError::CallFailed(format!("worker: {e}")))??);
+    }
+
+    let measure_start = Instant::now() + plan.warmup;
+    let measure_end = measure_start + plan.duration;
+    let mut workers = JoinSet::new();
+    for caller in callers {
+        workers.spawn(work(caller, measure_start, measure_end));
+    }
+    let mut samples = Vec::new();
+    let mut errors = 0;
+    let mut failures = Vec::new();
+    let mut callers = Vec::new();
+    while let Some(joined) = workers.join_next().await {
+        let tally = joined.map_err(|e| LoadError::CallFailed(format!("worker: {e}")))?;
+        samples.extend(tally.samples);
+        errors += tally.errors;
+        failures.extend(tally.failures);
+        callers.extend(tally.caller);
+    }
+    failures.truncate(KEPT_FAILURES);
+    let memory_after = plan.server_pid.and_then(|pid| memory::read(pid).ok());
+    for caller in callers {
+        if let Err(e) = caller.close().await {
+            errors += 1;
+            if failures.len() < KEPT_FAILURES {
+                failures.push(format!("closing the session: {e}"));
+            }
+        }
+    }
+
+    let seconds = plan.duration.as_secs_f64();
+    let calls = samples.len() as u64;
+    Ok(RunResult {
+        label: plan.label.clone(),
+        protocol: protocol_name(plan.template.protocol).to_owned(),
+        tool: plan.template.tool.clone(),
+        concurrency: plan.concurrency,
+        calls,
+        errors,
+        seconds,
+        calls_per_sec: calls as f64 / seconds,
+        latency: summarize(samples),
+        memory_before,
+        memory_after,
+        failures,
+    })
+}
+
+pub fn protocol_name(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Mcp => "mcp",
+        Protocol::V1 => "v1",
+    }
+}
+
+async fn work(mut caller: Caller, measure_start: Instant, measure_end: Instant) -> WorkerTally {
+    let mut tally = WorkerTally {
+        samples: Vec::with_capacity(16 * 1024),
+        errors: 0,
+        failures: Vec::new(),
+        caller: None,
+    };
+    loop {
+        let started = Instant::now();
+        if started >= measure_end {
+            break;
+        }
+        let outcome = tokio::time::timeout(CALL_TIMEOUT, caller.call()).await;
+        let ended = Instant::now();
+        // A transport failure or an abandoned request leaves the connection unusable.
+        let (failure, fatal) = match outcome {
+            Ok(Ok(())) => {
+                if started >= measure_start && ended <= measure_end {
+                    let micros = ended.duration_since(started).as_micros();
+                    tally
+                        .samples
+                        .push(u64::try_from(micros).unwrap_or(u64::MAX));
+                }
+                continue;
+            }
+            Ok(Err(e)) => {
+                let fatal = matches!(e, LoadError::Http(_) | LoadError::Connect { .. });
+                (e, fatal)
+            }
+            Err(_) => (
+                LoadError::CallFailed(format!("no answer within {CALL_TIMEOUT:?}")),
+                true,
+            ),
+        };
+        tally.errors += 1;
+        if tally.failures.len() < KEPT_FAILURES {
+            tally.failures.push(failure.to_string());
+        }
+        if fatal {
+            return tally;
+        }
+    }
+    tally.caller = Some(caller);
+    tally
+}
