@@ -1,0 +1,126 @@
+// tools.js — the Tools page: every tool the caller's role can see, with its risk, source,
+// availability and pin status, filtered as you type. Enter (or a click) opens a tool's full
+// definition, fetched from GET /v1/tools/{name}.
+
+import { api } from './api.js';
+import { Selection, emptyState, errorNotice, fill, h, jsonBlock, riskBadge } from './ui.js';
+
+export function mount(el, ctx) {
+  const filter = h('input', {
+    type: 'search', id: 'tools-filter', class: 'filter', placeholder: 'Filter tools   /',
+    'aria-label': 'Filter tools', autocomplete: 'off', spellcheck: 'false',
+  });
+  const summary = h('p', { class: 'sub' }, 'Loading…');
+  const body = h('div', { class: 'table-wrap' });
+  el.append(
+    h('header', { class: 'page-head' },
+      h('div', {}, h('h1', {}, 'Tools'), summary),
+      h('div', { class: 'head-actions' }, filter)),
+    body);
+
+  let tools = [];
+  const open = new Set();
+  const details = new Map();
+  const sel = new Selection(body, 'tr.row');
+
+  function matches(t, q) {
+    if (!q) return true;
+    const hay = [t.name, t.title, t.description, t.risk, t.source, t.availability?.state, ...(t.tags || [])]
+      .filter(Boolean).join(' ').toLowerCase();
+    return q.split(/\s+/).every((w) => hay.includes(w));
+  }
+
+  function availability(a) {
+    const state = a?.state || 'unknown';
+    return h('span', { class: `avail avail-${state === 'available' ? 'ok' : 'bad'}`, title: a?.reason || state },
+      h('span', { class: 'dot' }), state, a?.reason ? h('span', { class: 'muted' }, ` — ${a.reason}`) : null);
+  }
+
+  function detailRow(t) {
+    const d = details.get(t.name);
+    let content;
+    if (!d) content = h('p', { class: 'muted' }, 'Loading definition…');
+    else if (d instanceof Error) content = errorNotice(d, `Cannot load ${t.name}`);
+    else content = h('div', { class: 'detail-grid' },
+      h('div', {}, h('h3', {}, 'Description'), h('p', { class: 'prose' }, d.description || '—'),
+        d.annotations && Object.keys(d.annotations).length ? [h('h3', {}, 'Annotations'), jsonBlock(d.annotations)] : null),
+      h('div', {}, h('h3', {}, 'Input schema'), jsonBlock(d.input_schema ?? d.inputSchema ?? d.parameters ?? {})));
+    return h('tr', { class: 'detail' }, h('td', { colspan: 6 }, content));
+  }
+
+  async function toggle(name) {
+    if (open.has(name)) open.delete(name);
+    else {
+      open.add(name);
+      if (!details.has(name)) {
+        api(`/v1/tools/${encodeURIComponent(name)}`)
+          .then((d) => details.set(name, d), (e) => details.set(name, e))
+          .then(draw);
+      }
+    }
+    sel.select(name);
+    draw();
+  }
+
+  function draw() {
+    const q = filter.value.trim().toLowerCase();
+    const shown = tools.filter((t) => matches(t, q));
+    summary.textContent = tools.length
+      ? `${shown.length === tools.length ? tools.length : `${shown.length} of ${tools.length}`} tools visible to role ${ctx.me?.role ?? '—'}`
+      : summary.textContent;
+    if (!shown.length) {
+      fill(body, tools.length ? emptyState('No tool matches', `Nothing matches “${filter.value}”.`)
+        : emptyState('No tools', 'This role sees no tools.'));
+      return;
+    }
+    const rows = [];
+    for (const t of shown) {
+      rows.push(h('tr', {
+        class: 'row', dataset: { key: t.name }, 'aria-expanded': open.has(t.name) ? 'true' : 'false',
+        onclick: () => toggle(t.name),
+      },
+      h('td', { class: 'mono strong' }, h('span', { class: 'tool-id' }, t.name), t.title && t.title !== t.name ? h('div', { class: 'muted small sans' }, t.title) : null),
+      h('td', {}, riskBadge(t.risk)),
+      h('td', { class: 'mono' }, t.source || '—'),
+      h('td', {}, availability(t.availability)),
+      h('td', { class: 'muted', title: 'tool pinning is not available yet' }, t.pinned ? String(t.pinned) : '—'),
+      h('td', { class: 'desc' }, h('div', { class: 'clamp', title: t.description || '' }, t.description || ''))));
+      if (open.has(t.name)) rows.push(detailRow(t));
+    }
+    fill(body, h('table', { class: 'grid', id: 'tools-table' },
+      h('thead', {}, h('tr', {}, ['Name', 'Risk', 'Source', 'Availability', 'Pin', 'Description'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, rows)));
+    sel.apply();
+  }
+
+  filter.addEventListener('input', draw);
+  filter.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === 'ArrowDown') {
+      e.preventDefault();
+      filter.blur();
+      sel.move(1);
+    }
+  });
+
+  api('/v1/tools').then((list) => {
+    tools = (list || []).slice().sort((a, b) => a.name.localeCompare(b.name));
+    summary.textContent = '';
+    draw();
+  }, (e) => {
+    summary.textContent = '';
+    fill(body, errorNotice(e, 'Cannot list tools'));
+  });
+
+  return {
+    focusFilter: () => filter.focus(),
+    onKey(key) {
+      if (key === 'j' || key === 'ArrowDown') return !!sel.move(1);
+      if (key === 'k' || key === 'ArrowUp') return !!sel.move(-1);
+      if (key === 'Enter' && sel.key) {
+        toggle(sel.key);
+        return true;
+      }
+      return false;
+    },
+  };
+}
