@@ -20,6 +20,28 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# --- console browser tests (crates/toolgate-cli/tests/console.rs) ---------------------------
+# Debian's Chromium driven by playwright-core from npm; never a downloaded browser.
+step "console test prerequisites: chromium, node, playwright-core"
+apt_install() {
+  need apt-get "install $* by hand"
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null \
+    || { echo "error: could not install $* (needed by the console browser tests)" >&2; exit 1; }
+}
+[ -x /usr/bin/chromium ] || apt_install chromium
+[ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is missing after installing chromium" >&2; exit 1; }
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+PLAYWRIGHT_CORE_VERSION=1.65.1
+if ! grep -qs "\"version\": \"$PLAYWRIGHT_CORE_VERSION\"" tests/peers/console/node_modules/playwright-core/package.json; then
+  mkdir -p tests/peers/console
+  [ -f tests/peers/console/package.json ] || echo '{"private": true}' > tests/peers/console/package.json
+  npm install --prefix tests/peers/console --no-save --no-package-lock --no-audit --no-fund \
+    "playwright-core@$PLAYWRIGHT_CORE_VERSION" \
+    || { echo "error: could not install playwright-core $PLAYWRIGHT_CORE_VERSION from npm" >&2; exit 1; }
+fi
+# --- end console ------------------------------------------------------------------------------
+
 # --- MCP interop peers (crates/toolgate-server/tests/mcp.rs) ----------------------------------
 # Real MCP clients (Python SDK 2.x, fastmcp 4.x) in .venv and the official conformance suite
 # with its own node 22 in tests/peers (both git-ignored); pinned, installed once.

@@ -1,0 +1,237 @@
+//! The web console in a real browser: starts `toolgate serve --listen 127.0.0.1:0` on a temp
+//! workspace with an operator token and an agent token, then runs `tests/console/run.cjs`,
+//! which drives Debian's Chromium through playwright-core (approvals arriving live and
+//! decided by click, typed confirmation and keyboard; the audit chain verified before and
+//! after tampering; every page screenshotted into `target/console-screenshots/`).
+//!
+//! Needs `node`, `/usr/bin/chromium` (or `TOOLGATE_CHROMIUM`) and playwright-core under
+//! `tests/peers/console/` — `scripts/test.sh` installs both; without them this test fails
+//! and says how to install them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
+const OPERATOR_TOKEN: &str = "tg-console-operator-7f3a9c";
+const AGENT_TOKEN: &str = "tg-console-agent-51be02";
+/// A bound on the whole browser run, so a hung browser fails the test instead of CI.
+const BROWSER_RUN_LIMIT: Duration = Duration::from_secs(300);
+const SCREENSHOTS: [&str; 7] = [
+    "token",
+    "approvals",
+    "tools",
+    "audit",
+    "audit-broken",
+    "health",
+    "approvals-light",
+];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// What the browser run needs, or a panic that says how to get it.
+struct Prerequisites {
+    node: PathBuf,
+    chromium: PathBuf,
+    playwright_core: PathBuf,
+}
+
+fn prerequisites() -> Prerequisites {
+    let install = "run scripts/test.sh (it installs them), or: apt-get install chromium && \
+                   npm install --prefix tests/peers/console --no-save playwright-core@1.65.1";
+    let node =
+        std::env::var_os("TOOLGATE_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let ok = Command::new(&node)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ok, "`{}` does not run: {install}", node.display());
+    let chromium = std::env::var_os("TOOLGATE_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    assert!(
+        chromium.is_file(),
+        "no Chromium at {}: {install}",
+        chromium.display()
+    );
+    let playwright_core = repo_root().join("tests/peers/console/node_modules/playwright-core");
+    assert!(
+        playwright_core.join("package.json").is_file(),
+        "no playwright-core at {}: {install}",
+        playwright_core.display()
+    );
+    Prerequisites {
+        node,
+        chromium,
+        playwright_core,
+    }
+}
+
+/// The server process; killed when the test ends, however it ends.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(ws: &Path, data: &Path) -> Server {
+    let mut child = Command::new(BIN)
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--data-dir")
+        .arg(data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("TOOLGATE_CONFIG")
+        .env_remove("TOOLGATE_ROLE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn toolgate serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read the serving line");
+    // `toolgate serving at http://127.0.0.1:PORT/  (…)`
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in the first line of `toolgate serve`: {line:?}"))
+        .trim_end_matches('/')
+        .to_owned();
+    Server { child, url }
+}
+
+fn config() -> String {
+    format!(
+        r#"
+[[server.tokens]]
+sha256 = "{}"
+principal = "ops"
+role = "default"
+operator = true
+
+[[server.tokens]]
+sha256 = "{}"
+principal = "agent"
+role = "default"
+
+[server.anonymous]
+role = "readonly"
+principal = "visitor"
+"#,
+        sha256_hex(OPERATOR_TOKEN),
+        sha256_hex(AGENT_TOKEN)
+    )
+}
+
+/// Runs the node script to completion (or the limit), echoing its output.
+fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/console/run.cjs");
+    let mut child = Command::new(&p.node)
+        .arg(&script)
+        .env("TG_URL", &server.url)
+        .env("TG_OPERATOR_TOKEN", OPERATOR_TOKEN)
+        .env("TG_AGENT_TOKEN", AGENT_TOKEN)
+        .env("TG_WORKSPACE", ws)
+        .env("TG_AUDIT_FILE", data.join("logs/tool-audit.jsonl"))
+        .env("TG_SCREENSHOTS", shots)
+        .env("TG_CHROMIUM", &p.chromium)
+        .env("TG_PLAYWRIGHT_CORE", &p.playwright_core)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn node");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for node") {
+            break status;
+        }
+        if started.elapsed() > BROWSER_RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the browser run did not finish within {BROWSER_RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        status.success(),
+        "the browser run failed ({status}); see its output above"
+    );
+}
+
+#[test]
+fn console_in_headless_chromium() {
+    let p = prerequisites();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let base = tmp.path().canonicalize().expect("canonical temp dir");
+    let (ws, data) = (base.join("ws"), base.join("data"));
+    std::fs::create_dir(&ws).expect("workspace dir");
+    std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("console-screenshots");
+    for name in SCREENSHOTS {
+        let _ = std::fs::remove_file(shots.join(format!("{name}.png")));
+    }
+
+    let server = start_server(&ws, &data);
+    run_browser(&p, &server, &ws, &data, &shots);
+    drop(server);
+
+    // What the browser did, seen from outside it.
+    assert_eq!(
+        [
+            std::fs::read_to_string(ws.join("notes/hello.txt")).ok(),
+            std::fs::read_to_string(ws.join("k/second.txt")).ok(),
+            std::fs::read_to_string(ws.join("k/first.txt")).ok(),
+        ],
+        [
+            Some("hello from the console test".to_owned()),
+            Some("2".to_owned()),
+            None
+        ]
+    );
+    let verify = Command::new(BIN)
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["audit", "verify", "--json"])
+        .output()
+        .expect("run toolgate audit verify");
+    let report: Value = serde_json::from_slice(&verify.stdout).expect("verify --json output");
+    assert_eq!(
+        (
+            verify.status.code(),
+            &report["ok"],
+            &report["first_bad"]["line"]
+        ),
+        (Some(4), &Value::Bool(false), &Value::from(2))
+    );
+    let pngs: Vec<(&str, bool)> = SCREENSHOTS
+        .iter()
+        .map(|name| {
+            let bytes = std::fs::read(shots.join(format!("{name}.png"))).unwrap_or_default();
+            (*name, bytes.starts_with(b"\x89PNG\r\n\x1a\n"))
+        })
+        .collect();
+    assert_eq!(pngs, SCREENSHOTS.map(|n| (n, true)));
+}
