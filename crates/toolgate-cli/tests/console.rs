@@ -1,12 +1,15 @@
 //! The web console in a real browser: starts `toolgate serve --listen 127.0.0.1:0` on a temp
 //! workspace with an operator token and an agent token, then runs `tests/console/run.cjs`,
-//! which drives Debian's Chromium through playwright-core (approvals arriving live and
-//! decided by click, typed confirmation and keyboard; the audit chain verified before and
-//! after tampering; every page screenshotted into `target/console-screenshots/`).
+//! which drives Debian's Chromium through playwright-core: an approval requested by a real
+//! MCP client (fastmcp, the server crate's `tests/peers/mcp_client.py`) appears live and is
+//! approved by a click, after which the client's waiting call completes; approvals requested
+//! over `/v1/calls` are decided by click, typed confirmation and keyboard; the audit chain is
+//! verified before and after tampering; every page is screenshotted into
+//! `target/console-screenshots/`.
 //!
-//! Needs `node`, `/usr/bin/chromium` (or `TOOLGATE_CHROMIUM`) and playwright-core under
-//! `tests/peers/console/` — `scripts/test.sh` installs both; without them this test fails
-//! and says how to install them.
+//! Needs `node`, `/usr/bin/chromium` (or `TOOLGATE_CHROMIUM`), playwright-core under
+//! `tests/peers/console/` and the Python MCP peers in `.venv` — `scripts/test.sh` installs
+//! them all; without them this test fails and says how to install them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -44,6 +47,7 @@ fn sha256_hex(s: &str) -> String {
 /// What the browser run needs, or a panic that says how to get it.
 struct Prerequisites {
     node: PathBuf,
+    python: PathBuf,
     chromium: PathBuf,
     playwright_core: PathBuf,
 }
@@ -71,8 +75,15 @@ fn prerequisites() -> Prerequisites {
         "no playwright-core at {}: {install}",
         playwright_core.display()
     );
+    let python = repo_root().join(".venv/bin/python");
+    assert!(
+        python.is_file(),
+        "no Python MCP peers at {}: run scripts/test.sh (it installs them into .venv)",
+        python.display()
+    );
     Prerequisites {
         node,
+        python,
         chromium,
         playwright_core,
     }
@@ -134,7 +145,7 @@ principal = "agent"
 role = "default"
 
 [server.anonymous]
-role = "readonly"
+role = "default"
 principal = "visitor"
 "#,
         sha256_hex(OPERATOR_TOKEN),
@@ -155,6 +166,11 @@ fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots
         .env("TG_SCREENSHOTS", shots)
         .env("TG_CHROMIUM", &p.chromium)
         .env("TG_PLAYWRIGHT_CORE", &p.playwright_core)
+        .env("TG_PYTHON", &p.python)
+        .env(
+            "TG_MCP_CLIENT",
+            repo_root().join("crates/toolgate-server/tests/peers/mcp_client.py"),
+        )
         .stdin(Stdio::null())
         .spawn()
         .expect("spawn node");
@@ -199,11 +215,13 @@ fn console_in_headless_chromium() {
     // What the browser did, seen from outside it.
     assert_eq!(
         [
+            std::fs::read_to_string(ws.join("out.txt")).ok(),
             std::fs::read_to_string(ws.join("notes/hello.txt")).ok(),
             std::fs::read_to_string(ws.join("k/second.txt")).ok(),
             std::fs::read_to_string(ws.join("k/first.txt")).ok(),
         ],
         [
+            Some("written over MCP".to_owned()),
             Some("hello from the console test".to_owned()),
             Some("2".to_owned()),
             None

@@ -23,6 +23,8 @@ const cfg = {
   shots: env('TG_SCREENSHOTS'),
   chromium: env('TG_CHROMIUM'),
   playwright: env('TG_PLAYWRIGHT_CORE'),
+  python: env('TG_PYTHON'),
+  mcpClient: env('TG_MCP_CLIENT'),
 };
 
 /** `fetch` against the server as `token`'s holder; resolves to {status, body}. */
@@ -50,6 +52,28 @@ async function callNeedingApproval(tool, args) {
   assert.equal(env.ok, false, `${tool} ran without approval: ${JSON.stringify(env)}`);
   assert.equal(env.error.code, 'approval_required', JSON.stringify(env));
   return env.error.details.approval_id;
+}
+
+/**
+ * Starts the real MCP client peer (fastmcp over Streamable HTTP, anonymous): it lists the
+ * tools, makes a few calls and then calls write_file, which waits for an operator. Resolves
+ * `done` with the client's JSON report when it exits.
+ */
+function startMcpClient() {
+  const { spawn } = require('node:child_process');
+  const child = spawn(cfg.python, [cfg.mcpClient, '--client', 'fastmcp', '--mode', 'legacy', '--phase', 'first',
+    '--url', `${cfg.url}/mcp`], { cwd: cfg.workspace, stdio: ['ignore', 'pipe', 'inherit'] });
+  process.on('exit', () => child.kill());
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the MCP client exited with ${code}: ${out}`));
+      try { resolve(JSON.parse(out)); } catch (e) { reject(new Error(`the MCP client printed no JSON: ${out}`)); }
+    });
+  });
+  return { child, done };
 }
 
 async function launch() {
@@ -111,4 +135,4 @@ function step(name) {
   process.stdout.write(`- ${name}\n`);
 }
 
-module.exports = { assert, cfg, http, call, callNeedingApproval, launch, watchErrors, shot, texts, until, keys, step };
+module.exports = { assert, cfg, http, call, callNeedingApproval, startMcpClient, launch, watchErrors, shot, texts, until, keys, step };

@@ -7,13 +7,13 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { assert, cfg, http, call, callNeedingApproval, launch, watchErrors, shot, texts, until, keys, step } = require('./lib.cjs');
+const { assert, cfg, http, call, callNeedingApproval, startMcpClient, launch, watchErrors, shot, texts, until, keys, step } = require('./lib.cjs');
 
 async function signIn(page) {
-  step('anonymous visitor sees the tools of role readonly');
+  step('an anonymous visitor sees the tools of its role');
   await page.goto(`${cfg.url}/`);
   await page.locator('#tools-table').waitFor();
-  assert.match(await page.locator('.page-head .sub').textContent(), /tools visible to role readonly$/);
+  assert.match(await page.locator('.page-head .sub').textContent(), /^\d+ tools visible to role default$/);
   const shellRow = page.locator('tr.row[data-key="shell"]');
   assert.deepEqual(await texts(page, 'tr.row[data-key="shell"] .tool-id, tr.row[data-key="shell"] td:nth-child(n+2):nth-child(-n+5)'),
     ['shell', 'dangerous', 'builtin', 'available', '—']);
@@ -36,21 +36,45 @@ async function signIn(page) {
 }
 
 async function approvals(page) {
-  step('an approval requested over the API appears without a reload');
+  step('an approval requested by an MCP client appears without a reload');
   await page.locator('.empty-title', { hasText: 'Nothing waiting' }).waitFor();
   await page.evaluate(() => { window.__sameDocument = 'still here'; });
+  const mcp = startMcpClient();
+  const mcpCard = page.locator('.card[data-tool="write_file"]');
+  await Promise.race([
+    mcpCard.waitFor({ timeout: 90000 }),
+    mcp.done.then((r) => { throw new Error(`the MCP client finished without waiting for approval: ${JSON.stringify(r)}`); }),
+  ]);
+  assert.equal(await page.evaluate(() => window.__sameDocument), 'still here');
+  assert.equal(await page.locator('#pending-count').textContent(), '1');
+  const meta = await texts(page, '.card[data-tool="write_file"] .meta-item');
+  assert.match(meta[3], /^requested \d\d:\d\d:\d\d$/);
+  const mcpId = await mcpCard.getAttribute('data-key');
+  assert.deepEqual([meta[0], meta[2], meta[4]], ['principal visitor', 'role default', `id ${mcpId}`]);
+  assert.match(meta[1], /^session \S+$/);
+  assert.deepEqual(JSON.parse(await mcpCard.locator('pre.args').textContent()), { path: 'out.txt', content: 'written over MCP' });
+  assert.match(await mcpCard.locator('.countdown').textContent(), /^\d+:\d\d$/);
+
+  step('Approve once by click; the waiting MCP call completes');
+  await mcpCard.getByRole('button', { name: 'Approve once' }).click();
+  await mcpCard.waitFor({ state: 'detached' });
+  const report = await mcp.done;
+  assert.equal(report.write.is_error, false, JSON.stringify(report));
+  assert.ok(report.progress.some((p) => p.message.includes(mcpId)), JSON.stringify(report.progress));
+  assert.equal(fs.readFileSync(path.join(cfg.workspace, 'out.txt'), 'utf8'), 'written over MCP');
+  const byClick = (await http('GET', `/v1/approvals/${mcpId}`, cfg.operatorToken)).body;
+  assert.deepEqual([byClick.status, byClick.decided_by, byClick.scope, byClick.consumed], ['approved', 'ops', 'once', true]);
+  await page.locator(`#recent-decisions tr[data-id="${mcpId}"]`).waitFor();
+
+  step('approvals requested over the HTTP API appear too');
   const writeArgs = { path: 'notes/hello.txt', content: 'hello from the console test' };
   const writeId = await callNeedingApproval('write_file', writeArgs);
   const writeCard = page.locator(`.card[data-key="${writeId}"]`);
   await writeCard.waitFor();
   assert.equal(await page.evaluate(() => window.__sameDocument), 'still here');
-  assert.equal(await page.locator('#pending-count').textContent(), '1');
-  const meta = await texts(page, `.card[data-key="${writeId}"] .meta-item`);
-  assert.match(meta[3], /^requested \d\d:\d\d:\d\d$/);
-  assert.deepEqual(meta.filter((_, i) => i !== 3),
+  assert.deepEqual((await texts(page, `.card[data-key="${writeId}"] .meta-item`)).filter((_, i) => i !== 3),
     ['principal agent', 'session console-test', 'role default', `id ${writeId}`]);
   assert.deepEqual(JSON.parse(await writeCard.locator('pre.args').textContent()), writeArgs);
-  assert.match(await writeCard.locator('.countdown').textContent(), /^\d+:\d\d$/);
 
   const shellArgs = { command: 'echo approved-by-console' };
   const shellId = await callNeedingApproval('shell', shellArgs);
@@ -59,7 +83,7 @@ async function approvals(page) {
   assert.equal(await page.locator('#pending-count').textContent(), '2');
   await shot(page, 'approvals');
 
-  step('Approve once by click; the retried call completes');
+  step('Approve once by click; the retried API call completes');
   await writeCard.getByRole('button', { name: 'Approve once' }).click();
   await writeCard.waitFor({ state: 'detached' });
   const written = await call('write_file', writeArgs);
