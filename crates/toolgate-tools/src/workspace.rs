@@ -60,9 +60,12 @@ impl Workspace {
     /// `.` is the root. The result is canonical.
     pub fn resolve_existing(&self, rel: &str) -> Result<PathBuf, ToolError> {
         let lexical = self.lexical(rel)?;
-        self.deny_protected(rel, &lexical, &self.protected_now())?;
+        // Canonicalising every protected path costs a readlink per component: once per
+        // resolution, not once per check.
+        let protected = self.protected_now();
+        self.deny_protected(rel, &lexical, &protected)?;
         let canonical = lexical.canonicalize().map_err(|e| resolve_error(rel, &e))?;
-        self.confine(rel, &canonical)
+        self.confine(rel, &canonical, &protected)
     }
 
     /// Resolves a path to be created or overwritten: the deepest existing ancestor must be
@@ -102,7 +105,7 @@ impl Workspace {
             )),
             _ => resolve_error(rel, &e),
         })?;
-        let canonical = self.confine(rel, &canonical)?;
+        let canonical = self.confine(rel, &canonical, &protected)?;
         if !missing.is_empty() && !canonical.is_dir() {
             return Err(ToolError::InvalidArguments(format!(
                 "`{rel}`: {} is not a directory",
@@ -175,11 +178,18 @@ impl Workspace {
         Ok(out)
     }
 
-    fn confine(&self, rel: &str, canonical: &Path) -> Result<PathBuf, ToolError> {
+    /// `canonical` must be inside the root and outside every `protected` path (as given by
+    /// [`Self::protected_now`]).
+    fn confine(
+        &self,
+        rel: &str,
+        canonical: &Path,
+        protected: &[PathBuf],
+    ) -> Result<PathBuf, ToolError> {
         if !canonical.starts_with(&self.root) {
             return Err(denied_outside(rel));
         }
-        self.deny_protected(rel, canonical, &self.protected_now())?;
+        self.deny_protected(rel, canonical, protected)?;
         Ok(canonical.to_path_buf())
     }
 
