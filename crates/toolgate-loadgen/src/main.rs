@@ -16,7 +16,7 @@
 //! - [`protocol`]: MCP sessions and `tools/call`, `POST /v1/calls`, checking every answer.
 //! - [`answer`]: the JSON-RPC answer inside a JSON or SSE body.
 //! - [`run`]: one closed-loop run at one concurrency; [`stats`]: percentiles;
-//!   [`memory`]: the server's RSS from /proc.
+//!   [`process`]: the server's RSS and CPU time from /proc.
 //! - [`report`]: the markdown tables and ratios.
 //!
 //! Any failed call fails the run: the exit status is 1 and the first failures are printed.
@@ -26,7 +26,7 @@ mod answer;
 mod connection;
 mod endpoint;
 mod error;
-mod memory;
+mod process;
 mod protocol;
 mod report;
 mod run;
@@ -186,13 +186,16 @@ fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
 fn progress_line(r: &RunResult) -> String {
     let p =
         |us: Option<u64>| us.map_or("–".to_owned(), |us| format!("{:.2}", us as f64 / 1000.0));
+    let cpu = |us: Option<f64>| us.map_or("–".to_owned(), |us| format!("{us:.0}"));
     format!(
-        "{} C={}: {:.0} calls/s, p50 {} ms, p99 {} ms, {} errors",
+        "{} C={}: {:.0} calls/s, p50 {} ms, p99 {} ms, CPU µs/call server {} generator {}, {} errors",
         r.label,
         r.concurrency,
         r.calls_per_sec,
         p(r.latency.map(|l| l.p50_us)),
         p(r.latency.map(|l| l.p99_us)),
+        cpu(r.server_cpu_us_per_call),
+        cpu(r.loadgen_cpu_us_per_call),
         r.errors
     )
 }

@@ -41,8 +41,8 @@ pub fn render(repetitions: &[Repetition], baseline: &str) -> String {
 
 fn table(results: &[RunResult]) -> String {
     let mut out = String::from(
-        "| target | C | calls/s | p50 ms | p90 ms | p99 ms | max ms | RSS MiB before → after (peak) | errors |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        "| target | C | calls/s | p50 ms | p90 ms | p99 ms | max ms | server CPU µs/call | RSS MiB before → after (peak) | errors |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in results {
         let ms = |pick: fn(&crate::stats::Latency) -> u64| {
@@ -61,9 +61,12 @@ fn table(results: &[RunResult]) -> String {
             ),
             _ => "–".to_owned(),
         };
+        let cpu = r
+            .server_cpu_us_per_call
+            .map_or_else(|| "–".to_owned(), |us| format!("{us:.0}"));
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
             r.label,
             r.concurrency,
             r.calls_per_sec,
@@ -71,6 +74,7 @@ fn table(results: &[RunResult]) -> String {
             ms(|l| l.p90_us),
             ms(|l| l.p99_us),
             ms(|l| l.max_us),
+            cpu,
             memory,
             r.errors
         );
@@ -169,7 +173,7 @@ fn medians(repetitions: &[Repetition]) -> Vec<RunResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::Memory;
+    use crate::process::Memory;
     use crate::stats::Latency;
 
     fn result(label: &str, c: usize, calls_per_sec: f64, p99_us: u64) -> RunResult {
@@ -197,6 +201,8 @@ mod tests {
                 rss_kib: 12288,
                 hwm_kib: 13312,
             }),
+            server_cpu_us_per_call: Some(1e6 / calls_per_sec),
+            loadgen_cpu_us_per_call: None,
             failures: Vec::new(),
         }
     }
@@ -215,12 +221,12 @@ mod tests {
         assert_eq!(
             render(&[rep], "python-mcp"),
             "#### run 1\n\n\
-             | target | C | calls/s | p50 ms | p90 ms | p99 ms | max ms | RSS MiB before → after (peak) | errors |\n\
-             |---|--:|--:|--:|--:|--:|--:|--:|--:|\n\
-             | toolgate-mcp | 16 | 5000 | 2.00 | 3.00 | 4.00 | 8.00 | 10.0 → 12.0 (13.0) | 0 |\n\
-             | python-mcp | 16 | 400 | 30.00 | 45.00 | 60.00 | 120.00 | 10.0 → 12.0 (13.0) | 0 |\n\
-             | toolgate-mcp | 1 | 900 | 1.25 | 1.88 | 2.50 | 5.00 | 10.0 → 12.0 (13.0) | 0 |\n\
-             | python-mcp | 1 | 300 | 2.50 | 3.75 | 5.00 | 10.00 | 10.0 → 12.0 (13.0) | 0 |\n\
+             | target | C | calls/s | p50 ms | p90 ms | p99 ms | max ms | server CPU µs/call | RSS MiB before → after (peak) | errors |\n\
+             |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n\
+             | toolgate-mcp | 16 | 5000 | 2.00 | 3.00 | 4.00 | 8.00 | 200 | 10.0 → 12.0 (13.0) | 0 |\n\
+             | python-mcp | 16 | 400 | 30.00 | 45.00 | 60.00 | 120.00 | 2500 | 10.0 → 12.0 (13.0) | 0 |\n\
+             | toolgate-mcp | 1 | 900 | 1.25 | 1.88 | 2.50 | 5.00 | 1111 | 10.0 → 12.0 (13.0) | 0 |\n\
+             | python-mcp | 1 | 300 | 2.50 | 3.75 | 5.00 | 10.00 | 3333 | 10.0 → 12.0 (13.0) | 0 |\n\
              \n\
              - C=1: toolgate-mcp / python-mcp = 3.0×\n\
              - C=16: toolgate-mcp / python-mcp = 12.5× — target (≥10×, p99 < 10 ms): met\n\

@@ -3,7 +3,8 @@
 //!
 //! Sequence: read the server's memory → connect every worker → warm up (calls not recorded)
 //! → measure for the fixed duration (only calls that start and end inside the window are
-//! samples) → read the memory again → close the sessions. Every failed call counts, in the
+//! samples; the server's and the generator's CPU time are read at the window's edges) →
+//! read the memory again → close the sessions. Every failed call counts, in the
 //! warm-up too; a transport failure also stops its worker.
 
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
 use crate::error::LoadError;
-use crate::memory::{self, Memory};
+use crate::process::{self, Memory};
 use crate::protocol::{CallTemplate, Caller, Protocol};
 use crate::stats::{Latency, summarize};
 
@@ -48,6 +49,10 @@ pub struct RunResult {
     pub latency: Option<Latency>,
     pub memory_before: Option<Memory>,
     pub memory_after: Option<Memory>,
+    /// The server's CPU time (all threads, user + system) in the window per measured call.
+    pub server_cpu_us_per_call: Option<f64>,
+    /// The same for this generator.
+    pub loadgen_cpu_us_per_call: Option<f64>,
     /// The first few failure messages.
     pub failures: Vec<String>,
 }
@@ -60,7 +65,7 @@ struct WorkerTally {
 }
 
 pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
-    let memory_before = plan.server_pid.and_then(|pid| memory::read(pid).ok());
+    let memory_before = plan.server_pid.and_then(|pid| process::memory(pid).ok());
     let mut connecting = JoinSet::new();
     for _ in 0..plan.concurrency {
         let template = plan.template.clone();
@@ -77,6 +82,7 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
     for caller in callers {
         workers.spawn(work(caller, measure_start, measure_end));
     }
+    let cpu_window = tokio::spawn(cpu_in_window(plan.server_pid, measure_start, measure_end));
     let mut samples = Vec::new();
     let mut errors = 0;
     let mut failures = Vec::new();
@@ -89,7 +95,8 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
         callers.extend(tally.caller);
     }
     failures.truncate(KEPT_FAILURES);
-    let memory_after = plan.server_pid.and_then(|pid| memory::read(pid).ok());
+    let (server_cpu, loadgen_cpu) = cpu_window.await.unwrap_or((None, None));
+    let memory_after = plan.server_pid.and_then(|pid| process::memory(pid).ok());
     for caller in callers {
         if let Err(e) = caller.close().await {
             errors += 1;
@@ -101,6 +108,10 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
 
     let seconds = plan.duration.as_secs_f64();
     let calls = samples.len() as u64;
+    let per_call = |cpu: Option<Duration>| {
+        cpu.filter(|_| calls > 0)
+            .map(|cpu| cpu.as_secs_f64() * 1e6 / calls as f64)
+    };
     Ok(RunResult {
         label: plan.label.clone(),
         protocol: protocol_name(plan.template.protocol).to_owned(),
@@ -113,6 +124,8 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
         latency: summarize(samples),
         memory_before,
         memory_after,
+        server_cpu_us_per_call: per_call(server_cpu),
+        loadgen_cpu_us_per_call: per_call(loadgen_cpu),
         failures,
     })
 }
@@ -122,6 +135,30 @@ pub fn protocol_name(protocol: Protocol) -> &'static str {
         Protocol::Mcp => "mcp",
         Protocol::V1 => "v1",
     }
+}
+
+/// CPU time the server and this process used between `start` and `end`.
+async fn cpu_in_window(
+    server_pid: Option<u32>,
+    start: Instant,
+    end: Instant,
+) -> (Option<Duration>, Option<Duration>) {
+    let read = || {
+        (
+            server_pid.and_then(|pid| process::cpu_time(pid).ok()),
+            process::cpu_time(std::process::id()).ok(),
+        )
+    };
+    tokio::time::sleep_until(start.into()).await;
+    let (server_before, own_before) = read();
+    tokio::time::sleep_until(end.into()).await;
+    let (server_after, own_after) = read();
+    let used =
+        |before: Option<Duration>, after: Option<Duration>| Some(after?.saturating_sub(before?));
+    (
+        used(server_before, server_after),
+        used(own_before, own_after),
+    )
 }
 
 async fn work(mut caller: Caller, measure_start: Instant, measure_end: Instant) -> WorkerTally {
