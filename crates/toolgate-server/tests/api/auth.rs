@@ -218,3 +218,23 @@ async fn configured_hosts_and_origins_are_accepted() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
 }
+
+#[tokio::test]
+async fn the_console_page_needs_no_credentials_but_its_api_does() {
+    let s = TestServer::with(Setup {
+        server: ServerConfig::default(),
+        pretend_addr: Some("0.0.0.0:8765".parse::<SocketAddr>().unwrap()),
+        ..Setup::default()
+    })
+    .await;
+    let page = s.get("/", None).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    let api = s.get("/v1/tools", None).send().await.unwrap();
+    assert_eq!(api.status().as_u16(), 401);
+    // Unknown paths are 404 whoever asks.
+    let body = s.get_json("/nothing/here", None, 404).await;
+    assert_eq!(
+        body["error"]["message"],
+        json!("nothing at GET /nothing/here")
+    );
+}
