@@ -43,7 +43,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::endpoint::Endpoint;
 use crate::protocol::{CallTemplate, Protocol};
 use crate::report::Repetition;
-use crate::run::{RunPlan, RunResult};
+use crate::run::{RunPlan, RunResult, Sample};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -91,6 +91,10 @@ struct RunArgs {
     /// The name of this target in the report.
     #[arg(long)]
     label: String,
+    /// Write every measured call (`start_us latency_us`, start order) to
+    /// DIR/<label>-c<concurrency>.tsv, to see when the slow calls happened.
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
     /// Runtime threads of the generator (1: one thread, leaving the other cores to the server).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -158,9 +162,14 @@ fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
             duration: args.duration,
             server_pid: args.pid,
         };
-        let result = runtime
+        let (result, samples) = runtime
             .block_on(run::run(&plan))
             .with_context(|| format!("{} at concurrency {concurrency}", args.label))?;
+        if let Some(dir) = &args.trace {
+            let path = dir.join(format!("{}-c{concurrency}.tsv", args.label));
+            write_trace(&path, &samples)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
         writeln!(stdout, "{}", serde_json::to_string(&result)?)?;
         stdout.flush()?;
         writeln!(stderr, "{}", progress_line(&result))?;
@@ -181,6 +190,14 @@ fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn write_trace(path: &std::path::Path, samples: &[Sample]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for s in samples {
+        writeln!(out, "{}\t{}", s.start_us, s.latency_us)?;
+    }
+    out.flush()
 }
 
 fn progress_line(r: &RunResult) -> String {

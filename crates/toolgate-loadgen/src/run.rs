@@ -33,6 +33,13 @@ pub struct RunPlan {
     pub server_pid: Option<u32>,
 }
 
+/// One measured call: when it started (µs into the window) and how long it took (µs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub start_us: u64,
+    pub latency_us: u64,
+}
+
 /// One run's numbers (a JSON line of `toolgate-loadgen run`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -58,13 +65,14 @@ pub struct RunResult {
 }
 
 struct WorkerTally {
-    samples: Vec<u64>,
+    samples: Vec<Sample>,
     errors: u64,
     failures: Vec<String>,
     caller: Option<Caller>,
 }
 
-pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
+/// Runs `plan`; returns its result and every measured call, in start order.
+pub async fn run(plan: &RunPlan) -> Result<(RunResult, Vec<Sample>), LoadError> {
     let memory_before = plan.server_pid.and_then(|pid| process::memory(pid).ok());
     let mut connecting = JoinSet::new();
     for _ in 0..plan.concurrency {
@@ -108,11 +116,13 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
 
     let seconds = plan.duration.as_secs_f64();
     let calls = samples.len() as u64;
+    samples.sort_unstable_by_key(|s| s.start_us);
+    let latencies = samples.iter().map(|s| s.latency_us).collect();
     let per_call = |cpu: Option<Duration>| {
         cpu.filter(|_| calls > 0)
             .map(|cpu| cpu.as_secs_f64() * 1e6 / calls as f64)
     };
-    Ok(RunResult {
+    let result = RunResult {
         label: plan.label.clone(),
         protocol: protocol_name(plan.template.protocol).to_owned(),
         tool: plan.template.tool.clone(),
@@ -121,13 +131,14 @@ pub async fn run(plan: &RunPlan) -> Result<RunResult, LoadError> {
         errors,
         seconds,
         calls_per_sec: calls as f64 / seconds,
-        latency: summarize(samples),
+        latency: summarize(latencies),
         memory_before,
         memory_after,
         server_cpu_us_per_call: per_call(server_cpu),
         loadgen_cpu_us_per_call: per_call(loadgen_cpu),
         failures,
-    })
+    };
+    Ok((result, samples))
 }
 
 pub fn protocol_name(protocol: Protocol) -> &'static str {
@@ -179,10 +190,11 @@ async fn work(mut caller: Caller, measure_start: Instant, measure_end: Instant) 
         let (failure, fatal) = match outcome {
             Ok(Ok(())) => {
                 if started >= measure_start && ended <= measure_end {
-                    let micros = ended.duration_since(started).as_micros();
-                    tally
-                        .samples
-                        .push(u64::try_from(micros).unwrap_or(u64::MAX));
+                    let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+                    tally.samples.push(Sample {
+                        start_us: micros(started.duration_since(measure_start)),
+                        latency_us: micros(ended.duration_since(started)),
+                    });
                 }
                 continue;
             }
