@@ -92,7 +92,7 @@ struct RunArgs {
     #[arg(long)]
     label: String,
     /// Write every measured call (`start_us latency_us`, start order) to
-    /// DIR/<label>-c<concurrency>.tsv, to see when the slow calls happened.
+    /// `DIR/<label>-c<concurrency>.tsv`, to see when the slow calls happened.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// Runtime threads of the generator (1: one thread, leaving the other cores to the server).
