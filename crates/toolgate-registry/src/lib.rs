@@ -1,4 +1,4 @@
-//! The tool catalog (R-REG-1..4): lookup and schema only, never execution.
+//! The tool catalog (R-REG-1..5): lookup and schema only, never execution.
 //!
 //! # Layout
 //! - [`catalog`]: [`Catalog`], an immutable [`Snapshot`] behind an atomic pointer. Reload
@@ -6,6 +6,9 @@
 //! - [`source`]: [`ToolSource`], anything that contributes tools (built-ins, an MCP server).
 //! - [`naming`]: the `mcp__{server}__{tool}` rule for external tools (R-REG-4).
 //! - [`entry`]: [`Entry`], a tool plus its availability.
+//! - [`pins`]: definition pinning (R-REG-5): [`definition_hash`], the [`PinBook`] trait,
+//!   [`MemoryPinBook`]. A changed definition of a pinned source's tool is quarantined.
+//! - [`lint`]: [`description_flags`], suspicious text in tool descriptions (tool poisoning).
 //!
 //! ```
 //! # use std::sync::Arc;
@@ -30,10 +33,17 @@
 
 pub mod catalog;
 pub mod entry;
+pub mod lint;
 pub mod naming;
+pub mod pins;
 pub mod source;
 
 pub use catalog::{Catalog, CatalogError, Snapshot};
 pub use entry::{Availability, Entry};
+pub use lint::{Flag, FlagKind, description_flags};
 pub use naming::external_tool_name;
+pub use pins::{
+    DefinitionPart, MemoryPinBook, PinBook, PinChange, PinError, PinRecord, PinVerdict,
+    SeenDefinition, definition_hash,
+};
 pub use source::ToolSource;

@@ -9,12 +9,18 @@ pub trait ToolSource: Send + Sync {
     fn name(&self) -> &str;
     /// The tools this source offers now.
     fn tools(&self) -> Vec<DynTool>;
+    /// Whether the catalog pins this source's tool definitions (R-REG-5): true for sources
+    /// whose definitions toolgate does not control (MCP servers), false for built-ins.
+    fn pinned(&self) -> bool {
+        false
+    }
 }
 
 /// A fixed list of tools.
 pub struct StaticSource {
     name: String,
     tools: Vec<DynTool>,
+    pinned: bool,
 }
 
 impl StaticSource {
@@ -22,7 +28,14 @@ impl StaticSource {
         StaticSource {
             name: name.into(),
             tools,
+            pinned: false,
         }
+    }
+
+    /// Makes the source pinned, as an MCP server's is.
+    pub fn with_pinning(mut self) -> Self {
+        self.pinned = true;
+        self
     }
 }
 
@@ -33,5 +46,9 @@ impl ToolSource for StaticSource {
 
     fn tools(&self) -> Vec<DynTool> {
         self.tools.clone()
+    }
+
+    fn pinned(&self) -> bool {
+        self.pinned
     }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! <data dir>/
 //!   logs/tool-audit.jsonl   the append-only, hash-chained audit log (source of truth)
-//!   toolgate.db             SQLite: audit index, approvals, grants, idempotency keys
+//!   toolgate.db             SQLite: audit index, approvals, grants, idempotency keys,
+//!                           pinned tool definitions
 //!   results/                offloaded oversized results, paged by `read_result`
 //! ```
 //!
@@ -13,6 +14,7 @@
 //! - [`approvals`]: [`ApprovalStore`] — pending approvals and standing grants.
 //! - [`results`]: [`ResultStore`] — offloaded results.
 //! - [`idempotency`]: [`IdempotencyStore`] — results of write calls by idempotency key.
+//! - [`pins`]: [`PinStore`] — pinned tool definitions and pending changes (R-REG-5).
 //! - [`db`]: the shared SQLite connection settings.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -22,6 +24,7 @@ pub mod audit;
 pub mod db;
 pub mod error;
 pub mod idempotency;
+pub mod pins;
 pub mod redact;
 pub mod results;
 
@@ -29,4 +32,5 @@ pub use approvals::ApprovalStore;
 pub use audit::AuditLog;
 pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;
+pub use pins::PinStore;
 pub use results::ResultStore;

@@ -6,5 +6,6 @@ mod audit_fixtures;
 mod audit_query;
 mod audit_verify;
 mod idempotency;
+mod pins;
 mod redact;
 mod results;

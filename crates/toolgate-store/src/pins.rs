@@ -1,0 +1,234 @@
+//! [`PinStore`]: the durable [`PinBook`] (R-REG-5), one row per pinned tool in the shared
+//! SQLite database, so a quarantine survives restarts and can be approved from another
+//! process (`toolgate tools approve-change` beside a running `toolgate serve`).
+//!
+//! Each change is one `IMMEDIATE` transaction (read, decide with the shared pure functions
+//! in [`toolgate_registry::pins::transition`], write), so two processes observing or
+//! approving at once cannot lose an update. Definitions are stored whole (they are what the
+//! operator diffs); they are public metadata, so redaction does not apply, and no call
+//! arguments are ever stored here.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use serde_json::Value;
+use toolgate_protocol::ToolSpec;
+use toolgate_registry::pins::transition::{approve, observe};
+use toolgate_registry::{PinBook, PinError, PinRecord, PinVerdict, SeenDefinition};
+
+use crate::approvals::{Clock, system_clock};
+use crate::db::open_db;
+use crate::{StoreError, StoreResult};
+
+const CREATE_TABLE: &str = "
+CREATE TABLE IF NOT EXISTS tool_pins (
+    name              TEXT PRIMARY KEY,
+    pinned_hash       TEXT NOT NULL,
+    pinned_definition TEXT NOT NULL,
+    pinned_at_ms      INTEGER NOT NULL,
+    pinned_by         TEXT NOT NULL,
+    seen_hash         TEXT,
+    seen_definition   TEXT,
+    seen_at_ms        INTEGER
+);
+";
+
+const COLUMNS: &str = "name, pinned_hash, pinned_definition, pinned_at_ms, pinned_by, \
+     seen_hash, seen_definition, seen_at_ms";
+
+/// Pinned tool definitions in SQLite.
+pub struct PinStore {
+    conn: Mutex<Connection>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for PinStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinStore").finish_non_exhaustive()
+    }
+}
+
+impl PinStore {
+    /// Opens the database at `db`, creating the pin table if it does not exist.
+    pub fn open(db: &Path) -> StoreResult<Self> {
+        let conn = open_db(db)?;
+        conn.execute_batch(CREATE_TABLE)?;
+        Ok(PinStore {
+            conn: Mutex::new(conn),
+            clock: system_clock(),
+        })
+    }
+
+    /// Replaces the wall clock (milliseconds since the Unix epoch).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A poisoned lock only means another thread panicked mid-call; SQLite rolled back its
+    /// unfinished transaction, so the connection is still usable.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Compares `spec` with its pin; see [`PinBook::observe`].
+    pub fn observe_spec(&self, spec: &ToolSpec) -> StoreResult<PinVerdict> {
+        let now = (self.clock)();
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current = load(&tx, &spec.name)?;
+        let out = observe(current.as_ref(), spec, now);
+        if let Some(record) = &out.write {
+            save(&tx, record)?;
+        }
+        tx.commit()?;
+        Ok(out.verdict)
+    }
+
+    /// The record for `name`, if it was ever pinned.
+    pub fn record(&self, name: &str) -> StoreResult<Option<PinRecord>> {
+        load(&self.conn(), name)
+    }
+
+    /// Every record, sorted by name.
+    pub fn records(&self) -> StoreResult<Vec<PinRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM tool_pins ORDER BY name"))?;
+        let rows = stmt.query_map([], RawPin::from_row)?;
+        rows.map(|raw| raw?.into_record()).collect()
+    }
+
+    /// Re-pins `name` to its pending change with hash `seen_hash`; see
+    /// [`PinBook::approve_change`].
+    pub fn approve(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError> {
+        let now = (self.clock)();
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(storage)?;
+        let current = load(&tx, name).map_err(storage)?;
+        let record = approve(current, name, seen_hash, by, now)?;
+        save(&tx, &record).map_err(storage)?;
+        tx.commit().map_err(storage)?;
+        Ok(record)
+    }
+}
+
+impl PinBook for PinStore {
+    fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError> {
+        self.observe_spec(spec).map_err(storage)
+    }
+
+    fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError> {
+        self.record(name).map_err(storage)
+    }
+
+    fn list(&self) -> Result<Vec<PinRecord>, PinError> {
+        self.records().map_err(storage)
+    }
+
+    fn approve_change(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError> {
+        self.approve(name, seen_hash, by)
+    }
+}
+
+fn storage(e: impl Into<StoreError>) -> PinError {
+    PinError::Storage(e.into().to_string())
+}
+
+fn load(conn: &Connection, name: &str) -> StoreResult<Option<PinRecord>> {
+    let raw = conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM tool_pins WHERE name = ?1"),
+            params![name],
+            RawPin::from_row,
+        )
+        .optional()?;
+    raw.map(RawPin::into_record).transpose()
+}
+
+fn save(conn: &Connection, r: &PinRecord) -> StoreResult<()> {
+    let pinned = encode(&r.pinned_definition)?;
+    let seen = r.seen.as_ref().map(|s| encode(&s.definition)).transpose()?;
+    conn.execute(
+        "INSERT INTO tool_pins (name, pinned_hash, pinned_definition, pinned_at_ms, pinned_by, \
+           seen_hash, seen_definition, seen_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         ON CONFLICT (name) DO UPDATE SET pinned_hash = excluded.pinned_hash, \
+           pinned_definition = excluded.pinned_definition, pinned_at_ms = excluded.pinned_at_ms, \
+           pinned_by = excluded.pinned_by, seen_hash = excluded.seen_hash, \
+           seen_definition = excluded.seen_definition, seen_at_ms = excluded.seen_at_ms",
+        params![
+            r.name,
+            r.pinned_hash,
+            pinned,
+            r.pinned_at_ms,
+            r.pinned_by,
+            r.seen.as_ref().map(|s| s.hash.as_str()),
+            seen,
+            r.seen.as_ref().map(|s| s.seen_at_ms),
+        ],
+    )?;
+    Ok(())
+}
+
+fn encode(v: &Value) -> StoreResult<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Encode(format!("a tool definition: {e}")))
+}
+
+/// One `tool_pins` row as stored.
+struct RawPin {
+    name: String,
+    pinned_hash: String,
+    pinned_definition: String,
+    pinned_at_ms: u64,
+    pinned_by: String,
+    seen_hash: Option<String>,
+    seen_definition: Option<String>,
+    seen_at_ms: Option<u64>,
+}
+
+impl RawPin {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(RawPin {
+            name: row.get(0)?,
+            pinned_hash: row.get(1)?,
+            pinned_definition: row.get(2)?,
+            pinned_at_ms: row.get(3)?,
+            pinned_by: row.get(4)?,
+            seen_hash: row.get(5)?,
+            seen_definition: row.get(6)?,
+            seen_at_ms: row.get(7)?,
+        })
+    }
+
+    /// Checks the row: unreadable JSON or a half-written pending change is corruption.
+    fn into_record(self) -> StoreResult<PinRecord> {
+        let corrupt = |what: &str| {
+            StoreError::Corrupt(format!(
+                "the pin of tool `{}` in the database is unreadable: {what}",
+                self.name
+            ))
+        };
+        let parse =
+            |text: &str| serde_json::from_str::<Value>(text).map_err(|e| corrupt(&e.to_string()));
+        let pinned_definition = parse(self.pinned_definition.as_str())?;
+        let seen = match (&self.seen_hash, &self.seen_definition, self.seen_at_ms) {
+            (None, None, None) => None,
+            (Some(hash), Some(definition), Some(seen_at_ms)) => Some(SeenDefinition {
+                hash: hash.clone(),
+                definition: parse(definition.as_str())?,
+                seen_at_ms,
+            }),
+            _ => return Err(corrupt("the pending change is incomplete")),
+        };
+        Ok(PinRecord {
+            name: self.name,
+            pinned_hash: self.pinned_hash,
+            pinned_definition,
+            pinned_at_ms: self.pinned_at_ms,
+            pinned_by: self.pinned_by,
+            seen,
+        })
+    }
+}
