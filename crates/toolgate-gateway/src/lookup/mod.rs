@@ -32,26 +32,28 @@ impl Layer for LookupLayer {
         let Some(entry) = self.catalog.get(name) else {
             return Err(unknown(&self.catalog, name));
         };
-        match &entry.availability {
-            Availability::Available => {}
-            Availability::Unavailable(reason) => {
-                return Err(CallError::new(
-                    ErrorCode::Unavailable,
-                    format!("tool `{name}` is unavailable: {reason}"),
-                ));
-            }
-            Availability::Quarantined(reason) => {
-                return Err(CallError::new(
+        let refusal = match &entry.availability {
+            Availability::Available => None,
+            Availability::Unavailable(reason) => Some(CallError::new(
+                ErrorCode::Unavailable,
+                format!("tool `{name}` is unavailable: {reason}"),
+            )),
+            Availability::Quarantined(reason) => Some(
+                CallError::new(
                     ErrorCode::PolicyDenied,
                     format!("tool `{name}` is quarantined: {reason}"),
                 )
                 .with_hint(format!(
                     "an operator must review and run `toolgate tools approve-change {name}`"
-                )));
-            }
-        }
+                )),
+            ),
+        };
+        // Known even when refused, so the audit record names the tool's source and risk.
         call.entry = Some(entry);
-        next.run(call).await
+        match refusal {
+            Some(e) => Err(e),
+            None => next.run(call).await,
+        }
     }
 }
 
@@ -124,8 +126,14 @@ mod tests {
         let a = run_layer(&layer, "a", json!({})).await.unwrap_err();
         assert_eq!((a.code, a.retryable), (ErrorCode::Unavailable, true));
         let b = run_layer(&layer, "b", json!({})).await.unwrap_err();
-        assert_eq!(b.code, ErrorCode::PolicyDenied);
-        assert!(b.message.contains("description changed"));
+        assert_eq!(
+            b,
+            CallError::new(
+                ErrorCode::PolicyDenied,
+                "tool `b` is quarantined: description changed"
+            )
+            .with_hint("an operator must review and run `toolgate tools approve-change b`")
+        );
     }
 
     #[tokio::test]

@@ -122,8 +122,13 @@ impl Harness {
 
     /// A gateway over the stores in `dir` (a fresh process would do the same).
     pub fn open(dir: tempfile::TempDir, cfg: &GatewayConfig) -> Harness {
+        Harness::open_with(dir, cfg, Catalog::new())
+    }
+
+    /// Like [`Harness::open`] with a catalog of the caller's (with a pin book, say).
+    pub fn open_with(dir: tempfile::TempDir, cfg: &GatewayConfig, catalog: Catalog) -> Harness {
         let p = dir.path();
-        let catalog = Arc::new(Catalog::new());
+        let catalog = Arc::new(catalog);
         let echo = scripted("echo", Risk::Read);
         let writer = scripted("writer", Risk::Write);
         let danger = scripted("danger", Risk::Dangerous);

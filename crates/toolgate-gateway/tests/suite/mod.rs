@@ -1,5 +1,6 @@
 mod errors;
 mod fixture;
 mod idempotency;
+mod quarantine;
 mod redaction;
 mod restart;
