@@ -1,0 +1,51 @@
+//! The MCP client: any MCP server's tools, federated into the toolgate catalog (R-MCP-1,
+//! R-MCP-2, R-MCP-5, R-REG-4).
+//!
+//! # Layout
+//! - [`config`]: [`ServerConfig`], one `[[mcp.servers]]` table, and its validation.
+//! - [`connect`]: transports (stdio child process, Streamable HTTP through
+//!   [`connect::http_client`]) and protocol-era negotiation (2026-07-28 `server/discover`,
+//!   falling back to 2025-11-25 `initialize`).
+//! - [`tool`]: [`McpTool`], a server's tool as a toolgate `Tool` (naming, risk, calls with
+//!   timeout and cancellation).
+//! - [`content`]: an MCP `CallToolResult` as a `ToolOutput`, every content type kept.
+//! - `server`: one supervised server — restarts with backoff, re-lists on `list_changed`,
+//!   marks its tools unavailable while down.
+//! - [`hub`]: [`McpHub`], all servers started in parallel; status, events, shutdown.
+//! - [`status`]: [`ServerStatus`] and [`McpEvent`].
+//! - [`error`]: [`ConfigError`] and [`ConnectError`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use toolgate_mcp::{McpHub, RetryPolicy, ServerConfig, ServerState};
+//! use toolgate_registry::Catalog;
+//!
+//! # async fn demo() -> Result<(), toolgate_mcp::ConfigError> {
+//! let catalog = Arc::new(Catalog::new());
+//! let files = ServerConfig::stdio("files", "node").with_args(["server-filesystem.js", "/srv"]);
+//! let hub = McpHub::start(vec![files], Arc::clone(&catalog), RetryPolicy::default()).await?;
+//! assert!(catalog.has("mcp__files__read_file"));
+//! assert_eq!(hub.status()[0].state, ServerState::Ready);
+//! hub.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod config;
+pub mod connect;
+pub mod content;
+pub mod error;
+mod handler;
+pub mod hub;
+mod link;
+mod server;
+pub mod status;
+pub mod tool;
+
+pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
+pub use error::{ConfigError, ConnectError};
+pub use hub::McpHub;
+pub use server::RetryPolicy;
+pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
+pub use tool::McpTool;

@@ -1,0 +1,106 @@
+//! The live connection of one server as its tools see it: the current peer (or why there
+//! is none), the calls in flight by progress token, and the signals a tool or the protocol
+//! handler sends back to the server's supervisor. Locks here are never held across `.await`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::ProgressToken;
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use crate::McpEvent;
+
+/// Progress routes remembered per connection.
+const ROUTES_KEPT: usize = 1024;
+
+pub(crate) struct ServerLink {
+    pub(crate) server: String,
+    pub(crate) call_timeout: Duration,
+    pub(crate) events: broadcast::Sender<McpEvent>,
+    /// The server said its tool list changed: the supervisor re-lists.
+    pub(crate) refresh: Notify,
+    current: RwLock<Result<Connected, String>>,
+    calls: Mutex<CallRoutes>,
+}
+
+impl ServerLink {
+    pub(crate) fn new(
+        server: String,
+        call_timeout: Duration,
+        events: broadcast::Sender<McpEvent>,
+    ) -> Self {
+        ServerLink {
+            current: RwLock::new(Err(format!("MCP server `{server}` is starting"))),
+            server,
+            call_timeout,
+            events,
+            refresh: Notify::new(),
+            calls: Mutex::new(CallRoutes::default()),
+        }
+    }
+
+    /// The current connection, or why calls are refused now.
+    pub(crate) fn connection(&self) -> Result<Connected, String> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn connected(&self, connection: Connected) {
+        // Progress tokens restart with every connection.
+        *self.calls.lock().unwrap_or_else(PoisonError::into_inner) = CallRoutes::default();
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Ok(connection);
+    }
+
+    pub(crate) fn disconnected(&self, reason: String) {
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Err(reason);
+    }
+
+    /// Remembers which call a progress token belongs to. Kept after the call ends (up to
+    /// [`ROUTES_KEPT`] calls), because a server's last progress notification may be
+    /// handled after its result.
+    pub(crate) fn track(&self, token: ProgressToken, call_id: String) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        if calls.order.len() == ROUTES_KEPT
+            && let Some(oldest) = calls.order.pop_front()
+        {
+            calls.by_token.remove(&oldest);
+        }
+        calls.order.push_back(token.clone());
+        calls.by_token.insert(token, call_id);
+    }
+
+    pub(crate) fn call_for(&self, token: &ProgressToken) -> Option<String> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_token
+            .get(token)
+            .cloned()
+    }
+
+    pub(crate) fn emit(&self, event: McpEvent) {
+        // No subscriber is fine: events are an optional view.
+        let _ = self.events.send(event);
+    }
+}
+
+/// One connection as calls see it. `lost` belongs to this connection only, so a failure
+/// seen on an old connection can never tear down its replacement.
+#[derive(Clone)]
+pub(crate) struct Connected {
+    pub(crate) peer: Peer<RoleClient>,
+    /// Cancelled by a call that saw the transport fail: the supervisor reconnects.
+    pub(crate) lost: CancellationToken,
+}
+
+/// Which call each recent progress token belongs to, oldest first.
+#[derive(Default)]
+struct CallRoutes {
+    by_token: HashMap<ProgressToken, String>,
+    order: VecDeque<ProgressToken>,
+}

@@ -1,0 +1,434 @@
+//! One supervised MCP server (R-MCP-2) and the [`ToolSource`] `mcp:{name}` it feeds.
+//!
+//! The supervisor loops: connect (bounded by `startup_timeout`) → list tools → reload the
+//! catalog → serve until the connection ends → mark the tools unavailable → wait a backoff
+//! → connect again. While the server is down its tools stay in the catalog as
+//! `Availability::Unavailable(reason)` and calls are refused at once. A `tools/list_changed`
+//! (a notification on 2025-11-25, a `subscriptions/listen` stream on 2026-07-28) re-lists
+//! every page and reloads the catalog. Availability is only ever flipped between
+//! `Available` and `Unavailable`: a `Quarantined` tool (R-REG-5) stays quarantined.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{DynTool, Tool};
+use toolgate_registry::{Availability, Catalog, ToolSource};
+
+use crate::config::{ServerConfig, ToolFilter};
+use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
+use crate::handler::McpClientHandler;
+use crate::link::{Connected, ServerLink};
+use crate::tool::{McpTool, Trust};
+use crate::{ConnectError, McpEvent, ServerState, ServerStatus};
+
+/// A connection that lasted this long resets the backoff.
+const HEALTHY_AFTER: Duration = Duration::from_secs(30);
+/// How long shutdown waits for a server to close cleanly.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Exponential backoff between connection attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Wait after the first failure (and before restarting a crashed server).
+    pub initial: Duration,
+    /// The wait doubles per consecutive failure up to this cap.
+    pub max: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `failures + 1`.
+    pub fn delay(&self, failures: u32) -> Duration {
+        self.initial
+            .saturating_mul(2u32.saturating_pow(failures.min(30)))
+            .min(self.max)
+    }
+}
+
+pub(crate) struct McpServer {
+    config: ServerConfig,
+    source: String,
+    filter: ToolFilter,
+    link: Arc<ServerLink>,
+    handler: McpClientHandler,
+    stderr: StderrTail,
+    retry: RetryPolicy,
+    tools: RwLock<Vec<DynTool>>,
+    status: RwLock<ServerStatus>,
+    settled: watch::Sender<bool>,
+}
+
+/// A fresh connection with its tools, not yet serving.
+struct Session {
+    conn: Connection,
+    defs: Vec<rmcp::model::Tool>,
+    watcher: Option<AbortOnDrop>,
+}
+
+/// Stops a background task with its owner (also when a startup attempt times out).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+enum Ended {
+    Shutdown,
+    Lost(String),
+}
+
+impl ToolSource for McpServer {
+    fn name(&self) -> &str {
+        &self.source
+    }
+
+    fn tools(&self) -> Vec<DynTool> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl McpServer {
+    /// `config` must be valid ([`ServerConfig::validate`]).
+    pub(crate) fn new(
+        config: ServerConfig,
+        retry: RetryPolicy,
+        events: tokio::sync::broadcast::Sender<McpEvent>,
+    ) -> Result<Self, crate::ConfigError> {
+        let filter = config.tool_filter()?;
+        let link = Arc::new(ServerLink::new(
+            config.name.clone(),
+            config.call_timeout,
+            events,
+        ));
+        let source = config.source_name();
+        let state = if config.enabled {
+            ServerState::Connecting
+        } else {
+            ServerState::Disabled
+        };
+        let status = ServerStatus {
+            name: config.name.clone(),
+            source: source.clone(),
+            transport: transport_kind(&config),
+            state,
+            protocol_version: None,
+            tools: 0,
+            restarts: 0,
+        };
+        Ok(McpServer {
+            handler: McpClientHandler::new(Arc::clone(&link)),
+            source,
+            filter,
+            link,
+            stderr: StderrTail::default(),
+            retry,
+            tools: RwLock::new(Vec::new()),
+            status: RwLock::new(status),
+            settled: watch::Sender::new(!config.enabled),
+            config,
+        })
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        self.status
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Resolves once the first connection attempt has succeeded or failed.
+    pub(crate) async fn first_attempt_done(&self) {
+        let mut rx = self.settled.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    pub(crate) fn request_refresh(&self) {
+        self.link.refresh.notify_one();
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ServerStatus)) {
+        f(&mut self.status.write().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    fn set_state(&self, state: ServerState) {
+        self.update(|s| s.state = state.clone());
+        self.link.emit(McpEvent::State {
+            server: self.config.name.clone(),
+            state,
+        });
+    }
+
+    /// The supervisor; returns after `shutdown` fires.
+    pub(crate) async fn run(self: Arc<Self>, catalog: Arc<Catalog>, shutdown: CancellationToken) {
+        let mut failures: u32 = 0;
+        let mut connections: u32 = 0;
+        while !shutdown.is_cancelled() {
+            self.set_state(ServerState::Connecting);
+            self.stderr.clear();
+            let limit = self.config.startup_timeout;
+            let attempt = tokio::select! {
+                () = shutdown.cancelled() => break,
+                r = tokio::time::timeout(limit, self.open()) => r,
+            };
+            let attempt = match attempt {
+                Ok(r) => r.map_err(|e| e.with_stderr(&self.stderr.lines())),
+                Err(_) => {
+                    Err(ConnectError::StartupTimeout(limit).with_stderr(&self.stderr.lines()))
+                }
+            };
+            let reason = match attempt {
+                Ok(Session {
+                    conn,
+                    defs,
+                    watcher,
+                }) => {
+                    if connections > 0 {
+                        self.update(|s| s.restarts += 1);
+                    }
+                    connections += 1;
+                    let up_since = Instant::now();
+                    let lost = CancellationToken::new();
+                    self.update(|s| s.protocol_version = Some(conn.protocol_version.clone()));
+                    self.link.connected(Connected {
+                        peer: conn.service.peer().clone(),
+                        lost: lost.clone(),
+                    });
+                    self.install(&catalog, &defs);
+                    self.set_state(ServerState::Ready);
+                    self.settled.send_replace(true);
+                    tracing::info!(server = %self.config.name, protocol = %conn.protocol_version, tools = defs.len(), "MCP server ready");
+                    let ended = self.serve(conn, &lost, &catalog, &shutdown).await;
+                    drop(watcher);
+                    if up_since.elapsed() >= HEALTHY_AFTER {
+                        failures = 0;
+                    }
+                    match ended {
+                        Ended::Shutdown => break,
+                        Ended::Lost(why) => why,
+                    }
+                }
+                Err(e) => e.to_string(),
+            };
+            let delay = self.retry.delay(failures);
+            failures = failures.saturating_add(1);
+            tracing::warn!(server = %self.config.name, error = %reason, retry_in = ?delay, "MCP server unavailable");
+            self.go_down(&catalog, &reason);
+            self.set_state(ServerState::Failed {
+                error: reason,
+                retry_at: SystemTime::now() + delay,
+            });
+            self.settled.send_replace(true);
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+        self.go_down(&catalog, "the MCP client was shut down");
+        self.set_state(ServerState::Stopped);
+        self.settled.send_replace(true);
+    }
+
+    /// Connects, subscribes to tool-list changes (before listing, so none is missed) and
+    /// lists the tools.
+    async fn open(&self) -> Result<Session, ConnectError> {
+        let conn = connect(&self.config, &self.handler, &self.stderr).await?;
+        let watcher = self.watch_tool_changes(conn.service.peer()).await;
+        let defs = list_tools(conn.service.peer()).await?;
+        Ok(Session {
+            conn,
+            defs,
+            watcher,
+        })
+    }
+
+    async fn serve(
+        &self,
+        conn: Connection,
+        lost: &CancellationToken,
+        catalog: &Catalog,
+        shutdown: &CancellationToken,
+    ) -> Ended {
+        let peer = conn.service.peer().clone();
+        let stop = conn.service.cancellation_token();
+        let mut closed = tokio::spawn(conn.service.waiting());
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => {
+                    stop.cancel();
+                    let _ = tokio::time::timeout(CLOSE_GRACE, &mut closed).await;
+                    break Ended::Shutdown;
+                }
+                quit = &mut closed => {
+                    break Ended::Lost(match quit {
+                        Ok(Ok(_)) => "the connection closed (the server exited or hung up)".to_owned(),
+                        Ok(Err(e)) | Err(e) => format!("the connection task failed: {e}"),
+                    });
+                }
+                () = lost.cancelled() => {
+                    stop.cancel();
+                    break Ended::Lost("the connection broke during a call".to_owned());
+                }
+                () = self.link.refresh.notified() => self.relist(&peer, catalog).await,
+            }
+        }
+    }
+
+    /// On 2026-07-28 list changes arrive on a `subscriptions/listen` stream, not as a bare
+    /// notification; open one when the server offers it and forward what it carries.
+    async fn watch_tool_changes(&self, peer: &Peer<RoleClient>) -> Option<AbortOnDrop> {
+        let info = peer.peer_info()?;
+        let offers = info
+            .capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed)
+            == Some(true);
+        if info.protocol_version.has_initialize() || !offers {
+            return None;
+        }
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut sub = match peer.listen(filter).await {
+            Ok(sub) => sub,
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %error_chain(&e), "could not subscribe to tool list changes");
+                return None;
+            }
+        };
+        let link = Arc::clone(&self.link);
+        Some(AbortOnDrop(tokio::spawn(async move {
+            loop {
+                match sub.next().await {
+                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                        tracing::info!(server = %link.server, "MCP server's tool list changed");
+                        link.refresh.notify_one();
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(server = %link.server, error = %error_chain(&e), "tool list subscription ended");
+                        break;
+                    }
+                }
+            }
+        })))
+    }
+
+    async fn relist(&self, peer: &Peer<RoleClient>, catalog: &Catalog) {
+        match tokio::time::timeout(self.config.startup_timeout, list_tools(peer)).await {
+            Ok(Ok(defs)) => self.install(catalog, &defs),
+            Ok(Err(e)) => {
+                tracing::warn!(server = %self.config.name, error = %e, "re-listing tools failed");
+            }
+            Err(_) => {
+                tracing::warn!(server = %self.config.name, "re-listing tools timed out");
+            }
+        }
+    }
+
+    /// Replaces this source's tools in the catalog and makes them callable.
+    fn install(&self, catalog: &Catalog, defs: &[rmcp::model::Tool]) {
+        let trust = Trust {
+            trusted: self.config.trusted,
+            overrides: &self.config.risk,
+        };
+        let tools: Vec<McpTool> = defs
+            .iter()
+            .filter(|d| self.filter.admits(&d.name))
+            .map(|d| {
+                McpTool::new(
+                    &self.config.name,
+                    &self.source,
+                    d,
+                    trust,
+                    Arc::clone(&self.link),
+                )
+            })
+            .collect();
+        for label in self.config.risk.keys() {
+            if !tools.iter().any(|t| t.raw_name() == label) {
+                tracing::warn!(server = %self.config.name, tool = %label, "risk label names no federated tool");
+            }
+        }
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+        let dyn_tools: Vec<DynTool> = tools.into_iter().map(|t| Arc::new(t) as DynTool).collect();
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = dyn_tools;
+        for skipped in catalog.reload_source(self) {
+            tracing::warn!(server = %self.config.name, error = %skipped, "MCP tool not added to the catalog");
+        }
+        for name in &names {
+            if matches!(
+                catalog.get(name).map(|e| e.availability),
+                Some(Availability::Unavailable(_))
+            ) {
+                catalog.set_availability(name, Availability::Available);
+            }
+        }
+        self.update(|s| s.tools = names.len());
+        self.link.emit(McpEvent::ToolsChanged {
+            server: self.config.name.clone(),
+            tools: names,
+        });
+    }
+
+    /// Refuses calls from now on and marks the tools unavailable in the catalog.
+    fn go_down(&self, catalog: &Catalog, reason: &str) {
+        let why = format!("MCP server `{}` is unavailable: {reason}", self.config.name);
+        self.link.disconnected(why.clone());
+        for tool in self.tools() {
+            let name = &tool.spec().name;
+            if matches!(
+                catalog.get(name).map(|e| e.availability),
+                Some(Availability::Available)
+            ) {
+                catalog.set_availability(name, Availability::Unavailable(why.clone()));
+            }
+        }
+    }
+}
+
+/// Every page of `tools/list`; a server without tools has none.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, ConnectError> {
+    let offers_tools = peer
+        .peer_info()
+        .is_none_or(|info| info.capabilities.tools.is_some());
+    if !offers_tools {
+        return Ok(Vec::new());
+    }
+    peer.list_all_tools()
+        .await
+        .map_err(|e| ConnectError::ListTools(error_chain(&e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let p = RetryPolicy {
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(1),
+        };
+        let delays: Vec<u128> = (0..6).map(|n| p.delay(n).as_millis()).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+        assert_eq!(p.delay(u32::MAX), Duration::from_secs(1));
+    }
+}

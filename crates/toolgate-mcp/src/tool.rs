@@ -1,0 +1,306 @@
+//! [`McpTool`]: one tool of one MCP server, as a toolgate [`Tool`].
+//!
+//! Its spec is built once from the server's definition: the catalog name is
+//! `mcp__{server}__{tool}` (R-REG-4) while the raw name is kept for `tools/call`; the risk
+//! follows the trust rule (see [`risk_for`]). A call goes to whatever connection the server
+//! has now; with none it is refused with `unavailable` at once, never queued.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientNotification, ClientRequest, ErrorCode as RpcCode, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
+use toolgate_registry::external_tool_name;
+
+use crate::connect::error_chain;
+use crate::content::tool_output;
+use crate::link::{Connected, ServerLink};
+
+/// A tool federated from an MCP server.
+pub struct McpTool {
+    spec: ToolSpec,
+    raw_name: String,
+    link: Arc<ServerLink>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("raw_name", &self.raw_name)
+            .finish()
+    }
+}
+
+/// How much the server's own hints count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Trust<'a> {
+    pub(crate) trusted: bool,
+    pub(crate) overrides: &'a BTreeMap<String, Risk>,
+}
+
+/// The risk of `tool` (raw MCP name) with hints `hints`:
+/// 1. an operator label in `risk = { tool = "…" }` wins;
+/// 2. a trusted server's hints: `readOnlyHint` → read, `destructiveHint` → dangerous,
+///    otherwise write;
+/// 3. an untrusted server's tools are write, raised to dangerous when the server itself
+///    says destructive (a hint may make a tool stricter, never laxer).
+pub(crate) fn risk_for(tool: &str, hints: &Annotations, trust: Trust<'_>) -> Risk {
+    if let Some(label) = trust.overrides.get(tool) {
+        return *label;
+    }
+    let destructive = hints.destructive_hint == Some(true) && hints.read_only_hint != Some(true);
+    match (
+        trust.trusted,
+        hints.read_only_hint == Some(true),
+        destructive,
+    ) {
+        (true, true, _) => Risk::Read,
+        (_, _, true) => Risk::Dangerous,
+        _ => Risk::Write,
+    }
+}
+
+impl McpTool {
+    /// Builds the tool from the server's definition (`tools/list` entry).
+    pub(crate) fn new(
+        server: &str,
+        source: &str,
+        def: &rmcp::model::Tool,
+        trust: Trust<'_>,
+        link: Arc<ServerLink>,
+    ) -> Self {
+        let raw_name = def.name.to_string();
+        let mut hints = def
+            .annotations
+            .as_ref()
+            .map_or_else(Annotations::default, |a| Annotations {
+                title: a.title.clone(),
+                read_only_hint: a.read_only_hint,
+                destructive_hint: a.destructive_hint,
+                idempotent_hint: a.idempotent_hint,
+                open_world_hint: a.open_world_hint,
+            });
+        if hints.title.is_none() {
+            hints.title.clone_from(&def.title);
+        }
+        let risk = risk_for(&raw_name, &hints, trust);
+        if !trust.trusted {
+            // An untrusted server's tool may reach anything: say so to policy and models.
+            hints.open_world_hint = Some(true);
+        }
+        let description = def
+            .description
+            .as_deref()
+            .map(str::to_owned)
+            .or_else(|| def.title.clone())
+            .unwrap_or_else(|| format!("Tool `{raw_name}` of MCP server `{server}`."));
+        let mut input_schema = Value::Object((*def.input_schema).clone());
+        if input_schema.get("type").is_none() {
+            input_schema["type"] = json!("object");
+        }
+        let mut spec = ToolSpec::new(
+            external_tool_name(server, &raw_name),
+            description,
+            input_schema,
+        )
+        .with_risk(risk)
+        .with_annotations(hints)
+        .with_source(source)
+        .with_tags(["mcp"]);
+        if let Some(out) = &def.output_schema {
+            spec = spec.with_output_schema(Value::Object((**out).clone()));
+        }
+        McpTool {
+            spec,
+            raw_name,
+            link,
+        }
+    }
+
+    /// The tool's name on its server (what `tools/call` is sent with).
+    pub fn raw_name(&self) -> &str {
+        &self.raw_name
+    }
+
+    fn unavailable(&self, why: impl std::fmt::Display) -> ToolError {
+        ToolError::Unavailable(format!(
+            "MCP server `{}` is unavailable: {why}",
+            self.link.server
+        ))
+    }
+
+    fn service_error(&self, e: ServiceError, lost: &CancellationToken) -> ToolError {
+        match e {
+            ServiceError::McpError(data) => {
+                let message = format!("MCP server `{}`: {}", self.link.server, data.message);
+                if data.code == RpcCode::INVALID_PARAMS {
+                    return ToolError::InvalidArguments(message);
+                }
+                ToolError::Failed {
+                    message,
+                    retryable: data.code == RpcCode::INTERNAL_ERROR,
+                    details: Some(json!({"jsonrpc_code": data.code.0, "data": data.data})),
+                }
+            }
+            ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+                lost.cancel();
+                self.unavailable(format!(
+                    "the connection failed during the call ({}); it is being re-established",
+                    error_chain(&e)
+                ))
+            }
+            ServiceError::Timeout { .. } => ToolError::Timeout,
+            ServiceError::Cancelled { reason } => ToolError::failed(format!(
+                "MCP server `{}` cancelled the call: {}",
+                self.link.server,
+                reason.unwrap_or_else(|| "no reason given".into())
+            )),
+            other => ToolError::failed(format!(
+                "MCP server `{}`: {}",
+                self.link.server,
+                error_chain(&other)
+            )),
+        }
+    }
+}
+
+/// Tells the server to stop working on `id` (`notifications/cancelled`); best effort.
+async fn cancel(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let note = ClientNotification::CancelledNotification(CancelledNotification::new(
+        CancelledNotificationParam::new(Some(id), Some(reason.to_owned())),
+    ));
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        peer.send_notification(note),
+    )
+    .await;
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let Connected { peer, lost } = self.link.connection().map_err(ToolError::Unavailable)?;
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(ToolError::InvalidArguments(format!(
+                    "arguments must be a JSON object, got {other}"
+                )));
+            }
+        };
+        let params = CallToolRequestParams::new(self.raw_name.clone()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.service_error(e, &lost))?;
+        let id = handle.id.clone();
+        self.link
+            .track(handle.progress_token.clone(), ctx.call_id.clone());
+        let response = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => {
+                cancel(&peer, id, "cancelled by the caller").await;
+                return Err(ToolError::Cancelled);
+            }
+            r = tokio::time::timeout(self.link.call_timeout, handle.await_response()) => r,
+        };
+        match response {
+            Err(_elapsed) => {
+                cancel(&peer, id, "timed out").await;
+                Err(ToolError::Timeout)
+            }
+            Ok(Err(e)) => Err(self.service_error(e, &lost)),
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                let json = serde_json::to_value(&result)
+                    .map_err(|e| ToolError::failed(format!("unreadable MCP result: {e}")))?;
+                tool_output(json)
+            }
+            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(ToolOutput::json(Value::Null)),
+            Ok(Ok(ServerResult::InputRequiredResult(_))) => Err(ToolError::failed(format!(
+                "MCP server `{}` asked for more input (input_required); toolgate does not answer such requests yet",
+                self.link.server
+            ))),
+            Ok(Ok(ServerResult::CreateTaskResult(_))) => Err(ToolError::failed(format!(
+                "MCP server `{}` turned the call into a task; toolgate does not poll tasks yet",
+                self.link.server
+            ))),
+            Ok(Ok(other)) => Err(ToolError::failed(format!(
+                "MCP server `{}` answered tools/call with an unexpected result: {}",
+                self.link.server,
+                serde_json::to_string(&other).unwrap_or_default()
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(read_only: Option<bool>, destructive: Option<bool>) -> Annotations {
+        Annotations {
+            read_only_hint: read_only,
+            destructive_hint: destructive,
+            ..Annotations::default()
+        }
+    }
+
+    #[test]
+    fn risk_follows_trust_hints_and_labels() {
+        let none = BTreeMap::new();
+        let labels = BTreeMap::from([("purge".to_owned(), Risk::Read)]);
+        let trusted = Trust {
+            trusted: true,
+            overrides: &none,
+        };
+        let untrusted = Trust {
+            trusted: false,
+            overrides: &none,
+        };
+        let cases = [
+            ("t", hints(Some(true), None), trusted, Risk::Read),
+            (
+                "t",
+                hints(Some(false), Some(true)),
+                trusted,
+                Risk::Dangerous,
+            ),
+            ("t", hints(None, None), trusted, Risk::Write),
+            ("t", hints(Some(true), None), untrusted, Risk::Write),
+            ("t", hints(None, Some(true)), untrusted, Risk::Dangerous),
+            ("t", hints(None, None), untrusted, Risk::Write),
+            (
+                "purge",
+                hints(None, Some(true)),
+                Trust {
+                    trusted: false,
+                    overrides: &labels,
+                },
+                Risk::Read,
+            ),
+        ];
+        for (tool, h, trust, expected) in cases {
+            assert_eq!(
+                risk_for(tool, &h, trust),
+                expected,
+                "{tool} {h:?} {trust:?}"
+            );
+        }
+    }
+}

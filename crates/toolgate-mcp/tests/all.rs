@@ -1,0 +1,16 @@
+//! toolgate-mcp against real MCP servers we did not write (shared/interop/TESTBEDS.md):
+//! server-everything, server-filesystem and server-memory (node, tests/peers) and the Python
+//! SDK's MCPServer (.venv), all installed by scripts/test.sh. A missing peer fails loudly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "suite/everything.rs"]
+mod everything;
+#[path = "suite/lifecycle.rs"]
+mod lifecycle;
+#[path = "suite/peers.rs"]
+mod peers;
+#[path = "suite/python.rs"]
+mod python;
+#[path = "suite/reference.rs"]
+mod reference;

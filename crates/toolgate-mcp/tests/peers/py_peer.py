@@ -1,0 +1,72 @@
+"""The Python SDK's own MCPServer as a peer for toolgate's MCP client tests. It speaks both
+protocol eras: `server/discover` (2026-07-28) and `initialize` (2025-11-25).
+
+Usage: py_peer.py stdio            (stdio)
+       py_peer.py http PORT        (Streamable HTTP at http://127.0.0.1:PORT/mcp)
+"""
+
+import os
+import sys
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+mcp = MCPServer("py-peer", log_level="WARNING")
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@mcp.tool()
+async def sleep(seconds: float, marker: str = "") -> str:
+    """Sleep for `seconds`; when the call is cancelled, write `cancelled` into `marker`."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        if marker:
+            with open(marker, "w") as f:
+                f.write("cancelled")
+        raise
+    return "slept"
+
+
+@mcp.tool()
+def fail(reason: str) -> str:
+    """Always fails with `reason` (an anticipated failure: the client sees the text)."""
+    raise ToolError(reason)
+
+
+@mcp.tool()
+async def add_tool(name: str, ctx: Context) -> str:
+    """Register a new tool called `name` and announce that the tool list changed."""
+
+    def extra() -> str:
+        return name
+
+    mcp.add_tool(extra, name=name, description=f"Added at run time: {name}.")
+    # 2026-07-28: delivered on the client's subscriptions/listen stream.
+    await ctx.notify_tools_changed()
+    # 2025-11-25: a plain notifications/tools/list_changed on the session.
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # noqa: BLE001 - not offered on this era's session
+        pass
+    return "added"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        mcp.run()

@@ -1,0 +1,204 @@
+//! Supervision (R-MCP-2): a server that hangs or cannot start degrades alone, a killed
+//! server's tools turn unavailable at once and come back when it is restarted.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate_core::ToolError;
+use toolgate_mcp::{McpEvent, ServerConfig, ServerState, ServerStatus, TransportKind};
+use toolgate_protocol::ToolOutput;
+use toolgate_registry::Availability;
+
+use super::peers::{STARTUP, call, peer_script, py_stdio, python, start, wait_event};
+
+fn slow_retry() -> toolgate_mcp::RetryPolicy {
+    toolgate_mcp::RetryPolicy {
+        initial: Duration::from_secs(600),
+        max: Duration::from_secs(600),
+    }
+}
+
+fn failed_error(status: &ServerStatus) -> &str {
+    match &status.state {
+        ServerState::Failed { error, .. } => error,
+        other => panic!("{} should have failed, is {other:?}", status.name),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_fails_after_its_startup_timeout_while_another_serves() {
+    let silent = ServerConfig::stdio("silent", python())
+        .with_args([peer_script("silent.py")])
+        .with_startup_timeout(Duration::from_secs(1));
+    // A long backoff keeps the failed state in view.
+    let catalog = std::sync::Arc::new(toolgate_registry::Catalog::new());
+    let hub = toolgate_mcp::McpHub::start(
+        vec![silent, py_stdio("py")],
+        std::sync::Arc::clone(&catalog),
+        slow_retry(),
+    )
+    .await
+    .unwrap();
+    let status = hub.status();
+    assert_eq!(
+        failed_error(&status[0]),
+        "no answer to the MCP handshake within 1s"
+    );
+    assert_eq!(
+        (status[1].state.clone(), status[1].tools),
+        (ServerState::Ready, 5)
+    );
+    assert_eq!(
+        call(&catalog, "mcp__py__add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap(),
+        ToolOutput::json(json!({"result": 2}))
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_program_and_a_disabled_server_are_reported() {
+    let missing = ServerConfig::stdio("missing", "toolgate-no-such-program");
+    let disabled = ServerConfig {
+        enabled: false,
+        ..ServerConfig::stdio("off", "toolgate-no-such-program")
+    };
+    let (hub, _catalog) = start(vec![missing, disabled]).await;
+    let status = hub.status();
+    assert_eq!(
+        failed_error(&status[0]),
+        "could not start `toolgate-no-such-program`: No such file or directory (os error 2): \
+         check that the program exists (on PATH or as a path)"
+    );
+    assert_eq!(
+        status[1],
+        ServerStatus {
+            name: "off".into(),
+            source: "mcp:off".into(),
+            transport: TransportKind::Stdio,
+            state: ServerState::Disabled,
+            protocol_version: None,
+            tools: 0,
+            restarts: 0,
+        }
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_call_is_refused_then_restarted() {
+    let (hub, catalog) = start(vec![py_stdio("py")]).await;
+    let pid = call(&catalog, "mcp__py__pid", json!({})).await.unwrap();
+    let pid = pid.data["result"].as_str().unwrap().to_owned();
+    let mut events = hub.events();
+
+    let in_flight = {
+        let catalog = std::sync::Arc::clone(&catalog);
+        tokio::spawn(async move { call(&catalog, "mcp__py__sleep", json!({"seconds": 60})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success());
+
+    // The call in flight fails as unavailable (not after the 60 s call timeout).
+    let err = in_flight.await.unwrap().unwrap_err();
+    assert!(matches!(err, ToolError::Unavailable(_)), "{err:?}");
+
+    // The supervisor marks the tools unavailable; calls are refused at once.
+    let reason = wait_event(&mut events, STARTUP, |e| match e {
+        McpEvent::State {
+            state: ServerState::Failed { error, .. },
+            ..
+        } => Some(error.clone()),
+        _ => None,
+    })
+    .await;
+    // Whichever noticed first: the closed pipe, or the call in flight.
+    assert!(
+        reason == "the connection closed (the server exited or hung up)"
+            || reason == "the connection broke during a call",
+        "{reason}"
+    );
+
+    // ...and restarts the server: calls work again.
+    wait_event(&mut events, STARTUP, |e| {
+        matches!(
+            e,
+            McpEvent::State {
+                state: ServerState::Ready,
+                ..
+            }
+        )
+        .then_some(())
+    })
+    .await;
+    assert_eq!(
+        catalog.get("mcp__py__add").map(|e| e.availability),
+        Some(Availability::Available)
+    );
+    assert_eq!(
+        call(&catalog, "mcp__py__add", json!({"a": 2, "b": 2}))
+            .await
+            .unwrap(),
+        ToolOutput::json(json!({"result": 4}))
+    );
+    let new_pid = call(&catalog, "mcp__py__pid", json!({})).await.unwrap();
+    assert_ne!(new_pid.data["result"].as_str(), Some(pid.as_str()));
+    assert_eq!(hub.status()[0].restarts, 1);
+    hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_server_is_down_its_tools_are_unavailable() {
+    // A long backoff keeps the server down long enough to look at.
+    let catalog = std::sync::Arc::new(toolgate_registry::Catalog::new());
+    let hub = toolgate_mcp::McpHub::start(
+        vec![py_stdio("py")],
+        std::sync::Arc::clone(&catalog),
+        slow_retry(),
+    )
+    .await
+    .unwrap();
+    let mut events = hub.events();
+    let pid = call(&catalog, "mcp__py__pid", json!({})).await.unwrap();
+    let pid = pid.data["result"].as_str().unwrap().to_owned();
+    assert!(
+        Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_event(&mut events, STARTUP, |e| {
+        matches!(
+            e,
+            McpEvent::State {
+                state: ServerState::Failed { .. },
+                ..
+            }
+        )
+        .then_some(())
+    })
+    .await;
+    let entry = catalog.get("mcp__py__add").unwrap();
+    let Availability::Unavailable(why) = &entry.availability else {
+        panic!("expected unavailable, got {:?}", entry.availability);
+    };
+    assert_eq!(
+        why,
+        "MCP server `py` is unavailable: the connection closed (the server exited or hung up)"
+    );
+    // Even a caller that skips the catalog check is refused at once, not left waiting.
+    let err = entry
+        .tool
+        .call(
+            json!({"a": 1, "b": 2}),
+            toolgate_core::ToolContext::for_test(),
+        )
+        .await;
+    assert_eq!(err, Err(ToolError::Unavailable(why.clone())));
+    hub.shutdown().await;
+    assert_eq!(hub.status()[0].state, ServerState::Stopped);
+}
