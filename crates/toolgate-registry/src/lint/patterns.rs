@@ -55,7 +55,9 @@ const PATTERNS: &[(FlagKind, &str)] = &[
     ),
     (
         FlagKind::Exfiltration,
-        r"\b(include|append|attach|embed|put|add|copy)\s+(the\s+)?(full\s+|entire\s+|complete\s+|whole\s+)?(contents?|text)\s+of\b",
+        // "of" must lead to a path or a secret: "include the contents of subdirectories" is
+        // an honest option of a directory listing.
+        r"\b(include|append|attach|embed|put|add|copy)\s+(the\s+)?(full\s+|entire\s+|complete\s+|whole\s+)?(contents?|text)\s+of\s+([`'\x22]?[~/$]|[`'\x22]?\.\w|(the|any|all|every|your)\s+(\w+\s+)?(files?|keys?|credentials|secrets?|config(uration)?|environment|tokens?|passwords?)\b)",
     ),
     (
         FlagKind::Exfiltration,
