@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Gateway, GatewayDeps};
 use toolgate_registry::Catalog;
+use toolgate_store::PinStore;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::AuditLog;
 use toolgate_store::idempotency::IdempotencyStore;
@@ -43,6 +44,17 @@ pub fn open_approvals(settings: &Settings) -> anyhow::Result<ApprovalStore> {
     ApprovalStore::open(&settings.db_path()).with_context(|| {
         format!(
             "cannot open the approvals store {}",
+            settings.db_path().display()
+        )
+    })
+}
+
+/// The pinned tool definitions (R-REG-5), in the same database as the approvals.
+pub fn open_pins(settings: &Settings) -> anyhow::Result<PinStore> {
+    ensure_data_dir(settings)?;
+    PinStore::open(&settings.db_path()).with_context(|| {
+        format!(
+            "cannot open the pinned tool definitions in {}",
             settings.db_path().display()
         )
     })
@@ -110,7 +122,8 @@ pub fn open_gateway(
     approver: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<Gateway> {
     ensure_data_dir(settings)?;
-    let catalog = Arc::new(Catalog::new());
+    // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
+    let catalog = Arc::new(Catalog::new().with_pins(Arc::new(open_pins(settings)?)));
     catalog
         .register_many(workspace_tools(settings)?)
         .context("registering the built-in tools")?;

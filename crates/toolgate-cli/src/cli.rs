@@ -104,6 +104,16 @@ pub enum ToolsCommand {
         #[arg(long)]
         format: String,
     },
+    /// Show how a quarantined tool's definition changed since it was pinned, and re-pin it.
+    ApproveChange {
+        name: String,
+        /// Re-pin without asking (after reviewing the diff); needed when stdin is not a terminal.
+        #[arg(long)]
+        yes: bool,
+        /// Recorded as who approved the change [default: $USER].
+        #[arg(long)]
+        by: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@
 mod app;
 mod cli;
 mod commands;
+mod diff;
 mod output;
 mod prompt;
 mod settings;

@@ -1,6 +1,7 @@
 //! One module per command group; each takes resolved settings and returns an exit code.
 
 pub mod approvals;
+pub mod approve_change;
 pub mod audit;
 pub mod call;
 pub mod config;

@@ -1,9 +1,9 @@
-//! `toolgate tools list | show | export`.
+//! `toolgate tools list | show | export | approve-change`.
 
 use anyhow::{Context, bail};
 use serde_json::json;
 use toolgate_protocol::ExportFormat;
-use toolgate_registry::{Availability, Entry};
+use toolgate_registry::{Availability, Entry, description_flags};
 
 use crate::app::open_gateway;
 use crate::cli::ToolsCommand;
@@ -19,6 +19,9 @@ fn availability(e: &Entry) -> String {
 }
 
 pub fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
+    if let ToolsCommand::ApproveChange { name, yes, by } = cmd {
+        return crate::commands::approve_change::run(settings, &name, yes, by);
+    }
     let gateway = open_gateway(settings, None)?;
     let role = &settings.role;
     let visible: Vec<Entry> = gateway
@@ -63,8 +66,17 @@ pub fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
                     "no tool named `{name}` is visible to role `{role}` (see `toolgate tools list`)"
                 );
             };
+            let others: Vec<String> = gateway
+                .catalog()
+                .all()
+                .iter()
+                .map(|o| o.spec().name.clone())
+                .filter(|n| *n != name)
+                .collect();
+            let flags = description_flags(e.spec(), &others);
             let mut doc = serde_json::to_value(e.spec()).context("serialising the tool")?;
             doc["availability"] = json!(e.availability);
+            doc["description_flags"] = json!(flags);
             if json {
                 output::json(&doc)?;
             } else {
@@ -85,7 +97,16 @@ pub fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
                     output::line("annotations:");
                     output::line(&serde_json::to_string_pretty(&s.annotations)?);
                 }
+                if !flags.is_empty() {
+                    output::line("suspicious text (review before trusting this tool):");
+                    for flag in &flags {
+                        output::line(&format!("  - {flag}"));
+                    }
+                }
             }
+        }
+        ToolsCommand::ApproveChange { name, yes, by } => {
+            return crate::commands::approve_change::run(settings, &name, yes, by);
         }
         ToolsCommand::Export { format } => {
             let format: ExportFormat = format.parse().map_err(anyhow::Error::msg)?;

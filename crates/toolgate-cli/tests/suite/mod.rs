@@ -8,6 +8,7 @@ mod doctor;
 mod error_codes;
 mod exports;
 mod harness;
+mod pins;
 mod prompt;
 mod redaction;
 mod tamper;
