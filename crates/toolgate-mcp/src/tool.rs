@@ -2,8 +2,12 @@
 //!
 //! Its spec is built once from the server's definition: the catalog name is
 //! `mcp__{server}__{tool}` (R-REG-4) while the raw name is kept for `tools/call`; the risk
-//! follows the trust rule (see [`risk_for`]). A call goes to whatever connection the server
-//! has now; with none it is refused with `unavailable` at once, never queued.
+//! follows the trust rule: an operator label (`risk = { tool = "…" }`) wins; a trusted
+//! server's hints map `readOnlyHint` to read and `destructiveHint` to dangerous, otherwise
+//! write; an untrusted server's tools are write (dangerous if it says destructive: a hint
+//! may make a tool stricter, never laxer) and marked open-world. A call goes to whatever
+//! connection the server has now; with none it is refused with `unavailable` at once,
+//! never queued.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

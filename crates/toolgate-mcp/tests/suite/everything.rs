@@ -65,34 +65,38 @@ async fn exercise(hub: &McpHub, catalog: &Catalog) {
     let image = call(catalog, "mcp__everything__get-tiny-image", json!({}))
         .await
         .unwrap();
-    let kinds: Vec<String> = image
-        .content
-        .iter()
-        .map(|b| match b {
-            ContentBlock::Image { mime_type, data } => {
-                assert!(!data.is_empty(), "image data kept");
-                format!("image {mime_type}")
-            }
-            other => format!("{other:?}"),
-        })
-        .collect();
-    assert!(
-        kinds.contains(&"image image/png".to_owned()),
-        "image content kept: {image:?}"
+    let png = match image.content.first() {
+        Some(ContentBlock::Image { data, .. }) => data.clone(),
+        _ => panic!("the image block is kept: {image:?}"),
+    };
+    assert!(png.starts_with("iVBORw0KGgo"), "base64 PNG data kept");
+    assert_eq!(
+        image,
+        ToolOutput {
+            data: json!("Here's the image you requested:"),
+            content: vec![
+                ContentBlock::Image {
+                    data: png,
+                    mime_type: "image/png".into()
+                },
+                ContentBlock::Text {
+                    text: "The image above is the MCP logo.".into()
+                },
+            ],
+        }
     );
 
-    let weather = call(
-        catalog,
-        "mcp__everything__get-structured-content",
-        json!({"location": "New York"}),
-    )
-    .await
-    .unwrap();
-    assert!(
-        weather.data.is_object(),
-        "structuredContent is the data: {weather:?}"
+    // structuredContent is the data; its JSON copy in a text block is not repeated.
+    assert_eq!(
+        call(
+            catalog,
+            "mcp__everything__get-structured-content",
+            json!({"location": "New York"}),
+        )
+        .await
+        .unwrap(),
+        ToolOutput::json(json!({"temperature": 33, "conditions": "Cloudy", "humidity": 82}))
     );
-    assert!(weather.data.get("temperature").is_some(), "{weather:?}");
 
     // Progress notifications reach the event channel, tagged with our call id.
     let mut events = hub.events();
