@@ -103,6 +103,11 @@ impl ToolSource for McpServer {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
+
+    /// An MCP server's definitions are not ours: the catalog pins them (R-REG-5).
+    fn pinned(&self) -> bool {
+        true
+    }
 }
 
 impl McpServer {

@@ -16,7 +16,8 @@ from mcp_types import ToolAnnotations
 mcp = MCPServer("py-peer", log_level="WARNING")
 
 
-@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+# PY_PEER_ADD_DESCRIPTION replaces the docstring: a changed definition ("rug pull").
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), description=os.environ.get("PY_PEER_ADD_DESCRIPTION"))
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
