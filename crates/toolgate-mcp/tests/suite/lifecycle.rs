@@ -242,3 +242,57 @@ async fn a_definition_changed_between_runs_is_quarantined() {
     );
     second.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_goes_away_is_refused_then_reconnected() {
+    let port = super::peers::free_port();
+    let peer = super::peers::HttpPeer::python_on(port);
+    let config = ServerConfig::http("py", &peer.url).with_startup_timeout(STARTUP);
+    let (hub, catalog) = start(vec![config]).await;
+    assert_eq!(
+        call(&catalog, "mcp__py__add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap(),
+        ToolOutput::json(json!({"result": 3}))
+    );
+    let mut events = hub.events();
+    drop(peer);
+
+    // The next call fails as unavailable (connection refused), it does not hang.
+    let err = call(&catalog, "mcp__py__add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Unavailable(_)), "{err:?}");
+    wait_event(&mut events, STARTUP, |e| {
+        matches!(
+            e,
+            McpEvent::State {
+                state: ServerState::Failed { .. },
+                ..
+            }
+        )
+        .then_some(())
+    })
+    .await;
+
+    // Back on the same address: the supervisor reconnects on its own.
+    let _again = super::peers::HttpPeer::python_on(port);
+    wait_event(&mut events, STARTUP, |e| {
+        matches!(
+            e,
+            McpEvent::State {
+                state: ServerState::Ready,
+                ..
+            }
+        )
+        .then_some(())
+    })
+    .await;
+    assert_eq!(
+        call(&catalog, "mcp__py__add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap(),
+        ToolOutput::json(json!({"result": 5}))
+    );
+    hub.shutdown().await;
+}

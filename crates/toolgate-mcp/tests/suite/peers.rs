@@ -211,7 +211,10 @@ impl HttpPeer {
     }
 
     pub fn python() -> HttpPeer {
-        let port = free_port();
+        HttpPeer::python_on(free_port())
+    }
+
+    pub fn python_on(port: u16) -> HttpPeer {
         let mut c = Command::new(python());
         c.args([
             peer_script("py_peer.py"),
