@@ -45,7 +45,7 @@ fi
 # --- MCP interop peers (crates/toolgate-server/tests/mcp.rs) ----------------------------------
 # Real MCP clients (Python SDK 2.x, fastmcp 4.x) in .venv and the official conformance suite
 # with its own node 22 in tests/peers (both git-ignored); pinned, installed once.
-step "MCP peers: mcp + fastmcp (.venv), node@22 + @modelcontextprotocol/conformance (tests/peers)"
+step "MCP peers: mcp + fastmcp (.venv), node@22 + @modelcontextprotocol/conformance + reference servers (tests/peers)"
 need python3 "install Python 3 with venv (the MCP interop tests run the Python MCP SDK)"
 need npm "install Node.js and npm (apt-get install nodejs npm)"
 if ! .venv/bin/python - 2>/dev/null <<'PY'
@@ -57,11 +57,23 @@ then
   { python3 -m venv .venv && .venv/bin/pip install -q "mcp==2.3.0" "fastmcp==4.2.3"; } \
     || { echo "error: could not install the Python MCP peers (mcp 2.3.0, fastmcp 4.2.3) into .venv" >&2; exit 1; }
 fi
+# The reference MCP servers are the peers of the MCP client (crates/toolgate-mcp/tests).
+MCP_SERVERS_VERSION=2026.8.31
+mcp_servers_missing() {
+  local s
+  for s in server-everything server-filesystem server-memory; do
+    grep -qs "\"version\": \"$MCP_SERVERS_VERSION\"" "tests/peers/node_modules/@modelcontextprotocol/$s/package.json" || return 0
+  done
+  return 1
+}
 if ! grep -qs '"version": "0.1.16"' tests/peers/node_modules/@modelcontextprotocol/conformance/package.json \
-  || [ ! -x tests/peers/node_modules/.bin/node ]; then
+  || [ ! -x tests/peers/node_modules/.bin/node ] || mcp_servers_missing; then
   mkdir -p tests/peers
   npm install --prefix tests/peers --no-audit --no-fund node@22 @modelcontextprotocol/conformance@0.1.16 \
-    || { echo "error: could not install node@22 and @modelcontextprotocol/conformance@0.1.16 into tests/peers" >&2; exit 1; }
+    "@modelcontextprotocol/server-everything@$MCP_SERVERS_VERSION" \
+    "@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION" \
+    "@modelcontextprotocol/server-memory@$MCP_SERVERS_VERSION" \
+    || { echo "error: could not install node@22, @modelcontextprotocol/conformance@0.1.16 and the reference MCP servers ($MCP_SERVERS_VERSION) into tests/peers" >&2; exit 1; }
 fi
 # --- end MCP ----------------------------------------------------------------------------------
 
