@@ -1,0 +1,4 @@
+mod allowed;
+mod proxy;
+mod refused;
+mod server;
