@@ -1,0 +1,6 @@
+mod charset;
+mod config;
+mod fixture;
+mod read;
+mod search;
+mod ssrf;
