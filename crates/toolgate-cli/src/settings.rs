@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 use toolgate_server::ServerConfig;
+use toolgate_server::config::EgressPolicy;
 use toolgate_store::audit::Durability;
 use toolgate_tools::{ResourceLimits, SandboxMode};
 
@@ -122,6 +123,8 @@ pub struct FileConfig {
     pub files: FileSettings,
     pub roles: BTreeMap<String, RoleConfig>,
     pub server: ServerConfig,
+    /// Outbound HTTP (webhook, MCP servers, url_read): allowlists, redirects, timeouts.
+    pub egress: EgressPolicy,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -222,8 +225,9 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
 pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read config file {}", path.display()))?;
-    let cfg: FileConfig = toml::from_str(&text)
+    let mut cfg: FileConfig = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+    cfg.server.egress = cfg.egress.clone();
     check(&cfg).with_context(|| format!("{}: invalid configuration", path.display()))?;
     Ok(cfg)
 }
@@ -277,6 +281,37 @@ mod tests {
         std::fs::write(&p, "[approvals]\nttl_secs = \"ten\"\n").unwrap();
         let e = format!("{:#}", load(&p).unwrap_err());
         assert!(e.contains("invalid type"), "{e}");
+    }
+
+    #[test]
+    fn egress_reaches_the_server_section_and_bad_entries_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.toml");
+        std::fs::write(
+            &p,
+            "[egress]\nallow_hosts = [\"127.0.0.1:9000\"]\nallow_http = [\"127.0.0.1\"]\n\
+             [server.webhook]\nurl = \"http://127.0.0.1:9000/hook\"\n",
+        )
+        .unwrap();
+        let cfg = load(&p).unwrap();
+        let want = EgressPolicy::default()
+            .allow_host("127.0.0.1:9000")
+            .unwrap()
+            .allow_plain_http("127.0.0.1")
+            .unwrap();
+        assert_eq!((&cfg.egress, &cfg.server.egress), (&want, &want));
+
+        std::fs::write(&p, "[server.webhook]\nurl = \"https://10.0.0.7/hook\"\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("refused: 10.0.0.7 is private (RFC 1918); to allow it add \"10.0.0.7\" to [egress] allow_hosts"),
+            "{e}"
+        );
+
+        std::fs::write(&p, "[egress]\nallow_hosts = [\"10.0.0.0/99\"]\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("[egress] entry `10.0.0.0/99`"), "{e}");
     }
 
     #[test]

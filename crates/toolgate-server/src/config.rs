@@ -2,6 +2,8 @@
 //! accept, where to announce new approvals.
 
 use serde::{Deserialize, Serialize};
+/// Re-exported so the binary can read `[egress]` without depending on toolgate-net itself.
+pub use toolgate_net::EgressPolicy;
 
 /// A bearer token, stored as the SHA-256 (hex) of the token: the config never holds a secret.
 /// Make one with `toolgate token create` (prints a token and this entry).
@@ -71,6 +73,10 @@ pub struct ServerConfig {
     pub oauth: OAuthConfig,
     /// How long graceful shutdown waits for in-flight calls.
     pub shutdown_grace_secs: u64,
+    /// The outbound-HTTP rules the webhook obeys: the top-level `[egress]` table, copied in
+    /// by whoever reads the file (not a `[server]` key).
+    #[serde(skip)]
+    pub egress: EgressPolicy,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
@@ -87,6 +93,7 @@ impl Default for ServerConfig {
             webhook: None,
             oauth: OAuthConfig::default(),
             shutdown_grace_secs: 30,
+            egress: EgressPolicy::default(),
         }
     }
 }
@@ -109,7 +116,8 @@ pub enum ServerConfigError {
 }
 
 impl ServerConfig {
-    /// Checks what serde cannot: token hashes, the webhook URL, the public URL.
+    /// Checks what serde cannot: token hashes, the webhook URL (also against `egress`), the
+    /// public URL.
     pub fn check(&self) -> Result<(), ServerConfigError> {
         let mut seen: Vec<(&str, &str)> = Vec::new();
         for t in &self.tokens {
@@ -130,7 +138,7 @@ impl ServerConfig {
             seen.push((&t.sha256, &t.principal));
         }
         if let Some(w) = &self.webhook {
-            crate::api::webhook::parse_url(&w.url)?;
+            crate::api::webhook::checked_url(&w.url, &self.egress)?;
         }
         if let Some(u) = &self.public_url
             && !(u.starts_with("http://") || u.starts_with("https://"))
@@ -216,6 +224,31 @@ mod tests {
             cfg.check(),
             Err(ServerConfigError::PublicUrl("toolgate.example".into()))
         );
+    }
+
+    #[test]
+    fn the_webhook_url_obeys_egress() {
+        let mut cfg = ServerConfig {
+            webhook: Some(WebhookConfig {
+                url: "https://169.254.169.254/latest".into(),
+            }),
+            ..ServerConfig::default()
+        };
+        assert_eq!(
+            cfg.check().map_err(|e| e.to_string()),
+            Err("[server.webhook] url refused: 169.254.169.254 is link-local (cloud metadata); to allow it add \"169.254.169.254\" to [egress] allow_hosts".into())
+        );
+        cfg.webhook = Some(WebhookConfig {
+            url: "http://hooks.example/x".into(),
+        });
+        assert_eq!(
+            cfg.check().map_err(|e| e.to_string()),
+            Err("[server.webhook] url refused: plain http to hooks.example; use https, or to allow it add \"hooks.example\" to [egress] allow_http".into())
+        );
+        cfg.egress = EgressPolicy::default()
+            .allow_plain_http("hooks.example")
+            .unwrap();
+        assert_eq!(cfg.check(), Ok(()));
     }
 
     #[test]

@@ -9,14 +9,17 @@
 //! Delivery never blocks a call (it runs on its own task), uses a short timeout, follows no
 //! redirect, and tries [`ATTEMPTS`] times with growing pauses; failures are logged.
 //!
-//! The URL is operator-configured and not yet address-checked: only `http` and `https` are
-//! accepted, but nothing stops it from naming an internal address. (An SSRF guard is planned.)
+//! The client comes from `toolgate_net` and obeys `[egress]`: https only unless the host is
+//! in `allow_http`, and no loopback/private/link-local/metadata address (literal or resolved)
+//! unless it is in `allow_hosts`. A URL the guard refuses outright stops the server at start;
+//! a name that resolves to a refused address is refused at each delivery, without retries.
 
 use std::time::Duration;
 
 use reqwest::Url;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
+use toolgate_net::{EgressError, EgressPolicy};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
 use super::approvals::approval_json;
@@ -25,7 +28,7 @@ use crate::state::AppState;
 /// Tries per event, the pause before each retry, and the deadline of one try.
 pub const ATTEMPTS: usize = 3;
 const BACKOFF: [Duration; ATTEMPTS - 1] = [Duration::from_millis(250), Duration::from_secs(1)];
-const TIMEOUT: Duration = Duration::from_secs(5);
+const TIMEOUT_SECS: u64 = 5;
 
 /// A webhook URL that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +37,8 @@ pub enum WebhookError {
     Invalid { url: String, reason: String },
     #[error("[server.webhook] url `{url}` must use http or https, not `{scheme}`")]
     Scheme { url: String, scheme: String },
+    #[error("[server.webhook] url {0}")]
+    Refused(EgressError),
     #[error("cannot build the webhook client: {0}")]
     Client(String),
 }
@@ -53,6 +58,22 @@ pub fn parse_url(url: &str) -> Result<Url, WebhookError> {
     }
 }
 
+/// [`parse_url`], then the `[egress]` check of the URL itself (scheme, literal address).
+pub fn checked_url(url: &str, egress: &EgressPolicy) -> Result<Url, WebhookError> {
+    let parsed = parse_url(url)?;
+    toolgate_net::check_url(egress, &parsed).map_err(WebhookError::Refused)?;
+    Ok(parsed)
+}
+
+/// The `[egress]` rules with the webhook's own timeout, and redirects not followed.
+pub fn client_policy(egress: &EgressPolicy) -> EgressPolicy {
+    EgressPolicy {
+        max_redirects: 0,
+        request_timeout_secs: TIMEOUT_SECS,
+        ..egress.clone()
+    }
+}
+
 /// What is POSTed for a new request.
 pub fn payload(base: &str, r: &ApprovalRequest) -> Value {
     json!({
@@ -69,11 +90,8 @@ pub fn start(state: &AppState) -> Result<(), WebhookError> {
     let Some(cfg) = &state.config.webhook else {
         return Ok(());
     };
-    let url = parse_url(&cfg.url)?;
-    let client = reqwest::Client::builder()
-        .timeout(TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    let url = checked_url(&cfg.url, &state.config.egress)?;
+    let client = toolgate_net::client(&client_policy(&state.config.egress))
         .map_err(|e| WebhookError::Client(e.to_string()))?;
     let mut rx = state.feed().subscribe(&state.approvals, &state.shutdown);
     let shutdown = state.shutdown.clone();
@@ -129,7 +147,14 @@ pub async fn deliver(client: reqwest::Client, url: Url, id: String, body: Value)
         let failure = match client.post(url.clone()).json(&body).send().await {
             Ok(resp) if resp.status().is_success() => return true,
             Ok(resp) => format!("answered {}", resp.status()),
-            Err(e) => with_causes(&e.without_url()),
+            Err(e) => {
+                if let Some(refusal) = toolgate_net::egress_refusal(&e) {
+                    // Trying again cannot change the policy's answer.
+                    tracing::error!(approval = %id, "webhook: not sent to {shown}: {refusal}");
+                    return false;
+                }
+                with_causes(&e.without_url())
+            }
         };
         tracing::warn!(
             approval = %id,

@@ -1,5 +1,6 @@
 //! The webhook channel against a real receiver: one POST per new pending approval, retries
-//! on failure, no redirects followed, unusable URLs refused at start.
+//! on failure, no redirects followed, unusable URLs refused at start, `[egress]` obeyed
+//! (the receiver on 127.0.0.1 is reached only because the fixture allowlists it).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
+use toolgate_net::EgressPolicy;
 use toolgate_server::config::WebhookConfig;
 use toolgate_server::{ServeError, ServerConfig};
 
@@ -59,11 +61,26 @@ async fn receiver(fail_first: usize) -> (String, Shared) {
     (base, shared)
 }
 
+/// The receivers listen on 127.0.0.1 over plain http: allowed explicitly, as an operator
+/// running a local receiver would.
+fn loopback_allowed() -> EgressPolicy {
+    EgressPolicy::default()
+        .allow_host("127.0.0.1")
+        .unwrap()
+        .allow_plain_http("127.0.0.1")
+        .unwrap()
+}
+
 async fn server_posting_to(url: String) -> TestServer {
+    server_with(url, loopback_allowed()).await
+}
+
+async fn server_with(url: String, egress: EgressPolicy) -> TestServer {
     TestServer::with(Setup {
         server: ServerConfig {
             tokens: tokens(),
             webhook: Some(WebhookConfig { url }),
+            egress,
             ..ServerConfig::default()
         },
         ..Setup::default()
@@ -143,4 +160,37 @@ async fn non_http_urls_are_refused_at_start() {
         err.to_string(),
         "[server.webhook] url `file:///etc/passwd` must use http or https, not `file`"
     );
+}
+
+#[tokio::test]
+async fn a_loopback_receiver_is_refused_at_start_unless_allowlisted() {
+    let (base, got) = receiver(0).await;
+    let port = base.rsplit(':').next().unwrap().to_owned();
+    let http_only = EgressPolicy::default()
+        .allow_plain_http("127.0.0.1")
+        .unwrap();
+    let mut s = server_with(format!("{base}/hook"), http_only).await;
+    let err = s.shutdown().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "[server.webhook] url refused: 127.0.0.1 is loopback; to allow it add \"127.0.0.1:{port}\" to [egress] allow_hosts"
+        )
+    );
+    assert_eq!(got.lock().unwrap().hook.len(), 0);
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_loopback_is_refused_at_delivery() {
+    let (base, got) = receiver(0).await;
+    // `localhost` passes the start-up check (a name) but resolves to loopback.
+    let url = base.replace("127.0.0.1", "localhost");
+    let http_only = EgressPolicy::default()
+        .allow_plain_http("localhost")
+        .unwrap();
+    let s = server_with(format!("{url}/hook"), http_only).await;
+    s.call(Some(DEV), json!({"tool": "writer"})).await;
+    // Long enough for all three tries had they been made (250 ms + 1 s of pauses).
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(got.lock().unwrap().hook.len(), 0);
 }
