@@ -1,0 +1,3 @@
+mod browse;
+mod fixture;
+mod ssrf;
