@@ -127,6 +127,17 @@ pub fn open_gateway(
     catalog
         .register_many(workspace_tools(settings)?)
         .context("registering the built-in tools")?;
+    if settings.file.browser.enabled {
+        // No browser starts here: each session launches its own on its first browser call.
+        catalog
+            .register_many(toolgate_browser::browser_tools(&settings.file.browser))
+            .context("registering the browser tools")?;
+    }
+    let web = toolgate_web::web_tools(&settings.file.web, &settings.file.egress)
+        .context("the [web] settings")?;
+    catalog
+        .register_many(web)
+        .context("registering the web tools")?;
     let deps = GatewayDeps {
         catalog,
         audit: Arc::new(open_audit(settings)?),

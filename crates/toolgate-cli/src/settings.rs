@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use toolgate_browser::BrowserConfig;
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 use toolgate_server::ServerConfig;
 use toolgate_server::config::EgressPolicy;
 use toolgate_store::audit::Durability;
 use toolgate_tools::{ResourceLimits, SandboxMode};
+use toolgate_web::WebConfig;
 
 use crate::cli::GlobalArgs;
 
@@ -125,6 +127,10 @@ pub struct FileConfig {
     pub server: ServerConfig,
     /// Outbound HTTP (webhook, MCP servers, url_read): allowlists, redirects, timeouts.
     pub egress: EgressPolicy,
+    /// Web tools (`url_read`, `web_search`; off by default): caps and the search backend.
+    pub web: WebConfig,
+    /// The browser tools (off by default: they start Chromium): executable, origins, limits.
+    pub browser: BrowserConfig,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -228,6 +234,7 @@ pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
     let mut cfg: FileConfig = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
     cfg.server.egress = cfg.egress.clone();
+    cfg.browser.egress = cfg.egress.clone();
     check(&cfg).with_context(|| format!("{}: invalid configuration", path.display()))?;
     Ok(cfg)
 }
@@ -235,6 +242,9 @@ pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
 fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     Roles::compile(&cfg.roles)?;
     cfg.server.check()?;
+    // Builds the web tools once: a bad [web] setting or a missing key variable stops here.
+    toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
+    cfg.browser.check()?;
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");
@@ -312,6 +322,70 @@ mod tests {
         let e = format!("{:#}", load(&p).unwrap_err());
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("[egress] entry `10.0.0.0/99`"), "{e}");
+    }
+
+    #[test]
+    fn the_browser_table_is_off_by_default_and_shares_the_egress_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.toml");
+        std::fs::write(&p, "[egress]\nallow_hosts = [\"localhost\"]\n").unwrap();
+        let cfg = load(&p).unwrap();
+        assert_eq!(
+            (cfg.browser.enabled, &cfg.browser.egress),
+            (false, &cfg.egress)
+        );
+
+        std::fs::write(
+            &p,
+            "[browser]\nenabled = true\nchromium = \"/nonexistent/chromium\"\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("apt-get install chromium"), "{e}");
+
+        std::fs::write(&p, "[browser]\nallow_origins = [\"localhost:8080\"]\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("[browser] allow_origins entry `localhost:8080`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_web_table_parses_and_bad_settings_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.toml");
+        std::fs::write(&p, "[web.url_read]\nenabled = true\nmax_bytes = 1000\n").unwrap();
+        let cfg = load(&p).unwrap();
+        assert_eq!(
+            cfg.web,
+            WebConfig {
+                url_read: toolgate_web::UrlReadConfig {
+                    enabled: true,
+                    max_bytes: 1000,
+                    ..Default::default()
+                },
+                search: None,
+            }
+        );
+
+        std::fs::write(&p, "[web.search]\nbackend = \"searxng\"\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("[web.search] backend = \"searxng\" needs base_url"),
+            "{e}"
+        );
+
+        std::fs::write(
+            &p,
+            "[web.search]\nbackend = \"searxng\"\nbase_url = \"http://127.0.0.1:8888\"\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("[web.search] base_url is not reachable under [egress]"),
+            "{e}"
+        );
     }
 
     #[test]

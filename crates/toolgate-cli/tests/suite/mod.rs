@@ -12,3 +12,4 @@ mod pins;
 mod prompt;
 mod redaction;
 mod tamper;
+mod web;
