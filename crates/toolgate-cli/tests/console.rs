@@ -153,31 +153,44 @@ principal = "visitor"
     )
 }
 
-/// Runs the node script to completion (or the limit), echoing its output.
-fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots: &Path) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/console/run.cjs");
-    let mut child = Command::new(&p.node)
-        .arg(&script)
-        .env("TG_URL", &server.url)
-        .env("TG_OPERATOR_TOKEN", OPERATOR_TOKEN)
-        .env("TG_AGENT_TOKEN", AGENT_TOKEN)
-        .env("TG_WORKSPACE", ws)
-        .env("TG_AUDIT_FILE", data.join("logs/tool-audit.jsonl"))
-        .env("TG_SCREENSHOTS", shots)
-        .env("TG_CHROMIUM", &p.chromium)
-        .env("TG_PLAYWRIGHT_CORE", &p.playwright_core)
-        .env("TG_PYTHON", &p.python)
-        .env(
-            "TG_MCP_CLIENT",
-            repo_root().join("crates/toolgate-server/tests/peers/mcp_client.py"),
-        )
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn node");
+/// The node command for `script` (in `tests/console/`) against `server`.
+fn node(
+    p: &Prerequisites,
+    script: &str,
+    server: &Server,
+    ws: &Path,
+    data: &Path,
+    shots: &Path,
+) -> Command {
+    let mut cmd = Command::new(&p.node);
+    cmd.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/console")
+            .join(script),
+    )
+    .env("TG_URL", &server.url)
+    .env("TG_OPERATOR_TOKEN", OPERATOR_TOKEN)
+    .env("TG_AGENT_TOKEN", AGENT_TOKEN)
+    .env("TG_WORKSPACE", ws)
+    .env("TG_AUDIT_FILE", data.join("logs/tool-audit.jsonl"))
+    .env("TG_SCREENSHOTS", shots)
+    .env("TG_CHROMIUM", &p.chromium)
+    .env("TG_PLAYWRIGHT_CORE", &p.playwright_core)
+    .env("TG_PYTHON", &p.python)
+    .env(
+        "TG_MCP_CLIENT",
+        repo_root().join("crates/toolgate-server/tests/peers/mcp_client.py"),
+    )
+    .stdin(Stdio::null());
+    cmd
+}
+
+/// Waits for `child` to exit within the limit; a hung browser fails the test.
+fn wait_bounded(child: &mut Child) -> std::process::ExitStatus {
     let started = Instant::now();
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait().expect("wait for node") {
-            break status;
+            return status;
         }
         if started.elapsed() > BROWSER_RUN_LIMIT {
             let _ = child.kill();
@@ -185,7 +198,50 @@ fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots
             panic!("the browser run did not finish within {BROWSER_RUN_LIMIT:?}");
         }
         std::thread::sleep(Duration::from_millis(100));
-    };
+    }
+}
+
+/// Runs one phase of `restart.cjs`; returns the JSON object it printed last.
+fn restart_phase(
+    p: &Prerequisites,
+    phase: &str,
+    approval_id: &str,
+    server: &Server,
+    ws: &Path,
+    data: &Path,
+    shots: &Path,
+) -> Value {
+    let mut child = node(p, "restart.cjs", server, ws, data, shots)
+        .env("TG_PHASE", phase)
+        .env("TG_APPROVAL_ID", approval_id)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn node");
+    let stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .inspect(|l| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stdout(), "{l}");
+            })
+            .collect::<Vec<_>>()
+    });
+    let status = wait_bounded(&mut child);
+    let lines = reader.join().expect("stdout reader");
+    assert!(status.success(), "restart.cjs {phase} failed ({status})");
+    let last = lines.last().map_or("", String::as_str);
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("restart.cjs {phase} printed no JSON last ({e}): {last:?}"))
+}
+
+/// Runs the main browser script to completion (or the limit), echoing its output.
+fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots: &Path) {
+    let mut child = node(p, "run.cjs", server, ws, data, shots)
+        .spawn()
+        .expect("spawn node");
+    let status = wait_bounded(&mut child);
     assert!(
         status.success(),
         "the browser run failed ({status}); see its output above"
@@ -252,4 +308,88 @@ fn console_in_headless_chromium() {
         })
         .collect();
     assert_eq!(pngs, SCREENSHOTS.map(|n| (n, true)));
+}
+
+/// The restart case: a call needing approval, the server SIGKILLed and started again on the
+/// same data, the approval decided in the console of the new server, and the agent's retried
+/// call running exactly once — all of it in the audit.
+#[test]
+fn console_decides_an_approval_across_a_server_restart() {
+    let p = prerequisites();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let base = tmp.path().canonicalize().expect("canonical temp dir");
+    let (ws, data) = (base.join("ws"), base.join("data"));
+    std::fs::create_dir(&ws).expect("workspace dir");
+    std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("console-screenshots");
+
+    let first = start_server(&ws, &data);
+    let requested = restart_phase(&p, "request", "", &first, &ws, &data, &shots);
+    let id = requested["approval_id"]
+        .as_str()
+        .expect("approval id")
+        .to_owned();
+    drop(first); // SIGKILL: no graceful shutdown
+    assert!(!ws.join("restart/once.txt").exists());
+
+    let second = start_server(&ws, &data);
+    let decided = restart_phase(&p, "decide", &id, &second, &ws, &data, &shots);
+    let retried_call = decided["retried_call_id"]
+        .as_str()
+        .expect("call id")
+        .to_owned();
+    drop(second);
+
+    let query = Command::new(BIN)
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["audit", "query", "--tool", "write_file", "--json"])
+        .output()
+        .expect("run toolgate audit query");
+    assert!(query.status.success(), "audit query failed: {query:?}");
+    let records: Vec<Value> =
+        serde_json::from_slice(&query.stdout).expect("audit query --json prints a JSON array");
+    let outcomes: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r["kind"] == "outcome")
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap_or("?").to_owned(),
+                r["principal"].as_str().unwrap_or("?").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("approval_required".to_owned(), "agent".to_owned()),
+            ("ok".to_owned(), "agent".to_owned()),
+            ("approval_required".to_owned(), "agent".to_owned()),
+        ],
+        "audit records: {records:#?}"
+    );
+    let ran: Vec<(&Value, &Value)> = records
+        .iter()
+        .filter(|r| r["kind"] == "outcome" && r["outcome"] == "ok")
+        .map(|r| (&r["call_id"], &r["approval_id"]))
+        .collect();
+    assert_eq!(
+        ran,
+        [(&Value::from(retried_call), &Value::from(id))],
+        "audit records: {records:#?}"
+    );
+    let verify = Command::new(BIN)
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["audit", "verify"])
+        .status()
+        .expect("run toolgate audit verify");
+    assert_eq!(verify.code(), Some(0));
 }
