@@ -1,4 +1,4 @@
-//! One toolgate session's browser ([`BrowserSession`]) and the pool that keeps one per
+//! One toolgate session's browser (`BrowserSession`) and the pool that keeps one per
 //! session id ([`SessionPool`]): launched on first use, closed by the `close` action, after
 //! `idle_timeout_secs` without an action, or when the pool is dropped.
 
