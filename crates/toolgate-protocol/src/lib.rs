@@ -20,12 +20,14 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod canonical;
 pub mod envelope;
 pub mod error;
 pub mod export;
 pub mod output;
 pub mod spec;
 
+pub use canonical::canonical_json;
 pub use envelope::{Envelope, Governance};
 pub use error::{CallError, ErrorCode};
 pub use export::{ExportFormat, export};

@@ -11,7 +11,7 @@
 //! whitespace, so the hash is the same whatever key order a server sends and whether or not
 //! some crate in the build turns on serde_json's `preserve_order`.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -84,7 +84,7 @@ pub fn definition_hash(spec: &ToolSpec) -> String {
 /// SHA-256 of the canonical text of an already built definition.
 pub fn hash_definition(definition: &Value) -> String {
     let mut text = String::new();
-    write_canonical(definition, &mut text);
+    text.push_str(&toolgate_protocol::canonical_json(definition));
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
@@ -95,45 +95,6 @@ pub fn changed_parts(pinned: &Value, seen: &Value) -> Vec<DefinitionPart> {
         .into_iter()
         .filter(|p| pinned.get(p.key()) != seen.get(p.key()))
         .collect()
-}
-
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, value)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_canonical(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_string(s, out),
-        // null, booleans and numbers have exactly one serde_json rendering.
-        scalar => {
-            let _ = write!(out, "{scalar}");
-        }
-    }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    // Display of a JSON string value is its escaped, quoted form.
-    let _ = write!(out, "{}", Value::String(s.to_owned()));
 }
 
 #[cfg(test)]

@@ -5,8 +5,6 @@
 //! ordering, so the hash does not change if some crate in the build turns on serde_json's
 //! `preserve_order` feature.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -15,47 +13,8 @@ use sha2::{Digest, Sha256};
 /// their keys were written in.
 pub fn canonical_hash(v: &Value) -> String {
     let mut text = String::new();
-    write_canonical(v, &mut text);
+    text.push_str(&toolgate_protocol::canonical_json(v));
     hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, value)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_canonical(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_string(s, out),
-        // null, booleans and numbers have exactly one serde_json rendering.
-        scalar => {
-            let _ = write!(out, "{scalar}");
-        }
-    }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    // Display of a JSON string value is its escaped, quoted form.
-    let _ = write!(out, "{}", Value::String(s.to_owned()));
 }
 
 /// Whether `args` match the argument `pattern` of an `always` grant.
