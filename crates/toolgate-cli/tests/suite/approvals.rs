@@ -231,8 +231,9 @@ fn spawn_waiting_call(env: &Env, args: &serde_json::Value) -> std::process::Chil
         .expect("spawn toolgate")
 }
 
-/// The id of the one pending request, once another process has created it.
-fn pending_id(env: &Env) -> String {
+/// The id of the one pending request, once the waiting `child` has created it. A child that
+/// exits first fails the test with its output rather than a bare timeout.
+fn pending_id(env: &Env, child: &mut std::process::Child) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let listed = env.run(&["approvals", "list", "--json"]);
@@ -241,9 +242,27 @@ fn pending_id(env: &Env) -> String {
         {
             return id.to_owned();
         }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut out = String::new();
+            let mut err = String::new();
+            if let Some(mut pipe) = child.stdout.take() {
+                let _ = std::io::Read::read_to_string(&mut pipe, &mut out);
+            }
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut pipe, &mut err);
+            }
+            panic!(
+                "the waiting call exited ({status}) before its approval request was listed\n\
+                 stdout: {out}\nstderr: {err}\nlast `approvals list`: code {} {} {}",
+                listed.code, listed.stdout, listed.stderr
+            );
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "no approval request appeared"
+            "no approval request appeared in 60 s; last `approvals list`: code {} {} {}",
+            listed.code,
+            listed.stdout,
+            listed.stderr
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -253,8 +272,8 @@ fn pending_id(env: &Env) -> String {
 fn a_waiting_call_resumes_when_another_process_approves() {
     let env = Env::with_config("[approvals]\nwait = true\npoll_millis = 20\n");
     let args = json!({"path": "w.txt", "content": "waited"});
-    let child = spawn_waiting_call(&env, &args);
-    let id = pending_id(&env);
+    let mut child = spawn_waiting_call(&env, &args);
+    let id = pending_id(&env, &mut child);
     env.approve(&id, &[]);
     let run = super::harness::Run::from_output(child.wait_with_output().expect("wait"));
     run.assert_code(0);
@@ -265,8 +284,8 @@ fn a_waiting_call_resumes_when_another_process_approves() {
 #[test]
 fn a_waiting_call_is_cancelled_by_sigint() {
     let env = Env::with_config("[approvals]\nwait = true\npoll_millis = 20\n");
-    let child = spawn_waiting_call(&env, &json!({"path": "w.txt", "content": "x"}));
-    let id = pending_id(&env);
+    let mut child = spawn_waiting_call(&env, &json!({"path": "w.txt", "content": "x"}));
+    let id = pending_id(&env, &mut child);
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT");
     let run = super::harness::Run::from_output(child.wait_with_output().expect("wait"));
