@@ -4,7 +4,7 @@
 //! <data dir>/
 //!   logs/tool-audit.jsonl   the append-only, hash-chained audit log (source of truth)
 //!   toolgate.db             SQLite: audit index, approvals, grants, idempotency keys,
-//!                           pinned tool definitions
+//!                           pinned tool definitions, MCP OAuth credentials (0600)
 //!   results/                offloaded oversized results, paged by `read_result`
 //! ```
 //!
@@ -15,12 +15,14 @@
 //! - [`results`]: [`ResultStore`] — offloaded results.
 //! - [`idempotency`]: [`IdempotencyStore`] — results of write calls by idempotency key.
 //! - [`pins`]: [`PinStore`] — pinned tool definitions and pending changes (R-REG-5).
+//! - [`credentials`]: [`CredentialStore`] — OAuth credentials of MCP servers (R-MCP-3).
 //! - [`db`]: the shared SQLite connection settings.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod approvals;
 pub mod audit;
+pub mod credentials;
 pub mod db;
 pub mod error;
 pub mod idempotency;
@@ -30,6 +32,7 @@ pub mod results;
 
 pub use approvals::ApprovalStore;
 pub use audit::AuditLog;
+pub use credentials::{CredentialRecord, CredentialSecret, CredentialStore};
 pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;
 pub use pins::PinStore;
