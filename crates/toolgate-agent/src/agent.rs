@@ -1,0 +1,312 @@
+//! The loop (R-AGT-2): call the model → run every tool call of the turn concurrently through
+//! the gateway → feed the results back under the calls' ids, in the calls' order → repeat
+//! until a turn has no calls or the step limit is reached.
+//!
+//! Invariants:
+//! - every call goes through [`Gateway::call`] with the conversation's session id, so it is
+//!   validated, authorised, approved and audited like any other; a malformed call (arguments
+//!   that are not JSON, a schema violation, an unknown or hallucinated tool) comes back as the
+//!   gateway's error envelope, which the model reads and can correct;
+//! - the history stays well-formed for every API: an assistant turn with calls is always
+//!   followed by one result per call, even when the turn is cancelled (the gateway answers
+//!   `cancelled`);
+//! - results reach the model as the gateway governed them (R-EXE-4): an oversized result is
+//!   its head plus a `result_id`, and `read_result` is offered from the first such result on;
+//!   errors are never cut;
+//! - a forced `tool_choice` applies to the first step only, so the model can still finish.
+
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolgate_gateway::govern::READ_RESULT;
+use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
+use toolgate_protocol::{Envelope, ToolSpec};
+
+use crate::client::{ModelClient, ModelError};
+use crate::types::{
+    AssistantTurn, Message, ModelRequest, ModelResponse, StopReason, StreamEvent, ToolCall,
+    ToolChoice, ToolResult, Usage,
+};
+
+/// How a conversation runs.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The gateway session of every call (audit, session-scoped approvals).
+    pub session_id: String,
+    pub role: String,
+    pub principal: String,
+    pub system: Option<String>,
+    /// Model calls per [`Agent::run`] before it stops with [`AgentError::StepLimit`].
+    pub max_steps: u32,
+    pub stream: bool,
+    /// Applies to the first step of a run; later steps use `auto`.
+    pub tool_choice: ToolChoice,
+    pub parallel_tool_calls: Option<bool>,
+    pub max_tokens: Option<u32>,
+    /// Wait for pending approvals (`Some(true)`) or hand `approval_required` to the model;
+    /// `None` follows `[approvals] wait`.
+    pub wait_for_approval: Option<bool>,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            session_id: "agent".into(),
+            role: "default".into(),
+            principal: "agent".into(),
+            system: None,
+            max_steps: 20,
+            stream: true,
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: None,
+            max_tokens: None,
+            wait_for_approval: None,
+        }
+    }
+}
+
+/// What the loop reports while it runs (for a terminal, a log, a UI).
+#[derive(Debug, Clone)]
+pub enum AgentEvent {
+    /// A streaming delta from the model.
+    Stream(StreamEvent),
+    /// The model finished a turn.
+    ModelTurn {
+        step: u32,
+        turn: AssistantTurn,
+        stop: StopReason,
+    },
+    /// A tool call is about to run.
+    ToolStarted(ToolCall),
+    /// A call waits for a human; it can be decided from any front end.
+    AwaitingApproval {
+        call: ToolCall,
+        approval_id: String,
+        requires_confirmation: bool,
+    },
+    /// A tool call ended; `envelope` is what the model will read.
+    ToolFinished { call: ToolCall, envelope: Envelope },
+}
+
+/// Receives [`AgentEvent`]s.
+pub trait Observer: Send + Sync {
+    fn event(&self, event: AgentEvent);
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn event(&self, _event: AgentEvent) {}
+}
+
+/// How a run ended well enough to have an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// The last turn's text.
+    pub text: String,
+    /// Why the model stopped: `EndTurn` is success; `MaxTokens`, `Refusal` and
+    /// `ContentFilter` are answers the caller may want to treat as failures.
+    pub stop: StopReason,
+    /// Model calls made.
+    pub steps: u32,
+    pub usage: Usage,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(
+        "stopped after {steps} model calls without a final answer (the step limit; raise [model] max_steps or --max-steps)"
+    )]
+    StepLimit { steps: u32 },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A model, a gateway and the options of one conversation.
+pub struct Agent {
+    client: Arc<dyn ModelClient>,
+    gateway: Arc<Gateway>,
+    options: AgentOptions,
+}
+
+impl Agent {
+    pub fn new(client: Arc<dyn ModelClient>, gateway: Arc<Gateway>, options: AgentOptions) -> Self {
+        Agent {
+            client,
+            gateway,
+            options,
+        }
+    }
+
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    pub fn client(&self) -> &Arc<dyn ModelClient> {
+        &self.client
+    }
+
+    /// The definitions the model sees: available, visible to the role, and `read_result` only
+    /// once something was offloaded.
+    pub fn tools(&self, offloaded: bool) -> Vec<ToolSpec> {
+        self.gateway
+            .catalog()
+            .all()
+            .into_iter()
+            .filter(|e| e.is_available() && self.gateway.visible_to(&self.options.role, e))
+            .filter(|e| offloaded || e.spec().name != READ_RESULT)
+            .map(|e| e.spec().clone())
+            .collect()
+    }
+
+    /// Runs the conversation in `history` (ending with the user's message) until the model
+    /// answers without calling tools. Every turn and every result is appended to `history`.
+    pub async fn run(
+        &self,
+        history: &mut Vec<Message>,
+        cancel: &CancellationToken,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, AgentError> {
+        let mut usage = Usage::default();
+        let mut offloaded = history.iter().any(has_offloaded_result);
+        for step in 1..=self.options.max_steps {
+            let request = ModelRequest {
+                system: self.options.system.clone(),
+                messages: history.clone(),
+                tools: self.tools(offloaded),
+                tool_choice: if step == 1 {
+                    self.options.tool_choice.clone()
+                } else {
+                    ToolChoice::Auto
+                },
+                parallel_tool_calls: self.options.parallel_tool_calls,
+                max_tokens: self.options.max_tokens,
+                temperature: None,
+            };
+            let response = tokio::select! {
+                () = cancel.cancelled() => return Err(AgentError::Cancelled),
+                r = self.ask(&request, observer) => r?,
+            };
+            usage.add(response.usage);
+            let ModelResponse { turn, stop, .. } = response;
+            history.push(Message::Assistant(turn.clone()));
+            observer.event(AgentEvent::ModelTurn {
+                step,
+                turn: turn.clone(),
+                stop: stop.clone(),
+            });
+            if turn.tool_calls.is_empty() {
+                return Ok(RunOutcome {
+                    text: turn.text,
+                    stop,
+                    steps: step,
+                    usage,
+                });
+            }
+            let results = self.execute(&turn.tool_calls, cancel, observer).await;
+            offloaded |= results.iter().any(result_was_offloaded);
+            history.push(Message::ToolResults { results });
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+        }
+        Err(AgentError::StepLimit {
+            steps: self.options.max_steps,
+        })
+    }
+
+    async fn ask(
+        &self,
+        request: &ModelRequest,
+        observer: &dyn Observer,
+    ) -> Result<ModelResponse, ModelError> {
+        if self.options.stream {
+            let mut sink = |e: StreamEvent| observer.event(AgentEvent::Stream(e));
+            self.client.stream(request, &mut sink).await
+        } else {
+            self.client.complete(request).await
+        }
+    }
+
+    /// Runs all calls concurrently; the results come back in the calls' order.
+    pub async fn execute(
+        &self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+        observer: &dyn Observer,
+    ) -> Vec<ToolResult> {
+        join_all(calls.iter().map(|c| self.execute_one(c, cancel, observer))).await
+    }
+
+    async fn execute_one(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        observer: &dyn Observer,
+    ) -> ToolResult {
+        observer.event(AgentEvent::ToolStarted(call.clone()));
+        // Models write "" for a call without arguments.
+        let text = if call.arguments.trim().is_empty() {
+            "{}".to_owned()
+        } else {
+            call.arguments.clone()
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut request = CallRequest::new(call.name.clone(), Arguments::Text(text))
+            .with_role(self.options.role.clone())
+            .with_session(self.options.session_id.clone())
+            .with_principal(self.options.principal.clone());
+        request.cancel = cancel.child_token();
+        request.wait_for_approval = self.options.wait_for_approval;
+        request.events = Some(tx);
+        let running = self.gateway.call(request);
+        tokio::pin!(running);
+        let envelope = loop {
+            tokio::select! {
+                envelope = &mut running => break envelope,
+                Some(CallEvent::AwaitingApproval { approval_id, requires_confirmation, .. }) = rx.recv() => {
+                    observer.event(AgentEvent::AwaitingApproval {
+                        call: call.clone(),
+                        approval_id,
+                        requires_confirmation,
+                    });
+                }
+            }
+        };
+        let result = ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: serde_json::to_string(&envelope).unwrap_or_else(|e| {
+                format!(r#"{{"ok":false,"error":{{"code":"execution_failed","message":"{e}"}}}}"#)
+            }),
+            is_error: !envelope.ok,
+        };
+        observer.event(AgentEvent::ToolFinished {
+            call: call.clone(),
+            envelope,
+        });
+        result
+    }
+}
+
+fn result_was_offloaded(r: &ToolResult) -> bool {
+    // Cheap test first; the envelope is parsed only when the key is there.
+    r.content.contains("\"result_id\"")
+        && serde_json::from_str::<Value>(&r.content)
+            .ok()
+            .and_then(|v| v.get("truncated")?.get("result_id").cloned())
+            .is_some()
+}
+
+fn has_offloaded_result(m: &Message) -> bool {
+    match m {
+        Message::ToolResults { results } => results.iter().any(result_was_offloaded),
+        _ => false,
+    }
+}
