@@ -11,7 +11,11 @@
 //! its start-up time (an `npx` download, a cold Python) would count as silence. The caller
 //! bounds the whole attempt by `startup_timeout`.
 //!
-//! Every outgoing HTTP request goes through [`http_client`].
+//! Every outgoing HTTP request goes through [`http_client`], the SSRF-guarded client of
+//! `toolgate-net` built from the `[egress]` policy (R-MCP-4). The server URL is checked
+//! before anything is sent, so a refusal names the `[egress]` entry to add; a name that
+//! resolves to a forbidden address, or a redirect to one, is refused by the client itself
+//! and reported the same way.
 
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -21,10 +25,13 @@ use std::time::Duration;
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use toolgate_net::{EgressError, EgressPolicy, HostPattern, check_url};
 
 use crate::config::{Endpoint, ProtocolChoice, ServerConfig};
 use crate::handler::McpClientHandler;
@@ -86,25 +93,21 @@ pub(crate) async fn connect(
     config: &ServerConfig,
     handler: &McpClientHandler,
     stderr: &StderrTail,
+    egress: &EgressPolicy,
 ) -> Result<Connection, ConnectError> {
     let endpoint = config.endpoint()?;
+    if let Endpoint::Http { url, .. } = &endpoint {
+        precheck(egress, url)?;
+    }
     let name = config.name.as_str();
+    let attempt = |mode| attempt(name, &endpoint, handler.clone(), mode, stderr, egress);
     let service = match config.protocol {
-        ProtocolChoice::Initialize => {
-            attempt(
-                name,
-                &endpoint,
-                handler.clone(),
-                ClientLifecycleMode::Initialize,
-                stderr,
-            )
-            .await?
-        }
+        ProtocolChoice::Initialize => attempt(ClientLifecycleMode::Initialize).await?,
         ProtocolChoice::Discover => {
             let modern = ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             };
-            attempt(name, &endpoint, handler.clone(), modern, stderr).await?
+            attempt(modern).await?
         }
         ProtocolChoice::Auto => {
             let probe = match endpoint {
@@ -115,44 +118,30 @@ pub(crate) async fn connect(
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                 legacy_version: Some(ProtocolVersion::V_2025_11_25),
             };
-            match tokio::time::timeout(
-                probe,
-                attempt(name, &endpoint, handler.clone(), auto, stderr),
-            )
-            .await
-            {
+            match tokio::time::timeout(probe, attempt(auto)).await {
                 Ok(Ok(service)) => service,
-                Ok(Err(e @ (ConnectError::Spawn { .. } | ConnectError::Config(_)))) => {
+                Ok(Err(
+                    e @ (ConnectError::Spawn { .. }
+                    | ConnectError::Config(_)
+                    | ConnectError::Egress(_)),
+                )) => {
                     return Err(e);
                 }
                 Ok(Err(discover)) => {
                     tracing::debug!(server = %config.name, error = %discover, "server/discover failed; retrying with initialize");
-                    attempt(
-                        name,
-                        &endpoint,
-                        handler.clone(),
-                        ClientLifecycleMode::Initialize,
-                        stderr,
-                    )
-                    .await
-                    .map_err(|e| match e {
-                        ConnectError::Handshake(m) => ConnectError::Handshake(format!(
-                            "{m} (server/discover before it: {discover})"
-                        )),
-                        other => other,
-                    })?
+                    attempt(ClientLifecycleMode::Initialize)
+                        .await
+                        .map_err(|e| match e {
+                            ConnectError::Handshake(m) => ConnectError::Handshake(format!(
+                                "{m} (server/discover before it: {discover})"
+                            )),
+                            other => other,
+                        })?
                 }
                 Err(_) => {
                     tracing::debug!(server = %config.name, ?probe, "no answer to server/discover; retrying with initialize");
                     stderr.clear();
-                    attempt(
-                        name,
-                        &endpoint,
-                        handler.clone(),
-                        ClientLifecycleMode::Initialize,
-                        stderr,
-                    )
-                    .await?
+                    attempt(ClientLifecycleMode::Initialize).await?
                 }
             }
         }
@@ -174,6 +163,7 @@ async fn attempt(
     handler: McpClientHandler,
     mode: ClientLifecycleMode,
     stderr: &StderrTail,
+    egress: &EgressPolicy,
 ) -> Result<Running, ConnectError> {
     let result = match endpoint {
         Endpoint::Stdio {
@@ -204,7 +194,7 @@ async fn attempt(
             handler.serve_with_lifecycle(transport, mode).await
         }
         Endpoint::Http { url, headers } => {
-            let transport = http_transport(server, url, headers)?;
+            let transport = http_transport(server, url, headers, egress)?;
             handler.serve_with_lifecycle(transport, mode).await
         }
     };
@@ -229,7 +219,54 @@ fn handshake_error(e: &ClientInitializeError) -> ConnectError {
         ClientInitializeError::ConnectionClosed(_) => {
             ConnectError::Handshake("the server closed the connection during the handshake".into())
         }
+        ClientInitializeError::TransportError { error, .. } => {
+            match find_egress_refusal(error.error.as_ref()) {
+                Some(refusal) => ConnectError::Egress(refusal.to_string()),
+                None => ConnectError::Handshake(error_chain(e)),
+            }
+        }
         other => ConnectError::Handshake(error_chain(other)),
+    }
+}
+
+/// The guard's refusal somewhere in an error's sources. rmcp's `StreamableHttpError::Client`
+/// does not expose the reqwest error as its source, so it is opened by hand; inside, the
+/// refusal is the source of the connector's, resolver's or redirect policy's error.
+fn find_egress_refusal<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a EgressError> {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(refusal) = c.downcast_ref::<EgressError>() {
+            return Some(refusal);
+        }
+        if let Some(StreamableHttpError::Client(inner)) =
+            c.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return toolgate_net::egress_refusal(inner);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// Checks the server URL against `[egress]` before anything is sent. For a plain-http URL
+/// to a non-public address both missing entries are named at once, so the operator does not
+/// fix one only to meet the next.
+fn precheck(policy: &EgressPolicy, url: &str) -> Result<(), ConnectError> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| ConnectError::Egress(format!("refused: `{url}` is not a valid URL: {e}")))?;
+    match check_url(policy, &parsed) {
+        Ok(()) => Ok(()),
+        Err(plain @ EgressError::PlainHttp { .. }) => {
+            let mut relaxed = policy.clone();
+            if let Some(Ok(host)) = parsed.host_str().map(str::parse::<HostPattern>) {
+                relaxed.allow_http.push(host);
+            }
+            match check_url(&relaxed, &parsed) {
+                Err(address) => Err(ConnectError::Egress(format!("{plain}; and {address}"))),
+                Ok(()) => Err(ConnectError::Egress(plain.to_string())),
+            }
+        }
+        Err(other) => Err(ConnectError::Egress(other.to_string())),
     }
 }
 
@@ -263,6 +300,7 @@ fn http_transport(
     server: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
+    egress: &EgressPolicy,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -280,19 +318,21 @@ fn http_transport(
         v.set_sensitive(true);
         custom.insert(n, v);
     }
-    let client = http_client().map_err(|e| ConnectError::HttpClient(error_chain(&e)))?;
+    let client = http_client(egress).map_err(|e| ConnectError::HttpClient(e.to_string()))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
-/// The one HTTP client every MCP request is sent with.
+/// The one HTTP client every MCP request is sent with: `toolgate_net::client`, whose SSRF
+/// guard checks every resolved address and redirect hop and ignores proxy variables.
 ///
-/// Stand-in until `toolgate-net` lands: replace the body with
-/// `toolgate_net::client(&policy)`, whose SSRF guard (R-MCP-4) checks every resolved address
-/// and redirect hop. Proxies are off here because proxy variables would bypass that guard.
-pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        .no_proxy()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
+/// `[egress] request_timeout_secs` is not applied: a Streamable HTTP response may be an SSE
+/// stream that lasts as long as the call (bounded by the server's `call_timeout`), and the
+/// standalone GET stream lasts as long as the session. The connect timeout is kept.
+pub fn http_client(egress: &EgressPolicy) -> Result<reqwest::Client, EgressError> {
+    let policy = EgressPolicy {
+        request_timeout_secs: 0,
+        ..egress.clone()
+    };
+    toolgate_net::client(&policy)
 }

@@ -73,6 +73,10 @@ pub enum ConnectError {
     ListTools(String),
     #[error("the HTTP client could not be built: {0}")]
     HttpClient(String),
+    /// The `[egress]` policy refused the server's URL, a redirect or a resolved address; the
+    /// message names the entry to add.
+    #[error("{0}")]
+    Egress(String),
 }
 
 impl ConnectError {

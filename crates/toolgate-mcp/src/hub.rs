@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use toolgate_net::EgressPolicy;
 use toolgate_registry::{Catalog, ToolSource};
 
 use crate::config::{ServerConfig, validate_servers};
@@ -13,6 +14,33 @@ use crate::server::{McpServer, RetryPolicy};
 use crate::{ConfigError, McpEvent, ServerStatus};
 
 const EVENT_BUFFER: usize = 1024;
+
+/// How the hub treats every server: reconnect backoff and the outbound-HTTP rules.
+///
+/// A bare [`RetryPolicy`] converts into options with the strict default [`EgressPolicy`]
+/// (https to public addresses only), so an HTTP server on a loopback or private address is
+/// refused until `egress` allowlists it.
+#[derive(Debug, Clone, Default)]
+pub struct HubOptions {
+    pub retry: RetryPolicy,
+    /// The `[egress]` rules every Streamable HTTP request is checked against (R-MCP-4).
+    pub egress: EgressPolicy,
+}
+
+impl HubOptions {
+    pub fn new(retry: RetryPolicy, egress: EgressPolicy) -> Self {
+        HubOptions { retry, egress }
+    }
+}
+
+impl From<RetryPolicy> for HubOptions {
+    fn from(retry: RetryPolicy) -> Self {
+        HubOptions {
+            retry,
+            egress: EgressPolicy::default(),
+        }
+    }
+}
 
 /// The MCP client side of toolgate: owns one supervisor per enabled server, each feeding
 /// the catalog as the source `mcp:{name}`. Dropping the hub stops the supervisors; call
@@ -38,16 +66,23 @@ impl McpHub {
     pub fn spawn(
         configs: Vec<ServerConfig>,
         catalog: Arc<Catalog>,
-        retry: RetryPolicy,
+        options: impl Into<HubOptions>,
     ) -> Result<McpHub, ConfigError> {
         validate_servers(&configs)?;
+        let HubOptions { retry, egress } = options.into();
+        let egress = Arc::new(egress);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let shutdown = CancellationToken::new();
         let mut servers = Vec::with_capacity(configs.len());
         let mut tasks = Vec::new();
         for config in configs {
             let enabled = config.enabled;
-            let server = Arc::new(McpServer::new(config, retry, events.clone())?);
+            let server = Arc::new(McpServer::new(
+                config,
+                retry,
+                Arc::clone(&egress),
+                events.clone(),
+            )?);
             if enabled {
                 tasks.push(tokio::spawn(
                     Arc::clone(&server).run(Arc::clone(&catalog), shutdown.child_token()),
@@ -68,9 +103,9 @@ impl McpHub {
     pub async fn start(
         configs: Vec<ServerConfig>,
         catalog: Arc<Catalog>,
-        retry: RetryPolicy,
+        options: impl Into<HubOptions>,
     ) -> Result<McpHub, ConfigError> {
-        let hub = McpHub::spawn(configs, catalog, retry)?;
+        let hub = McpHub::spawn(configs, catalog, options)?;
         hub.settled().await;
         Ok(hub)
     }

@@ -4,14 +4,16 @@
 //! # Layout
 //! - [`config`]: [`ServerConfig`], one `[[mcp.servers]]` table, and its validation.
 //! - [`connect`]: transports (stdio child process, Streamable HTTP through
-//!   [`connect::http_client`]) and protocol-era negotiation (2026-07-28 `server/discover`,
-//!   falling back to 2025-11-25 `initialize`).
+//!   [`connect::http_client`], the SSRF-guarded `toolgate-net` client under the hub's
+//!   `[egress]` policy, R-MCP-4) and protocol-era negotiation (2026-07-28
+//!   `server/discover`, falling back to 2025-11-25 `initialize`).
 //! - [`tool`]: [`McpTool`], a server's tool as a toolgate `Tool` (naming, risk, calls with
 //!   timeout and cancellation).
 //! - [`content`]: an MCP `CallToolResult` as a `ToolOutput`, every content type kept.
 //! - `server`: one supervised server — restarts with backoff, re-lists on `list_changed`,
 //!   marks its tools unavailable while down.
-//! - [`hub`]: [`McpHub`], all servers started in parallel; status, events, shutdown.
+//! - [`hub`]: [`McpHub`], all servers started in parallel; status, events, shutdown;
+//!   [`HubOptions`] (backoff and the egress policy).
 //! - [`status`]: [`ServerStatus`] and [`McpEvent`].
 //! - [`error`]: [`ConfigError`] and [`ConnectError`].
 //!
@@ -45,7 +47,7 @@ pub mod tool;
 
 pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
 pub use error::{ConfigError, ConnectError};
-pub use hub::McpHub;
+pub use hub::{HubOptions, McpHub};
 pub use server::RetryPolicy;
 pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
 pub use tool::McpTool;

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{DynTool, Tool};
+use toolgate_net::EgressPolicy;
 use toolgate_registry::{Availability, Catalog, ToolSource};
 
 use crate::config::{ServerConfig, ToolFilter};
@@ -66,6 +67,7 @@ pub(crate) struct McpServer {
     handler: McpClientHandler,
     stderr: StderrTail,
     retry: RetryPolicy,
+    egress: Arc<EgressPolicy>,
     tools: RwLock<Vec<DynTool>>,
     status: RwLock<ServerStatus>,
     settled: watch::Sender<bool>,
@@ -115,6 +117,7 @@ impl McpServer {
     pub(crate) fn new(
         config: ServerConfig,
         retry: RetryPolicy,
+        egress: Arc<EgressPolicy>,
         events: tokio::sync::broadcast::Sender<McpEvent>,
     ) -> Result<Self, crate::ConfigError> {
         let filter = config.tool_filter()?;
@@ -145,6 +148,7 @@ impl McpServer {
             link,
             stderr: StderrTail::default(),
             retry,
+            egress,
             tools: RwLock::new(Vec::new()),
             status: RwLock::new(status),
             settled: watch::Sender::new(!config.enabled),
@@ -254,7 +258,7 @@ impl McpServer {
     /// Connects, subscribes to tool-list changes (before listing, so none is missed) and
     /// lists the tools.
     async fn open(&self) -> Result<Session, ConnectError> {
-        let conn = connect(&self.config, &self.handler, &self.stderr).await?;
+        let conn = connect(&self.config, &self.handler, &self.stderr, &self.egress).await?;
         let watcher = self.watch_tool_changes(conn.service.peer()).await;
         let defs = list_tools(conn.service.peer()).await?;
         Ok(Session {

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use toolgate_core::{CancellationToken, ToolContext, ToolError};
-use toolgate_mcp::{McpEvent, McpHub, RetryPolicy, ServerConfig};
+use toolgate_mcp::{HubOptions, McpEvent, McpHub, RetryPolicy, ServerConfig};
+use toolgate_net::EgressPolicy;
 use toolgate_protocol::ToolOutput;
 use toolgate_registry::{Availability, Catalog};
 
@@ -94,12 +95,39 @@ pub fn quick_retry() -> RetryPolicy {
     }
 }
 
+/// Starts a hub whose `[egress]` allowlists exactly the loopback `host:port` of each HTTP
+/// server in `configs` (plain http included): nothing else non-public is reachable.
 pub async fn start(configs: Vec<ServerConfig>) -> (McpHub, Arc<Catalog>) {
+    let egress = loopback_egress(&configs);
+    start_with(configs, egress).await
+}
+
+pub async fn start_with(
+    configs: Vec<ServerConfig>,
+    egress: EgressPolicy,
+) -> (McpHub, Arc<Catalog>) {
     let catalog = Arc::new(Catalog::new());
-    let hub = McpHub::start(configs, Arc::clone(&catalog), quick_retry())
+    let options = HubOptions::new(quick_retry(), egress);
+    let hub = McpHub::start(configs, Arc::clone(&catalog), options)
         .await
         .expect("valid config");
     (hub, catalog)
+}
+
+/// `allow_hosts` and `allow_http` entries `host:port` for every `http://host:port/…` server.
+pub fn loopback_egress(configs: &[ServerConfig]) -> EgressPolicy {
+    let mut egress = EgressPolicy::default();
+    for url in configs.iter().filter_map(|c| c.url.as_deref()) {
+        let authority = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("test servers are http://host:port/…, not {url}"));
+        egress = egress
+            .allow_host(authority)
+            .and_then(|e| e.allow_plain_http(authority))
+            .expect("a host:port entry");
+    }
+    egress
 }
 
 /// Catalog names of one source, sorted.
