@@ -77,6 +77,17 @@ if ! grep -qs '"version": "0.1.16"' tests/peers/node_modules/@modelcontextprotoc
 fi
 # --- end MCP ----------------------------------------------------------------------------------
 
+# --- BFCL (crates/toolgate-eval tests, `toolgate eval bfcl`) --------------------------------
+# The official BFCL data and AST checker: bfcl-eval from PyPI into .venv, --no-deps (its model
+# SDKs are not needed; the agreement test stubs bfcl_eval.constants.model_config). Pinned.
+BFCL_EVAL_VERSION=2026.3.23
+step "BFCL: bfcl-eval $BFCL_EVAL_VERSION (.venv, --no-deps)"
+if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sys.exit(version('bfcl-eval') != '$BFCL_EVAL_VERSION')" 2>/dev/null; then
+  { [ -x .venv/bin/python ] || python3 -m venv .venv; } && .venv/bin/pip install -q --no-deps "bfcl-eval==$BFCL_EVAL_VERSION" \
+    || { echo "error: could not install bfcl-eval $BFCL_EVAL_VERSION into .venv (the BFCL data and official checker)" >&2; exit 1; }
+fi
+# --- end BFCL ---------------------------------------------------------------------------------
+
 step "cargo test"
 if command -v cargo-nextest >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast

@@ -1,0 +1,16 @@
+//! toolgate-eval: measuring function calling (R-EVAL-1).
+//!
+//! # Layout
+//! - [`bfcl`]: the BFCL data set ([`bfcl::BfclData`]) and a BFCL-compatible AST checker.
+//!
+//! ```no_run
+//! use toolgate_eval::bfcl::{BfclData, Category};
+//! let data = BfclData::locate(None)?; // --data, $TOOLGATE_BFCL_DATA, or the installed bfcl-eval
+//! let cases = data.load(Category::LiveSimple)?;
+//! assert_eq!(cases.len(), 258);
+//! # Ok::<(), toolgate_eval::bfcl::DataError>(())
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod bfcl;
