@@ -2,6 +2,8 @@
 //! R-MCP-2, R-MCP-5, R-REG-4).
 //!
 //! # Layout
+//! - [`auth`]: OAuth 2.1 for HTTP servers — [`auth::login()`] (`toolgate mcp login`), tokens in
+//!   the store, every OAuth request through the SSRF guard.
 //! - [`config`]: [`ServerConfig`], one `[[mcp.servers]]` table, and its validation.
 //! - [`connect`]: transports (stdio child process, Streamable HTTP through
 //!   [`connect::http_client`], the SSRF-guarded `toolgate-net` client under the hub's
@@ -34,6 +36,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 pub mod config;
 pub mod connect;
 pub mod content;
