@@ -148,6 +148,10 @@ impl Agent {
         &self.options
     }
 
+    pub fn options_mut(&mut self) -> &mut AgentOptions {
+        &mut self.options
+    }
+
     pub fn client(&self) -> &Arc<dyn ModelClient> {
         &self.client
     }

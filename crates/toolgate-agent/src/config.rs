@@ -185,19 +185,28 @@ pub fn connect(
     config: &ModelConfig,
     egress: &EgressPolicy,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
-    config.check().map_err(ModelError::Config)?;
-    if config.model.is_empty() {
-        return Err(ModelError::Config(
-            "no model configured: set [model] model in toolgate.toml (and provider, base_url)"
-                .into(),
-        ));
-    }
     let var = config.api_key_env();
     let key = std::env::var(var).ok().filter(|k| !k.trim().is_empty());
     if key.is_none() && (config.base_url.is_none() || config.api_key_env.is_some()) {
         return Err(ModelError::Config(format!(
             "the API key variable {var} is not set (export it, or name another with [model] api_key_env)"
         )));
+    }
+    connect_with_key(config, egress, key)
+}
+
+/// [`connect`] with the key given rather than read from the environment (embedding, tests).
+pub fn connect_with_key(
+    config: &ModelConfig,
+    egress: &EgressPolicy,
+    key: Option<String>,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
+    config.check().map_err(ModelError::Config)?;
+    if config.model.is_empty() {
+        return Err(ModelError::Config(
+            "no model configured: set [model] model in toolgate.toml (and provider, base_url)"
+                .into(),
+        ));
     }
     let mut policy = egress.clone();
     policy.request_timeout_secs = config.timeout_secs;

@@ -37,7 +37,7 @@ pub mod types;
 
 pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};
 pub use client::{EventSink, ModelClient, ModelError};
-pub use config::{ModelConfig, Provider, connect};
+pub use config::{ModelConfig, Provider, connect, connect_with_key};
 pub use types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,
     ToolCall, ToolChoice, ToolResult, Usage,

@@ -1,0 +1,5 @@
+//! The agent crate's one integration test binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;

@@ -1,0 +1,3 @@
+mod fixture;
+mod golden;
+mod scenarios;
