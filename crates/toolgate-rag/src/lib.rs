@@ -1,0 +1,60 @@
+//! Tool RAG (R-RAG-1..4): choose the few right tools out of thousands, and only among the
+//! tools the caller may see.
+//!
+//! # Layout
+//! - [`tokenize`]: identifier-aware tokenisation (`snake_case`, `camelCase`, `kebab-case`,
+//!   `mcp__server__tool`), stop words, a light stemmer.
+//! - [`doc`]: [`ToolDoc`], what is indexed of a tool, and its definition key.
+//! - [`bm25`]: an incremental BM25 inverted index.
+//! - [`dense`]: sentence embeddings: [`LocalEmbedder`] (a BERT/MiniLM directory on candle)
+//!   or [`RemoteEmbedder`] (an OpenAI-compatible `/v1/embeddings` through toolgate-net).
+//! - [`cache`]: [`VectorCache`], vectors by model and definition key (SQLite).
+//! - [`fusion`]: convex score fusion and reciprocal rank fusion.
+//! - [`index`]: [`ToolIndex`], both retrievers over slots, searched through a filter.
+//! - [`filter`]: [`FilterChain`], role allowlist → availability → risk policy.
+//! - [`service`]: [`ToolSearch`], the index kept in step with the catalog.
+//! - [`meta`]: [`SearchToolsTool`], the `search_tools {query, k}` meta-tool.
+//! - [`metrics`]: recall@k, MRR, nDCG@k for the retrieval eval.
+//! - [`config`]: [`RagConfig`], the `[rag]` table.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_protocol::ToolSpec;
+//! use toolgate_rag::{Fusion, Mode, Query, ToolIndex};
+//!
+//! let mut index = ToolIndex::default();
+//! index.upsert(&ToolSpec::new("get_weather", "Current weather for a city.", json!({"type": "object"})));
+//! index.upsert(&ToolSpec::new("send_email", "Send an email.", json!({"type": "object"})));
+//! let q = Query { text: "what's the weather in Paris?", vector: None, mode: Mode::Bm25, k: 1,
+//!                 fusion: Fusion::default() };
+//! let hits = index.search(&q, &|name| name != "send_email"); // the filter chain goes here
+//! assert_eq!(hits[0].name, "get_weather");
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod bm25;
+pub mod cache;
+pub mod config;
+pub mod dense;
+pub mod doc;
+pub mod error;
+pub mod filter;
+pub mod fusion;
+pub mod index;
+pub mod meta;
+pub mod metrics;
+pub mod service;
+pub mod tokenize;
+
+pub use cache::VectorCache;
+pub use config::{EndpointConfig, RagConfig};
+pub use dense::{Embedder, LocalEmbedder, RemoteEmbedder};
+pub use doc::ToolDoc;
+pub use error::RagError;
+pub use filter::{FilterChain, FilterTally, Stage};
+pub use fusion::Fusion;
+pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
+pub use meta::{SEARCH_TOOLS, SearchToolsTool};
+pub use metrics::{Metrics, MetricsSum};
+pub use service::{RefreshStats, ToolSearch};

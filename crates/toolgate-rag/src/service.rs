@@ -1,0 +1,157 @@
+//! [`ToolSearch`]: a [`ToolIndex`] kept in step with the catalog, with the embedder and the
+//! vector cache that feed its dense side. The sequence of a refresh:
+//! 1. sync the index with the catalog's specs (add / re-index changed / remove gone);
+//! 2. for tools without a vector, take what the cache has for their definition keys;
+//! 3. embed the rest, store them in the cache, set them in the index.
+
+use std::sync::RwLock;
+
+use serde::Serialize;
+use toolgate_protocol::ToolSpec;
+
+use crate::cache::VectorCache;
+use crate::dense::Embedder;
+use crate::error::RagError;
+use crate::fusion::Fusion;
+use crate::index::{Hit, Mode, Query, SyncStats, ToolIndex};
+
+/// What one refresh did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RefreshStats {
+    #[serde(flatten)]
+    pub sync: SyncStats,
+    /// Vectors taken from the cache.
+    pub cached: usize,
+    /// Vectors computed by the embedder.
+    pub embedded: usize,
+}
+
+/// Search over the live catalog.
+#[derive(Debug)]
+pub struct ToolSearch {
+    index: RwLock<ToolIndex>,
+    embedder: Option<Embedder>,
+    cache: Option<VectorCache>,
+    fusion: Fusion,
+}
+
+impl ToolSearch {
+    /// BM25 only unless an embedder is given; vectors are cached only with a cache.
+    pub fn new(embedder: Option<Embedder>, cache: Option<VectorCache>, fusion: Fusion) -> Self {
+        ToolSearch {
+            index: RwLock::new(ToolIndex::default()),
+            embedder,
+            cache,
+            fusion,
+        }
+    }
+
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    pub fn embedder(&self) -> Option<&Embedder> {
+        self.embedder.as_ref()
+    }
+
+    /// Runs `f` on the index (read lock).
+    pub fn with_index<T>(&self, f: impl FnOnce(&ToolIndex) -> T) -> T {
+        let guard = self.index.read().unwrap_or_else(|p| p.into_inner());
+        f(&guard)
+    }
+
+    /// Brings the index in line with `specs`, embedding only what the cache lacks.
+    pub async fn refresh<'s>(
+        &self,
+        specs: impl IntoIterator<Item = &'s ToolSpec>,
+    ) -> Result<RefreshStats, RagError> {
+        let (sync, missing) = {
+            let mut ix = self.index.write().unwrap_or_else(|p| p.into_inner());
+            let sync = ix.sync(specs);
+            (sync, ix.missing_vectors())
+        };
+        let mut stats = RefreshStats {
+            sync,
+            ..RefreshStats::default()
+        };
+        let Some(embedder) = &self.embedder else {
+            return Ok(stats);
+        };
+        if missing.is_empty() {
+            return Ok(stats);
+        }
+        let model = embedder.id().to_owned();
+        let cached = match &self.cache {
+            Some(c) => {
+                let keys: Vec<&str> = missing.iter().map(|m| m.1.as_str()).collect();
+                c.get_many(&model, &keys)?
+            }
+            None => Default::default(),
+        };
+        let todo: Vec<&(String, String, String)> = missing
+            .iter()
+            .filter(|m| !cached.contains_key(&m.1))
+            .collect();
+        let texts: Vec<String> = todo.iter().map(|m| m.2.clone()).collect();
+        let fresh = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed(&texts).await?
+        };
+        if let Some(c) = &self.cache {
+            let rows: Vec<(&str, &[f32])> = todo
+                .iter()
+                .zip(&fresh)
+                .map(|(m, v)| (m.1.as_str(), v.as_slice()))
+                .collect();
+            if !rows.is_empty() {
+                c.put_many(&model, &rows)?;
+            }
+        }
+        let mut ix = self.index.write().unwrap_or_else(|p| p.into_inner());
+        for (name, key, _) in &missing {
+            if let Some(v) = cached.get(key) {
+                // The tool may have changed again meanwhile: only set a still-current key.
+                if ix.doc(name).is_some_and(|d| &d.key == key) && ix.set_vector(name, v) {
+                    stats.cached += 1;
+                }
+            }
+        }
+        for (m, v) in todo.iter().zip(&fresh) {
+            if ix.doc(&m.0).is_some_and(|d| d.key == m.1) && ix.set_vector(&m.0, v) {
+                stats.embedded += 1;
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Embeds the query when the mode needs it and an embedder exists, then searches.
+    pub async fn search(
+        &self,
+        text: &str,
+        k: usize,
+        mode: Mode,
+        admit: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<Hit>, RagError> {
+        let vector = match (&self.embedder, mode) {
+            (Some(e), Mode::Dense | Mode::Hybrid) => {
+                e.embed(&[text.to_owned()]).await?.into_iter().next()
+            }
+            _ => None,
+        };
+        if mode == Mode::Dense && vector.is_none() {
+            return Err(RagError::Config(
+                "dense search needs an embedding model: set [rag] model_dir or [rag.endpoint]"
+                    .to_owned(),
+            ));
+        }
+        let q = Query {
+            text,
+            vector: vector.as_deref(),
+            mode,
+            k,
+            fusion: self.fusion,
+        };
+        Ok(self.with_index(|ix| ix.search(&q, admit)))
+    }
+}
