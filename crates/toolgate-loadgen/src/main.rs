@@ -9,7 +9,9 @@
 //! toolgate-loadgen report --baseline python-mcp results.jsonl
 //! ```
 //! `scripts/bench-serve.sh` runs the whole matrix (toolgate over MCP and /v1, the Python
-//! SDK's server) and prints the tables.
+//! SDK's server) and prints the tables. `toolgate-loadgen mcp-client -- COMMAND ARGS…`
+//! measures the other direction, toolgate as an MCP client ([`mcp_client`];
+//! `scripts/bench-mcp-client.sh`).
 //!
 //! # Layout
 //! - [`endpoint`]: the URL; [`connection`]: one keep-alive HTTP/1.1 connection per worker.
@@ -26,6 +28,7 @@ mod answer;
 mod connection;
 mod endpoint;
 mod error;
+mod mcp_client;
 mod process;
 mod protocol;
 mod report;
@@ -61,6 +64,9 @@ enum Command {
     Run(RunArgs),
     /// Markdown tables and ratios from the JSON lines files of `run` (one file per repetition).
     Report(ReportArgs),
+    /// toolgate as an MCP *client*: `echo` of a stdio server through a bare rmcp client, the
+    /// gateway (buffered and durable audit) and the Python SDK's client, side by side.
+    McpClient(mcp_client::McpClientArgs),
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +120,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Command::Run(args) => run_command(args),
         Command::Report(args) => report_command(args),
+        Command::McpClient(args) => mcp_client::command(args),
     };
     match outcome {
         Ok(code) => code,
