@@ -8,6 +8,7 @@
 //! - [`output`]: [`Call`], one decoded call of a model's output; [`parse_output`].
 //! - [`checker`]: [`check`], the verdict on one output.
 //! - [`verdict`]: [`Verdict`], [`Failure`], [`ErrorKind`] (the official `error_type`s).
+//! - [`mutate`]: the ground truth as output and mutations of it (agreement test, bench).
 //! - [`types`]: the type tables and string normalisation; `java` / `js`: the value
 //!   converters of the Java and JavaScript categories.
 
@@ -16,6 +17,7 @@ pub mod checker;
 pub mod data;
 mod java;
 mod js;
+pub mod mutate;
 pub mod output;
 pub mod types;
 pub mod value;

@@ -1,1 +1,2 @@
+mod agreement;
 mod data;
