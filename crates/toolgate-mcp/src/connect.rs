@@ -26,13 +26,15 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate_net::{EgressError, EgressPolicy, HostPattern, check_url};
+use toolgate_store::CredentialStore;
 
+use crate::auth::{AuthConfig, AuthContext};
 use crate::config::{Endpoint, ProtocolChoice, ServerConfig};
 use crate::handler::McpClientHandler;
 use crate::{ConfigError, ConnectError, TransportKind};
@@ -94,13 +96,16 @@ pub(crate) async fn connect(
     handler: &McpClientHandler,
     stderr: &StderrTail,
     egress: &EgressPolicy,
+    credentials: Option<&Arc<CredentialStore>>,
 ) -> Result<Connection, ConnectError> {
     let endpoint = config.endpoint()?;
+    let auth = auth_setup(config, egress, credentials)?;
+    let auth = auth.as_ref();
     if let Endpoint::Http { url, .. } = &endpoint {
-        precheck(egress, url)?;
+        check_server_url(egress, url)?;
     }
     let name = config.name.as_str();
-    let attempt = |mode| attempt(name, &endpoint, handler.clone(), mode, stderr, egress);
+    let attempt = |mode| attempt(name, &endpoint, handler.clone(), mode, stderr, egress, auth);
     let service = match config.protocol {
         ProtocolChoice::Initialize => attempt(ClientLifecycleMode::Initialize).await?,
         ProtocolChoice::Discover => {
@@ -164,6 +169,7 @@ async fn attempt(
     mode: ClientLifecycleMode,
     stderr: &StderrTail,
     egress: &EgressPolicy,
+    auth: Option<&(AuthConfig, AuthContext)>,
 ) -> Result<Running, ConnectError> {
     let result = match endpoint {
         Endpoint::Stdio {
@@ -193,10 +199,21 @@ async fn attempt(
             }
             handler.serve_with_lifecycle(transport, mode).await
         }
-        Endpoint::Http { url, headers } => {
-            let transport = http_transport(server, url, headers, egress)?;
-            handler.serve_with_lifecycle(transport, mode).await
-        }
+        Endpoint::Http { url, headers } => match auth {
+            None => {
+                let client =
+                    http_client(egress).map_err(|e| ConnectError::HttpClient(e.to_string()))?;
+                let transport = http_transport(server, url, headers, client)?;
+                handler.serve_with_lifecycle(transport, mode).await
+            }
+            Some((auth, ctx)) => {
+                let client = crate::auth::authorized_client(server, url, auth, ctx)
+                    .await
+                    .map_err(|e| ConnectError::Auth(e.to_string()))?;
+                let transport = http_transport(server, url, headers, client)?;
+                handler.serve_with_lifecycle(transport, mode).await
+            }
+        },
     };
     result.map_err(|e| handshake_error(&e))
 }
@@ -248,10 +265,11 @@ fn find_egress_refusal<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&
     None
 }
 
-/// Checks the server URL against `[egress]` before anything is sent. For a plain-http URL
-/// to a non-public address both missing entries are named at once, so the operator does not
-/// fix one only to meet the next.
-fn precheck(policy: &EgressPolicy, url: &str) -> Result<(), ConnectError> {
+/// Checks a server URL against `[egress]` without sending anything (done before every
+/// connection). For a plain-http URL to a non-public address both missing entries are named
+/// at once, so the operator does not fix one only to meet the next. A host name is judged
+/// here only by its spelling; its addresses are checked when it is resolved.
+pub fn check_server_url(policy: &EgressPolicy, url: &str) -> Result<(), ConnectError> {
     let parsed = url::Url::parse(url)
         .map_err(|e| ConnectError::Egress(format!("refused: `{url}` is not a valid URL: {e}")))?;
     match check_url(policy, &parsed) {
@@ -296,12 +314,33 @@ fn forward_stderr(server: String, pipe: tokio::process::ChildStderr, tail: Stder
     });
 }
 
-fn http_transport(
+/// The OAuth setup of a server with `auth`: its config and what the flow needs.
+fn auth_setup(
+    config: &ServerConfig,
+    egress: &EgressPolicy,
+    credentials: Option<&Arc<CredentialStore>>,
+) -> Result<Option<(AuthConfig, AuthContext)>, ConnectError> {
+    let Some(auth) = &config.auth else {
+        return Ok(None);
+    };
+    let store = credentials.ok_or_else(|| {
+        ConnectError::Auth(format!(
+            "MCP server `{}` has `auth` but no credential store was given to the hub (HubOptions::with_credentials)",
+            config.name
+        ))
+    })?;
+    Ok(Some((
+        auth.clone(),
+        AuthContext::new(egress.clone(), Arc::clone(store)),
+    )))
+}
+
+fn http_transport<C: StreamableHttpClient>(
     server: &str,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-    egress: &EgressPolicy,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+    client: C,
+) -> Result<StreamableHttpClientTransport<C>, ConnectError> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
         let invalid = |reason: &str| {
@@ -318,7 +357,6 @@ fn http_transport(
         v.set_sensitive(true);
         custom.insert(n, v);
     }
-    let client = http_client(egress).map_err(|e| ConnectError::HttpClient(e.to_string()))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }

@@ -40,6 +40,8 @@ pub enum ConfigError {
         header: String,
         reason: String,
     },
+    #[error("MCP server `{server}`: `auth` is invalid: {reason}")]
+    InvalidAuth { server: String, reason: String },
     #[error("MCP server `{server}`: `{field}` must be longer than zero")]
     ZeroTimeout { server: String, field: &'static str },
     #[error("MCP server `{server}`: tool pattern `{pattern}` is not a valid glob: {reason}")]
@@ -77,6 +79,9 @@ pub enum ConnectError {
     /// message names the entry to add.
     #[error("{0}")]
     Egress(String),
+    /// OAuth failed or is missing (`toolgate mcp login NAME`); the message says which.
+    #[error("{0}")]
+    Auth(String),
 }
 
 impl ConnectError {

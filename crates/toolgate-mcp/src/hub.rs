@@ -8,6 +8,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate_net::EgressPolicy;
 use toolgate_registry::{Catalog, ToolSource};
+use toolgate_store::CredentialStore;
 
 use crate::config::{ServerConfig, validate_servers};
 use crate::server::{McpServer, RetryPolicy};
@@ -25,11 +26,24 @@ pub struct HubOptions {
     pub retry: RetryPolicy,
     /// The `[egress]` rules every Streamable HTTP request is checked against (R-MCP-4).
     pub egress: EgressPolicy,
+    /// Where OAuth tokens of servers with `auth` are kept; without it such a server fails
+    /// with a message naming the fix.
+    pub credentials: Option<Arc<CredentialStore>>,
 }
 
 impl HubOptions {
     pub fn new(retry: RetryPolicy, egress: EgressPolicy) -> Self {
-        HubOptions { retry, egress }
+        HubOptions {
+            retry,
+            egress,
+            credentials: None,
+        }
+    }
+
+    /// Uses `store` for the OAuth tokens of servers with `auth` (R-MCP-3).
+    pub fn with_credentials(mut self, store: Arc<CredentialStore>) -> Self {
+        self.credentials = Some(store);
+        self
     }
 }
 
@@ -38,6 +52,7 @@ impl From<RetryPolicy> for HubOptions {
         HubOptions {
             retry,
             egress: EgressPolicy::default(),
+            credentials: None,
         }
     }
 }
@@ -69,7 +84,11 @@ impl McpHub {
         options: impl Into<HubOptions>,
     ) -> Result<McpHub, ConfigError> {
         validate_servers(&configs)?;
-        let HubOptions { retry, egress } = options.into();
+        let HubOptions {
+            retry,
+            egress,
+            credentials,
+        } = options.into();
         let egress = Arc::new(egress);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let shutdown = CancellationToken::new();
@@ -81,6 +100,7 @@ impl McpHub {
                 config,
                 retry,
                 Arc::clone(&egress),
+                credentials.clone(),
                 events.clone(),
             )?);
             if enabled {

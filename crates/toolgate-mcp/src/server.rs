@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_core::{DynTool, Tool};
 use toolgate_net::EgressPolicy;
 use toolgate_registry::{Availability, Catalog, ToolSource};
+use toolgate_store::CredentialStore;
 
 use crate::config::{ServerConfig, ToolFilter};
 use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
@@ -68,6 +69,7 @@ pub(crate) struct McpServer {
     stderr: StderrTail,
     retry: RetryPolicy,
     egress: Arc<EgressPolicy>,
+    credentials: Option<Arc<CredentialStore>>,
     tools: RwLock<Vec<DynTool>>,
     status: RwLock<ServerStatus>,
     settled: watch::Sender<bool>,
@@ -118,6 +120,7 @@ impl McpServer {
         config: ServerConfig,
         retry: RetryPolicy,
         egress: Arc<EgressPolicy>,
+        credentials: Option<Arc<CredentialStore>>,
         events: tokio::sync::broadcast::Sender<McpEvent>,
     ) -> Result<Self, crate::ConfigError> {
         let filter = config.tool_filter()?;
@@ -149,6 +152,7 @@ impl McpServer {
             stderr: StderrTail::default(),
             retry,
             egress,
+            credentials,
             tools: RwLock::new(Vec::new()),
             status: RwLock::new(status),
             settled: watch::Sender::new(!config.enabled),
@@ -258,7 +262,14 @@ impl McpServer {
     /// Connects, subscribes to tool-list changes (before listing, so none is missed) and
     /// lists the tools.
     async fn open(&self) -> Result<Session, ConnectError> {
-        let conn = connect(&self.config, &self.handler, &self.stderr, &self.egress).await?;
+        let conn = connect(
+            &self.config,
+            &self.handler,
+            &self.stderr,
+            &self.egress,
+            self.credentials.as_ref(),
+        )
+        .await?;
         let watcher = self.watch_tool_changes(conn.service.peer()).await;
         let defs = list_tools(conn.service.peer()).await?;
         Ok(Session {

@@ -10,6 +10,10 @@ mod egress;
 mod everything;
 #[path = "suite/lifecycle.rs"]
 mod lifecycle;
+#[path = "suite/oauth.rs"]
+mod oauth;
+#[path = "suite/oauth_server.rs"]
+mod oauth_server;
 #[path = "suite/peers.rs"]
 mod peers;
 #[path = "suite/python.rs"]

@@ -33,7 +33,9 @@ pub async fn authorized_client(
 ) -> Result<AuthClient<reqwest::Client>, AuthError> {
     auth.validate()?;
     let manager = authorization_manager(server, url, auth, ctx).await?;
-    let http = toolgate_net::client(&ctx.egress).map_err(|e| AuthError::Egress(e.to_string()))?;
+    // The MCP requests themselves: the same guarded client as servers without auth.
+    let http =
+        crate::connect::http_client(&ctx.egress).map_err(|e| AuthError::Egress(e.to_string()))?;
     Ok(AuthClient::new(http, manager))
 }
 

@@ -111,7 +111,10 @@ impl AuthConfig {
     }
 
     /// The secret named by `client_secret_env`, read now through `env`.
-    pub(crate) fn client_secret(&self, env: &super::EnvLookup) -> Result<Option<String>, AuthError> {
+    pub(crate) fn client_secret(
+        &self,
+        env: &super::EnvLookup,
+    ) -> Result<Option<String>, AuthError> {
         let var = match self {
             AuthConfig::Oauth {
                 client_secret_env, ..

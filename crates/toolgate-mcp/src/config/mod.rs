@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_protocol::Risk;
 
 use crate::ConfigError;
+use crate::auth::AuthConfig;
 
 const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -91,6 +92,9 @@ pub struct ServerConfig {
     pub trusted: bool,
     #[serde(default)]
     pub protocol: ProtocolChoice,
+    /// OAuth for a Streamable HTTP server (`docs/mcp-oauth.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthConfig>,
 }
 
 fn enabled_by_default() -> bool {
@@ -154,6 +158,7 @@ impl ServerConfig {
             risk: BTreeMap::new(),
             trusted: false,
             protocol: ProtocolChoice::Auto,
+            auth: None,
         }
     }
 
@@ -192,6 +197,11 @@ impl ServerConfig {
         self
     }
 
+    pub fn with_auth(mut self, auth: AuthConfig) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     pub fn with_trusted(mut self, trusted: bool) -> Self {
         self.trusted = trusted;
         self
@@ -218,6 +228,15 @@ impl ServerConfig {
             }
         }
         self.tool_filter()?;
+        if let Some(auth) = &self.auth {
+            if self.url.is_none() {
+                return Err(self.not_applicable("auth", "Streamable HTTP (`url`)"));
+            }
+            auth.validate().map_err(|e| ConfigError::InvalidAuth {
+                server: self.name.clone(),
+                reason: e.to_string(),
+            })?;
+        }
         Ok(())
     }
 
