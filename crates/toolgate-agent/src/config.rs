@@ -185,6 +185,9 @@ pub fn connect(
     config: &ModelConfig,
     egress: &EgressPolicy,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
+    if config.model.is_empty() {
+        return Err(no_model());
+    }
     let var = config.api_key_env();
     let key = std::env::var(var).ok().filter(|k| !k.trim().is_empty());
     if key.is_none() && (config.base_url.is_none() || config.api_key_env.is_some()) {
@@ -203,10 +206,7 @@ pub fn connect_with_key(
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
     config.check().map_err(ModelError::Config)?;
     if config.model.is_empty() {
-        return Err(ModelError::Config(
-            "no model configured: set [model] model in toolgate.toml (and provider, base_url)"
-                .into(),
-        ));
+        return Err(no_model());
     }
     let mut policy = egress.clone();
     policy.request_timeout_secs = config.timeout_secs;
@@ -225,4 +225,10 @@ pub fn connect_with_key(
         Provider::OpenAiResponses => Arc::new(OpenAiResponsesClient::new(http, config, key)),
         Provider::Anthropic => Arc::new(AnthropicClient::new(http, config, key)),
     })
+}
+
+fn no_model() -> ModelError {
+    ModelError::Config(
+        "no model configured: set [model] model in toolgate.toml (and provider, base_url)".into(),
+    )
 }

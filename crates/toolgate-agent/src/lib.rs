@@ -8,6 +8,7 @@
 //! - [`providers`]: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages.
 //! - [`config`]: the `[model]` table ([`ModelConfig`]) and [`connect`].
 //! - [`agent`]: the loop ([`Agent`], [`AgentOptions`], [`AgentEvent`], [`Observer`]).
+//! - [`session`]: [`HistoryStore`], conversations saved per session id.
 //! - `fake` (feature `fake`): a scripted model server speaking all three wire formats.
 //! - `http`, [`sse`]: the shared POST with retries (429 retry-after, 5xx backoff) and the
 //!   server-sent-events parser.
@@ -32,12 +33,14 @@ pub mod config;
 pub mod fake;
 mod http;
 pub mod providers;
+pub mod session;
 pub mod sse;
 pub mod types;
 
 pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};
 pub use client::{EventSink, ModelClient, ModelError};
 pub use config::{ModelConfig, Provider, connect, connect_with_key};
+pub use session::{HistoryStore, SavedSession, SessionError};
 pub use types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,
     ToolCall, ToolChoice, ToolResult, Usage,

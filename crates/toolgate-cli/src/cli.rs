@@ -57,6 +57,10 @@ pub enum Command {
     /// Make bearer tokens for `toolgate serve`.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Run one task with the configured model; every tool call goes through the gateway.
+    Run(crate::commands::run::RunArgs),
+    /// A conversation with the configured model on the terminal (history kept per session).
+    Chat(crate::commands::chat::ChatArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -59,6 +59,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Serve(args) => commands::serve::run(&settings, args).await,
             Command::Doctor(args) => commands::doctor::run(&settings, args).await,
             Command::Token(cmd) => commands::token::run(&settings, cmd),
+            Command::Run(args) => commands::run::run(&settings, args).await,
+            Command::Chat(args) => commands::chat::run(&settings, args).await,
         }
     })
 }

@@ -131,6 +131,8 @@ pub struct FileConfig {
     pub web: WebConfig,
     /// The browser tools (off by default: they start Chromium): executable, origins, limits.
     pub browser: BrowserConfig,
+    /// The model `toolgate run` and `toolgate chat` talk to (provider, model, base_url, key variable).
+    pub model: toolgate_agent::ModelConfig,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -245,6 +247,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     // Builds the web tools once: a bad [web] setting or a missing key variable stops here.
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
     cfg.browser.check()?;
+    cfg.model.check().map_err(anyhow::Error::msg)?;
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `toolgate` binary, one module per topic.
 
+mod agent;
 mod approvals;
 mod bad_input;
 mod crash;
