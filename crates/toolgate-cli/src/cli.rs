@@ -61,6 +61,65 @@ pub enum Command {
     Run(crate::commands::run::RunArgs),
     /// A conversation with the configured model on the terminal (history kept per session).
     Chat(crate::commands::chat::ChatArgs),
+    /// Configure and inspect the MCP servers whose tools join the catalog.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Add a server to toolgate.toml: `add NAME -- COMMAND ARGS…` (stdio) or
+    /// `add NAME --url URL` (Streamable HTTP). Comments and layout of the file are kept.
+    Add(McpAddArgs),
+    /// Remove a server from toolgate.toml.
+    Remove { name: String },
+    /// The configured servers (env and header values are not shown).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Connect to every configured server and report its state, negotiated protocol
+    /// version, tool count and last error. Exits 2 when an enabled server is not ready.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The servers' tools (one server's with NAME): risk, availability, pin state and
+    /// suspicious-description warnings.
+    Tools {
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct McpAddArgs {
+    /// The server's name: the `{server}` in its tools' names `mcp__{server}__{tool}`.
+    pub name: String,
+    /// Endpoint of a Streamable HTTP server (reached under [egress]).
+    #[arg(long, conflicts_with_all = ["env", "cwd", "command"])]
+    pub url: Option<String>,
+    /// An HTTP header sent with every request, `NAME=VALUE` (repeatable); write secrets as
+    /// `${VAR}` to read them from the environment at start.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// An environment variable for a stdio server, `KEY=VALUE` (repeatable); `${VAR}` in the
+    /// value is read from toolgate's environment.
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Working directory of a stdio server.
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// auto | 2026-07-28 | 2025-11-25 [default: auto].
+    #[arg(long)]
+    pub protocol: Option<String>,
+    /// Let the server's annotations set its tools' risk (otherwise: write unless labelled).
+    #[arg(long)]
+    pub trusted: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

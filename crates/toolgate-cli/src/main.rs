@@ -51,7 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         .build()?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Tools(cmd) => commands::tools::run(&settings, cmd),
+            Command::Tools(cmd) => commands::tools::run(&settings, cmd).await,
             Command::Call(args) => commands::call::run(&settings, args).await,
             Command::Approvals(cmd) => commands::approvals::run(&settings, cmd),
             Command::Audit(cmd) => commands::audit::run(&settings, cmd),
@@ -61,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Token(cmd) => commands::token::run(&settings, cmd),
             Command::Run(args) => commands::run::run(&settings, args).await,
             Command::Chat(args) => commands::chat::run(&settings, args).await,
+            Command::Mcp(cmd) => commands::mcp::run(&settings, cmd).await,
         }
     })
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use toolgate_browser::BrowserConfig;
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
+use toolgate_mcp::ServerConfig as McpServerConfig;
 use toolgate_server::ServerConfig;
 use toolgate_server::config::EgressPolicy;
 use toolgate_store::audit::Durability;
@@ -108,8 +109,17 @@ impl Default for FileSettings {
     }
 }
 
+/// The `[mcp]` table: the MCP servers whose tools join the catalog.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpSettings {
+    /// One `[[mcp.servers]]` table per server (see docs/mcp.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<McpServerConfig>,
+}
+
 /// The file, as written.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FileConfig {
     /// Relative paths are relative to the workspace.
@@ -133,6 +143,8 @@ pub struct FileConfig {
     pub browser: BrowserConfig,
     /// The model `toolgate run` and `toolgate chat` talk to (provider, model, base_url, key variable).
     pub model: toolgate_agent::ModelConfig,
+    /// MCP servers to federate (`[[mcp.servers]]`); HTTP ones are reached under `[egress]`.
+    pub mcp: McpSettings,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -248,6 +260,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
     cfg.browser.check()?;
     cfg.model.check().map_err(anyhow::Error::msg)?;
+    toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");
@@ -389,6 +402,45 @@ mod tests {
             e.contains("[web.search] base_url is not reachable under [egress]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn mcp_servers_parse_and_bad_entries_name_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.toml");
+        std::fs::write(
+            &p,
+            "[[mcp.servers]]\nname = \"files\"\ncommand = \"node\"\nargs = [\"fs.js\", \"/srv\"]\n\
+             [[mcp.servers]]\nname = \"remote\"\nurl = \"https://mcp.example.com/mcp\"\n\
+             protocol = \"2025-11-25\"\ntrusted = true\n",
+        )
+        .unwrap();
+        let cfg = load(&p).unwrap();
+        assert_eq!(
+            cfg.mcp.servers,
+            [
+                McpServerConfig::stdio("files", "node").with_args(["fs.js", "/srv"]),
+                McpServerConfig::http("remote", "https://mcp.example.com/mcp")
+                    .with_protocol(toolgate_mcp::ProtocolChoice::Initialize)
+                    .with_trusted(true),
+            ]
+        );
+
+        std::fs::write(
+            &p,
+            "[[mcp.servers]]\nname = \"a\"\ncommand = \"x\"\nurl = \"https://h/mcp\"\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("MCP server `a`: `command` and `url` are both set"),
+            "{e}"
+        );
+
+        std::fs::write(&p, "[[mcp.servers]]\nname = \"a\"\ncomand = \"x\"\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(e.contains("unknown field `comand`"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
     }
 
     #[test]

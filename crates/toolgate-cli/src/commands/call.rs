@@ -8,7 +8,7 @@ use anyhow::Context;
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Arguments, CallRequest};
 
-use crate::app::open_gateway;
+use crate::app::{McpServers, open_gateway, start_mcp};
 use crate::cli::CallArgs;
 use crate::commands::local_user;
 use crate::output;
@@ -35,6 +35,8 @@ pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
     let approver: Option<Arc<dyn Approver>> =
         interactive.then(|| Arc::new(TerminalApprover { who: local_user() }) as Arc<dyn Approver>);
     let gateway = open_gateway(settings, approver)?;
+    // Only the MCP server the tool belongs to is started; a built-in tool starts none.
+    let hub = start_mcp(settings, gateway.catalog(), McpServers::ForTool(&args.name)).await?;
     let mut request = CallRequest::new(args.name, Arguments::Text(text))
         .with_role(settings.role.clone())
         .with_session(args.session)
@@ -50,6 +52,9 @@ pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
         }
     });
     let envelope = gateway.call(request).await;
+    if let Some(hub) = hub {
+        hub.shutdown().await;
+    }
     gateway
         .audit()
         .flush()

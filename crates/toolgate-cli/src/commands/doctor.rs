@@ -4,7 +4,8 @@
 //!
 //! Checks: Landlock (by the version syscall), seccomp, the process limit, hiding toolgate's
 //! own files from commands, the shell sandbox end to end (`true` run through the configured shell tool), the data dir, the workspace,
-//! and chromium (report only).
+//! chromium (report only), and one `mcp server NAME` check per configured MCP server
+//! (connected as `serve` would; an enabled server that cannot be reached fails).
 
 use std::path::Path;
 
@@ -38,14 +39,14 @@ enum Status {
 
 #[derive(Debug, Serialize)]
 struct Check {
-    name: &'static str,
+    name: String,
     status: Status,
     detail: String,
 }
 
-fn check(name: &'static str, status: Status, detail: impl Into<String>) -> Check {
+fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
     Check {
-        name,
+        name: name.into(),
         status,
         detail: detail.into(),
     }
@@ -61,7 +62,7 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
     };
     let support = Sandbox::probe();
     let reason = support.reason.clone().unwrap_or_default();
-    let checks = vec![
+    let mut checks = vec![
         match support.landlock_abi {
             Some(abi) => check("landlock", Status::Ok, landlock_detail(abi)),
             None => check("landlock", missing, reason.clone()),
@@ -127,6 +128,7 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
             )
         },
     ];
+    checks.extend(mcp_servers(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
         output::json(&json!({ "ok": ok, "checks": checks }))?;
@@ -137,7 +139,7 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
                 let status = serde_json::to_value(c.status)?;
                 Ok(vec![
                     status.as_str().unwrap_or_default().to_owned(),
-                    c.name.to_owned(),
+                    c.name.clone(),
                     c.detail.clone(),
                 ])
             })
@@ -216,4 +218,35 @@ fn data_dir(settings: &Settings) -> Check {
         ),
         Err(e) => check("data dir", Status::Fail, format!("{e:#}")),
     }
+}
+
+/// Each configured MCP server, connected the way `serve` connects it (same `[egress]`).
+async fn mcp_servers(settings: &Settings) -> Vec<Check> {
+    use toolgate_mcp::ServerState;
+    let statuses = match super::mcp::probe(settings).await {
+        Ok(s) => s,
+        Err(e) => return vec![check("mcp servers", Status::Fail, format!("{e:#}"))],
+    };
+    statuses
+        .into_iter()
+        .map(|s| {
+            let name = format!("mcp server {}", s.name);
+            match s.state {
+                ServerState::Ready => check(
+                    name,
+                    Status::Ok,
+                    format!(
+                        "reachable: protocol {}, {} tools",
+                        s.protocol_version.as_deref().unwrap_or("?"),
+                        s.tools
+                    ),
+                ),
+                ServerState::Disabled => check(name, Status::Ok, "disabled (enabled = false)"),
+                ServerState::Failed { error, .. } => {
+                    check(name, Status::Fail, format!("not reachable: {error}"))
+                }
+                other => check(name, Status::Fail, format!("not ready: {other:?}")),
+            }
+        })
+        .collect()
 }

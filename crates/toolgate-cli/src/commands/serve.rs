@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_server::{AppState, Inner};
 
-use crate::app::{open_approvals, open_gateway};
+use crate::app::{McpServers, open_approvals, open_gateway, spawn_mcp, watch_quarantine};
 use crate::cli::ServeArgs;
 use crate::output;
 use crate::settings::Settings;
@@ -63,6 +63,11 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         )
     })?;
     let local_addr = listener.local_addr()?;
+    // MCP servers come up in the background: one that is slow or down never delays serving.
+    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?;
+    let watcher = hub
+        .as_ref()
+        .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
     if !local_addr.ip().is_loopback() && config.tokens.is_empty() && config.anonymous.is_none() {
         tracing::warn!(
             "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
@@ -83,9 +88,9 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         "toolgate serving at http://{local_addr}/  (MCP: http://{local_addr}/mcp · API: http://{local_addr}/v1 · workspace: {})",
         settings.workspace.display()
     ));
-    toolgate_server::serve(listener, state, shutdown_signal())
-        .await
-        .context("serving")?;
+    let served = toolgate_server::serve(listener, state, shutdown_signal()).await;
+    stop_mcp(hub, watcher).await;
+    served.context("serving")?;
     Ok(0)
 }
 
@@ -94,6 +99,10 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
 /// logs go to stderr. Ends when the host closes stdin.
 async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
     let gateway = Arc::new(open_gateway(settings, None)?);
+    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?;
+    let watcher = hub
+        .as_ref()
+        .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
     let caller = toolgate_server::auth::Caller {
         principal: format!("stdio:{}", crate::commands::local_user()),
         role: settings.role.clone(),
@@ -105,9 +114,20 @@ async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
         toolgate_server::mcp::McpOptions::default(),
     )
     .await;
+    stop_mcp(hub, watcher).await;
     if let Err(e) = gateway.audit().flush().await {
         tracing::error!(error = %e, "flushing the audit log failed");
     }
     served.context("serving MCP on stdin/stdout")?;
     Ok(0)
+}
+
+/// Stops the MCP servers (stdio children included) and the quarantine watcher.
+async fn stop_mcp(hub: Option<toolgate_mcp::McpHub>, watcher: Option<tokio::task::JoinHandle<()>>) {
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    if let Some(hub) = hub {
+        hub.shutdown().await;
+    }
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 use toolgate_protocol::ExportFormat;
 use toolgate_registry::{Availability, Entry, description_flags};
 
-use crate::app::open_gateway;
+use crate::app::{McpServers, open_gateway, start_mcp};
 use crate::cli::ToolsCommand;
 use crate::output;
 use crate::settings::Settings;
@@ -18,11 +18,24 @@ fn availability(e: &Entry) -> String {
     }
 }
 
-pub fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
+pub async fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
     if let ToolsCommand::ApproveChange { name, yes, by } = cmd {
         return crate::commands::approve_change::run(settings, &name, yes, by);
     }
     let gateway = open_gateway(settings, None)?;
+    let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
+    let shown = show(settings, &gateway, cmd);
+    if let Some(hub) = hub {
+        hub.shutdown().await;
+    }
+    shown
+}
+
+fn show(
+    settings: &Settings,
+    gateway: &toolgate_gateway::Gateway,
+    cmd: ToolsCommand,
+) -> anyhow::Result<i32> {
     let role = &settings.role;
     let visible: Vec<Entry> = gateway
         .catalog()

@@ -9,6 +9,7 @@ mod doctor;
 mod error_codes;
 mod exports;
 mod harness;
+mod mcp;
 mod pins;
 mod prompt;
 mod redaction;

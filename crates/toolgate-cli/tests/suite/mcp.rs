@@ -1,0 +1,379 @@
+//! `toolgate mcp …` and MCP tools through the gateway, end to end with the real reference
+//! servers (server-everything, server-filesystem) that scripts/test.sh installs into
+//! tests/peers: add → list → status → tools → call (approved, audited) → remove; an HTTP
+//! server refused by `[egress]`; `doctor` reporting each server.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::harness::{Env, approval_id, approval_required, call_id, success};
+
+const INSTALL: &str = "run scripts/test.sh, or: npm install --prefix tests/peers node@22 \
+    @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31";
+
+fn peers() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers/node_modules")
+}
+
+fn must_exist(path: PathBuf) -> String {
+    assert!(path.exists(), "{} is missing: {INSTALL}", path.display());
+    path.to_string_lossy().into_owned()
+}
+
+fn node() -> String {
+    must_exist(peers().join(".bin/node"))
+}
+
+fn server(package: &str) -> String {
+    must_exist(peers().join(format!("@modelcontextprotocol/{package}/dist/index.js")))
+}
+
+const COMMENTED: &str =
+    "# the operator's notes stay\n[audit]\ndurability = \"durable\" # inline too\n";
+
+fn config_text(env: &Env) -> String {
+    std::fs::read_to_string(env.ws.join("toolgate.toml")).unwrap()
+}
+
+#[test]
+fn add_list_status_tools_call_and_remove_a_stdio_server() {
+    let env = Env::with_config(COMMENTED);
+    let everything = server("server-everything");
+    env.run(&[
+        "mcp",
+        "add",
+        "everything",
+        "--",
+        &node(),
+        &everything,
+        "stdio",
+    ])
+    .assert_code(0);
+    let written = config_text(&env);
+    assert_eq!(
+        written,
+        format!(
+            "{COMMENTED}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"{everything}\", \"stdio\"]\n",
+            node()
+        )
+    );
+    // A second server of the same name is refused and the file is left as it was.
+    let again = env.run(&["mcp", "add", "everything", "--", "true"]);
+    again.assert_code(1);
+    assert!(
+        again
+            .stderr
+            .contains("an MCP server named `everything` is already configured"),
+        "{again:#?}"
+    );
+    assert_eq!(config_text(&env), written);
+
+    let list = env.run(&["mcp", "list", "--json"]);
+    list.assert_code(0);
+    assert_eq!(
+        list.json(),
+        json!([{
+            "name": "everything", "transport": "stdio", "command": node(),
+            "args": [everything, "stdio"], "cwd": null, "url": null, "env": [], "headers": [],
+            "enabled": true, "trusted": false, "protocol": "auto",
+            "startup_timeout": "10s", "call_timeout": "1m",
+        }])
+    );
+
+    let status = env.run(&["mcp", "status", "--json"]);
+    status.assert_code(0);
+    assert_eq!(
+        status.json(),
+        json!([{
+            "name": "everything", "source": "mcp:everything", "transport": "stdio",
+            "state": "ready", "protocol_version": "2025-11-25", "tools": 13, "restarts": 0,
+        }])
+    );
+
+    let tools = env.run(&["mcp", "tools", "everything", "--json"]);
+    tools.assert_code(0);
+    let tools = tools.json();
+    let echo = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .unwrap_or_else(|| panic!("no echo tool in {tools:#}"));
+    assert_eq!(
+        (
+            &echo["risk"],
+            &echo["availability"],
+            &echo["description_flags"]
+        ),
+        (&json!("write"), &json!({"state": "available"}), &json!([]))
+    );
+    assert!(
+        echo["pin"].as_str().unwrap().starts_with("pinned "),
+        "{echo}"
+    );
+    assert_eq!(tools.as_array().unwrap().len(), 13);
+
+    // The tool is in the catalog `tools list` shows.
+    let listed = env.run(&["tools", "list", "--json"]);
+    listed.assert_code(0);
+    assert!(
+        listed
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp__everything__echo" && t["source"] == "mcp:everything"),
+        "{listed:#?}"
+    );
+
+    // An untrusted server's tool is `write`: the default role asks; approved, the identical
+    // call runs through the same pipeline and both attempts are audited.
+    let args = json!({"message": "through the gateway"});
+    let first = env.call("mcp__everything__echo", &args);
+    first.assert_code(3);
+    let id = approval_id(&first.json());
+    assert_eq!(
+        first.envelope(),
+        approval_required(&first.json(), "mcp__everything__echo", &id, false)
+    );
+    env.approve(&id, &[]);
+    let second = env.call("mcp__everything__echo", &args);
+    second.assert_code(0);
+    assert_eq!(
+        second.envelope(),
+        success(json!("Echo: through the gateway"))
+    );
+    let audit = env.run(&[
+        "audit",
+        "query",
+        "--tool",
+        "mcp__everything__echo",
+        "--json",
+    ]);
+    audit.assert_code(0);
+    let outcomes: Vec<(String, Value)> = audit
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "outcome")
+        .map(|r| {
+            (
+                r["call_id"].as_str().unwrap().to_owned(),
+                r["outcome"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (call_id(&first.json()), json!("approval_required")),
+            (call_id(&second.json()), json!("ok")),
+        ]
+    );
+
+    env.run(&["mcp", "remove", "everything"]).assert_code(0);
+    assert_eq!(config_text(&env), COMMENTED);
+    let list = env.run(&["mcp", "list", "--json"]);
+    assert_eq!(list.json(), json!([]));
+    let gone = env.run(&["mcp", "remove", "everything"]);
+    gone.assert_code(1);
+    assert!(
+        gone.stderr.contains("no MCP server named `everything`")
+            && gone.stderr.contains("(configured: none)"),
+        "{gone:#?}"
+    );
+}
+
+#[test]
+fn a_filesystem_server_writes_into_the_workspace_for_an_allowed_role() {
+    let env = Env::with_config(
+        "[roles.ci]\ntools = [\"mcp__files__*\"]\nwrite = \"allow\"\ndangerous = \"allow\"\n",
+    );
+    let ws = env.ws.to_string_lossy().into_owned();
+    env.run(&[
+        "mcp",
+        "add",
+        "files",
+        "--",
+        &node(),
+        &server("server-filesystem"),
+        &ws,
+    ])
+    .assert_code(0);
+    let path = env.ws.join("from-mcp.txt");
+    let run = env.call_with(
+        &["--role", "ci"],
+        "mcp__files__write_file",
+        &json!({"path": path, "content": "written over MCP"}),
+        &[],
+    );
+    run.assert_code(0);
+    assert_eq!(env.read("from-mcp.txt"), "written over MCP");
+    // The role sees only the server's tools.
+    let denied = env.call_with(&["--role", "ci"], "read_file", &json!({"path": "x"}), &[]);
+    denied.assert_code(2);
+    assert_eq!(denied.json()["error"]["code"], json!("forbidden"));
+}
+
+/// server-everything over Streamable HTTP on 127.0.0.1; killed on drop.
+struct HttpEverything {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpEverything {
+    fn start() -> HttpEverything {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(node())
+            .args([server("server-everything"), "streamableHttp".to_owned()])
+            .env("PORT", port.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "server-everything did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        HttpEverything { child, port }
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_http_server_on_loopback_is_refused_until_egress_allows_it() {
+    let env = Env::with_config(COMMENTED);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let add = env.run(&[
+        "mcp",
+        "add",
+        "local",
+        "--url",
+        &url,
+        "--protocol",
+        "2025-11-25",
+    ]);
+    add.assert_code(0);
+    let refusal = format!(
+        "refused: plain http to 127.0.0.1; use https, or to allow it add \"127.0.0.1\" to \
+         [egress] allow_http; and refused: 127.0.0.1 is loopback; to allow it add \
+         \"127.0.0.1:{port}\" to [egress] allow_hosts"
+    );
+    assert!(
+        add.stdout.contains(&format!(
+            "note: the current [egress] settings refuse this server: {refusal}"
+        )),
+        "{add:#?}"
+    );
+    let status = env.run(&["mcp", "status", "--json"]);
+    status.assert_code(2);
+    let status = status.json();
+    assert_eq!(
+        (&status[0]["state"], &status[0]["error"]),
+        (&json!("failed"), &json!(refusal))
+    );
+    listener.set_nonblocking(true).unwrap();
+    assert!(
+        listener.accept().is_err(),
+        "nothing may be sent to a refused server"
+    );
+
+    let doctor = env.run(&["doctor", "--json"]);
+    doctor.assert_code(1);
+    let check = doctor.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mcp server local")
+        .cloned();
+    assert_eq!(
+        check,
+        Some(json!({"name": "mcp server local", "status": "fail",
+                    "detail": format!("not reachable: {refusal}")}))
+    );
+
+    // The same kind of server, explicitly allowlisted, serves.
+    let web = HttpEverything::start();
+    let web_url = format!("http://127.0.0.1:{}/mcp", web.port);
+    env.run(&["mcp", "add", "web", "--url", &web_url])
+        .assert_code(0);
+    let entry = format!("127.0.0.1:{}", web.port);
+    let text = config_text(&env);
+    std::fs::write(
+        env.ws.join("toolgate.toml"),
+        format!("[egress]\nallow_hosts = [\"{entry}\"]\nallow_http = [\"{entry}\"]\n{text}"),
+    )
+    .unwrap();
+    let status = env.run(&["mcp", "status", "--json"]);
+    status.assert_code(2);
+    let status = status.json();
+    assert_eq!(
+        (
+            &status[0]["state"],
+            &status[1]["state"],
+            &status[1]["tools"]
+        ),
+        (&json!("failed"), &json!("ready"), &json!(13)),
+        "{status:#}"
+    );
+    let echo = env.call_with(&[], "mcp__web__echo", &json!({"message": "over http"}), &[]);
+    echo.assert_code(3);
+}
+
+#[test]
+fn doctor_reports_each_configured_server() {
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\n\
+         [[mcp.servers]]\nname = \"gone\"\ncommand = \"toolgate-no-such-server\"\n\n\
+         [[mcp.servers]]\nname = \"off\"\ncommand = \"toolgate-no-such-server\"\nenabled = false\n",
+        node(),
+        server("server-everything")
+    ));
+    let doctor = env.run(&["doctor", "--json"]);
+    doctor.assert_code(1);
+    let mcp: Vec<Value> = doctor.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("mcp server"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        mcp,
+        [
+            json!({"name": "mcp server everything", "status": "ok",
+                   "detail": "reachable: protocol 2025-11-25, 13 tools"}),
+            json!({"name": "mcp server gone", "status": "fail",
+                   "detail": "not reachable: could not start `toolgate-no-such-server`: No such \
+                              file or directory (os error 2): check that the program exists (on \
+                              PATH or as a path)"}),
+            json!({"name": "mcp server off", "status": "ok",
+                   "detail": "disabled (enabled = false)"}),
+        ]
+    );
+    let text = env.run(&["doctor"]);
+    assert!(
+        text.stdout.lines().any(|l| l.starts_with("fail")
+            && l.contains("mcp server gone")
+            && l.contains("not reachable: could not start")),
+        "{text:#?}"
+    );
+}
