@@ -146,6 +146,11 @@ impl FakeServer {
         let app = Router::new()
             .fallback(handle)
             .with_state(Arc::clone(&shared));
+        // Streams are many small writes: without TCP_NODELAY, Nagle's algorithm and the
+        // client's delayed ACK add ~40 ms to every streamed answer.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
