@@ -186,6 +186,12 @@ impl fmt::Display for Category {
     }
 }
 
+impl serde::Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// A category name that is not one of [`Category::ALL`] (nor a group).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -9,6 +9,9 @@
 //! - [`checker`]: [`check`], the verdict on one output.
 //! - [`verdict`]: [`Verdict`], [`Failure`], [`ErrorKind`] (the official `error_type`s).
 //! - [`mutate`]: the ground truth as output and mutations of it (agreement test, bench).
+//! - [`prompt`]: the function docs as tool definitions ([`prompt::tool_specs`]).
+//! - [`run`]: asking a model every entry ([`run::run_model`]), judging outputs
+//!   ([`run::score`]) and the per-category [`run::Report`].
 //! - [`types`]: the type tables and string normalisation; `java` / `js`: the value
 //!   converters of the Java and JavaScript categories.
 
@@ -19,6 +22,8 @@ mod java;
 mod js;
 pub mod mutate;
 pub mod output;
+pub mod prompt;
+pub mod run;
 pub mod types;
 pub mod value;
 pub mod verdict;

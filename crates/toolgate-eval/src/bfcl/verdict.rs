@@ -53,6 +53,10 @@ pub enum ErrorKind {
     RelevanceNoCall,
     /// The output is not a list of `{function: {param: value}}` objects.
     WrongOutputFormat,
+    /// The model's answer could not be decoded into calls (e.g. arguments that are not JSON).
+    DecoderFailed,
+    /// The model could not be asked (toolgate's own kind; BFCL has no model errors).
+    ModelError,
     /// The official checker would raise an exception on this input (malformed data or an
     /// unsupported type); counted as a failure.
     Exception,
@@ -85,12 +89,14 @@ impl ErrorKind {
             ErrorKind::IrrelevanceCall => "irrelevance_error:decoder_success",
             ErrorKind::RelevanceNoCall => "relevance_error:decoder_failed",
             ErrorKind::WrongOutputFormat => "ast_decoder:decoder_wrong_output_format",
+            ErrorKind::DecoderFailed => "ast_decoder:decoder_failed",
+            ErrorKind::ModelError => "model_error",
             ErrorKind::Exception => "exception",
         }
     }
 
     /// A short family name for summaries: `wrong_function`, `missing_param`,
-    /// `unexpected_param`, `type`, `value`, `count`, `relevance`, `format`, `exception`.
+    /// `unexpected_param`, `type`, `value`, `count`, `relevance`, `format`, `model`, `exception`.
     pub fn family(self) -> &'static str {
         use ErrorKind as K;
         match self {
@@ -108,7 +114,8 @@ impl ErrorKind {
             | K::ListDictUnclear => "value",
             K::SimpleWrongCount | K::MultipleWrongCount | K::ParallelWrongCount => "count",
             K::IrrelevanceCall | K::RelevanceNoCall => "relevance",
-            K::WrongOutputFormat => "format",
+            K::WrongOutputFormat | K::DecoderFailed => "format",
+            K::ModelError => "model",
             K::Exception => "exception",
         }
     }

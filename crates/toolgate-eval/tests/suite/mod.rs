@@ -1,2 +1,3 @@
 mod agreement;
 mod data;
+mod run;

@@ -1,0 +1,299 @@
+//! Scoring a model on BFCL: [`run_model`] asks a [`ModelClient`] every entry (one request
+//! per entry, the functions as tools, no tool execution — BFCL judges the first answer),
+//! [`score`] checks decoded outputs however they were obtained (a model run or an outputs
+//! file), and [`Report`] sums them up per category with the failures listed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use futures_util::StreamExt as _;
+use serde::Serialize;
+use toolgate_agent::{Message, ModelClient, ModelRequest, ToolChoice};
+
+use super::category::Category;
+use super::checker::{CheckOptions, check};
+use super::data::Case;
+use super::output::{Call, parse_output};
+use super::prompt::tool_specs;
+use super::value::PyValue;
+use super::verdict::{ErrorKind, Failure, Verdict};
+
+/// What a model (or an outputs file) produced for one entry.
+#[derive(Debug, Clone)]
+pub enum Produced {
+    /// The decoded calls (possibly none).
+    Calls(Vec<Call>),
+    /// The answer could not be decoded into calls (arguments that are not JSON, a wrong
+    /// shape); the message says why.
+    Undecodable(String),
+    /// The model could not be asked (a transport or API error).
+    ModelError(String),
+}
+
+/// One judged entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryResult {
+    /// The category.
+    pub category: Category,
+    /// The entry id.
+    pub id: String,
+    /// The decoded output, `[{"fn": {...}}]` (absent when there was none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<PyValue>,
+    /// `None` when the output passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// Settings of a model run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Sampling temperature (BFCL uses 0.001).
+    pub temperature: Option<f32>,
+    /// Output token cap per request.
+    pub max_tokens: Option<u32>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            concurrency: 4,
+            temperature: Some(0.001),
+            max_tokens: None,
+        }
+    }
+}
+
+/// The request for one entry: its system messages as the system prompt, its user (and
+/// assistant) messages, its functions as tools, tool choice `auto`.
+pub fn request_for(case: &Case, options: &RunOptions) -> ModelRequest {
+    let mut system = Vec::new();
+    let mut messages = Vec::new();
+    for m in case.entry.question.iter().flatten() {
+        match m.role.as_str() {
+            "system" => system.push(m.content.clone()),
+            _ => messages.push(Message::user(m.content.clone())),
+        }
+    }
+    ModelRequest {
+        system: (!system.is_empty()).then(|| system.join("\n")),
+        messages,
+        tools: tool_specs(&case.entry, case.category.language()),
+        tool_choice: ToolChoice::Auto,
+        parallel_tool_calls: None,
+        max_tokens: options.max_tokens,
+        temperature: options.temperature,
+    }
+}
+
+/// Asks the model every case, `options.concurrency` at a time; results in case order.
+pub async fn run_model(
+    client: &dyn ModelClient,
+    cases: &[Case],
+    options: &RunOptions,
+) -> Vec<Produced> {
+    let mut out: Vec<(usize, Produced)> = futures_util::stream::iter(cases.iter().enumerate())
+        .map(|(i, case)| async move {
+            let request = request_for(case, options);
+            let produced = match client.complete(&request).await {
+                Ok(response) => decode_calls(
+                    response
+                        .turn
+                        .tool_calls
+                        .iter()
+                        .map(|c| (c.name.as_str(), c.arguments.as_str())),
+                ),
+                Err(e) => Produced::ModelError(e.to_string()),
+            };
+            (i, produced)
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Tool calls as a model API returns them (name, JSON arguments text) → decoded calls.
+pub fn decode_calls<'a>(calls: impl Iterator<Item = (&'a str, &'a str)>) -> Produced {
+    let mut out = Vec::new();
+    for (name, arguments) in calls {
+        match Call::from_json_arguments(name, arguments) {
+            Ok(c) => out.push(c),
+            Err(e) => return Produced::Undecodable(e),
+        }
+    }
+    Produced::Calls(out)
+}
+
+/// Reads one line of an outputs file: `{"id": …, "output": [{"fn": {…}}]}` (`result` is
+/// accepted for `output`).
+pub fn parse_output_line(line: &str) -> Result<(String, Produced), String> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        id: String,
+        #[serde(alias = "result")]
+        output: PyValue,
+    }
+    let l: Line = serde_json::from_str(line).map_err(|e| {
+        format!("expected {{\"id\": …, \"output\": [{{\"function\": {{\"param\": value}}}}]}}: {e}")
+    })?;
+    let produced = match &l.output {
+        PyValue::Str(text) => Produced::Undecodable(format!(
+            "the output is text, not decoded calls: {}",
+            text.chars().take(80).collect::<String>()
+        )),
+        other => match parse_output(other) {
+            Ok(calls) => Produced::Calls(calls),
+            Err(f) => Produced::Undecodable(f.message),
+        },
+    };
+    Ok((l.id, produced))
+}
+
+/// Judges one produced output. Names sent to the model had dots replaced, so expected names
+/// are compared in that form (BFCL's `underscore_to_dot`) unless `options` says otherwise.
+pub fn judge(case: &Case, produced: &Produced, options: CheckOptions) -> EntryResult {
+    let kind = case.category.check_kind();
+    let (output, verdict): (Option<PyValue>, Verdict) = match produced {
+        Produced::Calls(calls) => (
+            Some(PyValue::List(calls.iter().map(Call::to_py).collect())),
+            check(
+                case.category,
+                &case.entry.functions,
+                calls,
+                case.answer.as_deref(),
+                options,
+            ),
+        ),
+        // Undecodable output is "no call" to the relevance checks, as in BFCL.
+        Produced::Undecodable(why) => (
+            None,
+            match kind {
+                super::category::CheckKind::Irrelevance => Ok(()),
+                super::category::CheckKind::Relevance => {
+                    Err(Failure::new(ErrorKind::RelevanceNoCall, why.clone()))
+                }
+                _ => Err(Failure::new(ErrorKind::DecoderFailed, why.clone())),
+            },
+        ),
+        Produced::ModelError(why) => (None, Err(Failure::new(ErrorKind::ModelError, why.clone()))),
+    };
+    EntryResult {
+        category: case.category,
+        id: case.entry.id.clone(),
+        output,
+        failure: verdict.err(),
+    }
+}
+
+/// Judges the produced outputs of the cases they are given for; cases without one are
+/// counted as missing.
+pub fn score(
+    cases: &[Case],
+    produced: &HashMap<String, Produced>,
+    options: CheckOptions,
+) -> Report {
+    let mut report = Report::default();
+    for case in cases {
+        match produced.get(&case.entry.id) {
+            Some(p) => report.add(judge(case, p, options)),
+            None => report.missing(case.category),
+        }
+    }
+    report
+}
+
+/// Accuracy of one category and its failures.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CategoryScore {
+    /// Entries judged.
+    pub total: usize,
+    /// Entries that passed.
+    pub passed: usize,
+    /// `passed / total` (0 when nothing was judged).
+    pub accuracy: f64,
+    /// Entries of the category without an output (outputs file runs).
+    pub missing: usize,
+    /// Failures by error kind.
+    pub by_kind: BTreeMap<String, usize>,
+    /// The failed entries.
+    pub failures: Vec<EntryResult>,
+}
+
+/// Scores per category, in category order, and overall.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// Per category.
+    pub categories: BTreeMap<Category, CategoryScore>,
+}
+
+impl Report {
+    /// Adds one judged entry.
+    pub fn add(&mut self, result: EntryResult) {
+        let s = self.categories.entry(result.category).or_default();
+        s.total += 1;
+        match &result.failure {
+            None => s.passed += 1,
+            Some(f) => {
+                *s.by_kind.entry(f.kind.as_str().to_owned()).or_default() += 1;
+                s.failures.push(result);
+            }
+        }
+        s.accuracy = s.passed as f64 / s.total as f64;
+    }
+
+    fn missing(&mut self, category: Category) {
+        self.categories.entry(category).or_default().missing += 1;
+    }
+
+    /// `(passed, total)` over every category.
+    pub fn overall(&self) -> (usize, usize) {
+        self.categories
+            .values()
+            .fold((0, 0), |(p, t), s| (p + s.passed, t + s.total))
+    }
+
+    /// The report as JSON: per category, then `overall`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let (passed, total) = self.overall();
+        let categories: serde_json::Map<String, serde_json::Value> = self
+            .categories
+            .iter()
+            .map(|(c, s)| {
+                (
+                    c.name().to_owned(),
+                    serde_json::to_value(s).unwrap_or_default(),
+                )
+            })
+            .collect();
+        serde_json::json!({
+            "categories": categories,
+            "overall": {
+                "total": total,
+                "passed": passed,
+                "accuracy": if total == 0 { 0.0 } else { passed as f64 / total as f64 },
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_lines_decode_or_say_why() {
+        let (id, p) = parse_output_line(r#"{"id": "x_1", "output": [{"f": {"a": 1}}]}"#).unwrap();
+        assert_eq!(id, "x_1");
+        assert!(matches!(p, Produced::Calls(c) if c[0].name == "f"));
+        let (_, p) = parse_output_line(r#"{"id": "x_1", "result": "[f(a=1)]"}"#).unwrap();
+        assert!(matches!(p, Produced::Undecodable(m) if m.contains("text")));
+        assert!(parse_output_line("{\"id\": 1}").is_err());
+        assert!(matches!(
+            decode_calls([("f", "{oops")].into_iter()),
+            Produced::Undecodable(_)
+        ));
+    }
+}
