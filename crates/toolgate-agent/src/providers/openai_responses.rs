@@ -38,6 +38,9 @@ pub struct OpenAiResponsesClient {
     store: bool,
     max_tokens: u32,
     temperature: Option<f32>,
+    /// OpenAI itself: ask for reasoning items with their encrypted content when nothing is
+    /// stored, so that they can be passed back (compatible servers may not know `include`).
+    official: bool,
 }
 
 impl OpenAiResponsesClient {
@@ -49,6 +52,7 @@ impl OpenAiResponsesClient {
             store: config.store,
             max_tokens: config.max_tokens,
             temperature: config.temperature,
+            official: config.base_url.is_none(),
         }
     }
 
@@ -104,6 +108,9 @@ impl OpenAiResponsesClient {
             body.insert("temperature".into(), json!(t));
         }
         body.insert("store".into(), json!(self.store));
+        if !self.store && self.official {
+            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
         if stream {
             body.insert("stream".into(), json!(true));
         }
