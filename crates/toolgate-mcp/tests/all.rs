@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "suite/conformance.rs"]
+mod conformance;
 #[path = "suite/egress.rs"]
 mod egress;
 #[path = "suite/everything.rs"]
