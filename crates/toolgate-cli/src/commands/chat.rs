@@ -42,7 +42,7 @@ async fn read_line() -> Input {
 
 #[allow(clippy::print_stderr)]
 pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
-    let mut session = Session::open(settings, &args.agent, "chat")?;
+    let mut session = Session::open(settings, &args.agent, "chat").await?;
     let client = session.agent.client();
     eprintln!(
         "toolgate chat · session {} · {} via {} · role {}",
@@ -73,15 +73,8 @@ pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
         session.save().context("saving the conversation")?;
     }
     eprintln!();
-    session
-        .gateway
-        .audit()
-        .flush()
-        .await
-        .context("flushing the audit log")?;
-    eprintln!(
-        "  conversation saved: toolgate chat --session {}",
-        session.id
-    );
+    let id = session.id.clone();
+    session.close().await?;
+    eprintln!("  conversation saved: toolgate chat --session {id}");
     Ok(if last == 130 { 0 } else { last })
 }

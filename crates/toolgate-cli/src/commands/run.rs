@@ -21,7 +21,7 @@ use toolgate_gateway::Gateway;
 use toolgate_gateway::approve::{Approver, ApproverAnswer};
 use toolgate_store::approvals::ApprovalRequest;
 
-use crate::app::open_gateway;
+use crate::app::{McpServers, open_gateway, start_mcp};
 use crate::commands::local_user;
 use crate::prompt::TerminalApprover;
 use crate::settings::Settings;
@@ -77,13 +77,19 @@ impl Approver for SerialApprover {
 pub struct Session {
     pub agent: Agent,
     pub gateway: Arc<Gateway>,
+    /// The configured MCP servers, whose tools the model sees too.
+    hub: Option<toolgate_mcp::McpHub>,
     pub store: HistoryStore,
     pub id: String,
     pub history: Vec<Message>,
 }
 
 impl Session {
-    pub fn open(settings: &Settings, args: &AgentArgs, prefix: &str) -> anyhow::Result<Session> {
+    pub async fn open(
+        settings: &Settings,
+        args: &AgentArgs,
+        prefix: &str,
+    ) -> anyhow::Result<Session> {
         let mut model = settings.file.model.clone();
         if let Some(m) = &args.model {
             model.model.clone_from(m);
@@ -98,6 +104,7 @@ impl Session {
             }) as Arc<dyn Approver>
         });
         let gateway = Arc::new(open_gateway(settings, approver)?);
+        let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
         let store = HistoryStore::new(settings.data_dir.join("sessions"));
         let id = match &args.session {
             Some(id) => id.clone(),
@@ -126,10 +133,23 @@ impl Session {
         Ok(Session {
             agent: Agent::new(client, Arc::clone(&gateway), options),
             gateway,
+            hub,
             store,
             id,
             history,
         })
+    }
+
+    /// Flushes the audit log and stops the MCP servers.
+    pub async fn close(self) -> anyhow::Result<()> {
+        if let Some(hub) = self.hub {
+            hub.shutdown().await;
+        }
+        self.gateway
+            .audit()
+            .flush()
+            .await
+            .context("flushing the audit log")
     }
 
     pub fn save(&self) -> anyhow::Result<()> {
@@ -328,17 +348,12 @@ pub fn report(result: &Result<RunOutcome, AgentError>) -> i32 {
 
 #[allow(clippy::print_stderr)]
 pub async fn run(settings: &Settings, args: RunArgs) -> anyhow::Result<i32> {
-    let mut session = Session::open(settings, &args.agent, "run")?;
+    let mut session = Session::open(settings, &args.agent, "run").await?;
     if args.agent.session.is_none() {
         eprintln!("  session {}", session.id);
     }
     let result = session.turn(&args.task).await;
-    session
-        .gateway
-        .audit()
-        .flush()
-        .await
-        .context("flushing the audit log")?;
     session.save()?;
+    session.close().await?;
     Ok(report(&result))
 }

@@ -269,3 +269,66 @@ fn chat_keeps_the_conversation_and_resumes_it() {
     // user, assistant, user, assistant(tool_calls), tool, tool, assistant, user
     assert_eq!(n, 8, "{:#}", last.body);
 }
+
+#[test]
+fn a_call_waiting_for_approval_is_shown_and_continues_once_approved_elsewhere() {
+    let fx = Fixture::new(
+        "openai-chat",
+        vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "call_w",
+                "write_file",
+                r#"{"path":"out.md","content":"approved content"}"#,
+            )])),
+            Reply::Turn(FakeTurn::text("Written.")),
+        ],
+    );
+    let config = fx.env.ws.join("toolgate.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[approvals]\nwait = true\npoll_millis = 20\n");
+    std::fs::write(&config, text).unwrap();
+
+    let child = fx
+        .env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(["run", "Write out.md", "--session", "w1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The request appears in the store; an operator approves it from another process.
+    let mut id = None;
+    for _ in 0..1000 {
+        let list = fx.env.run(&["approvals", "list", "--json"]).json();
+        if let Some(first) = list.as_array().and_then(|a| a.first()) {
+            id = first["id"].as_str().map(str::to_owned);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let id = id.expect("no pending approval appeared");
+    fx.env
+        .run(&["approvals", "approve", &id, "--by", "alice"])
+        .assert_code(0);
+    let r = Run::from_output(child.wait_with_output().unwrap());
+    r.assert_code(0);
+    assert_eq!(r.stdout, "Written.\n");
+    assert!(
+        r.stderr.contains(&format!(
+            "⏸ write_file waits for approval {id} (toolgate approvals approve {id})"
+        )),
+        "{r:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.env.ws.join("out.md")).unwrap(),
+        "approved content"
+    );
+    let audit = fx.audit();
+    let ok = audit
+        .iter()
+        .find(|r| r["tool"] == "write_file" && r["outcome"] == "ok")
+        .expect("an ok record for write_file");
+    assert_eq!(ok["session"], "w1");
+    assert_eq!(ok["approver"], "alice", "{ok}");
+}
