@@ -55,10 +55,6 @@ pub enum AuthError {
     StateMismatch,
     #[error("the authorization server refused the login: {0}")]
     Denied(String),
-    #[error(
-        "the server needs scope `{scope}`: run `toolgate mcp login {server}` again to grant it"
-    )]
-    InsufficientScope { server: String, scope: String },
     #[error("OAuth: {0}")]
     OAuth(String),
 }
