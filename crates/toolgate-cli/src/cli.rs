@@ -64,6 +64,9 @@ pub enum Command {
     /// Configure and inspect the MCP servers whose tools join the catalog.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Score the configured model on benchmarks: BFCL categories, BFCL-compatible checker.
+    #[command(subcommand)]
+    Eval(crate::commands::eval::EvalCommand),
 }
 
 #[derive(Debug, Subcommand)]

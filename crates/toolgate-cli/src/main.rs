@@ -62,6 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Run(args) => commands::run::run(&settings, args).await,
             Command::Chat(args) => commands::chat::run(&settings, args).await,
             Command::Mcp(cmd) => commands::mcp::run(&settings, cmd).await,
+            Command::Eval(cmd) => commands::eval::run(&settings, cmd).await,
         }
     })
 }

@@ -7,6 +7,7 @@ pub mod call;
 pub mod chat;
 pub mod config;
 pub mod doctor;
+pub mod eval;
 pub mod mcp;
 pub mod run;
 pub mod serve;

@@ -7,6 +7,7 @@ mod crash;
 mod defaults;
 mod doctor;
 mod error_codes;
+mod eval;
 mod exports;
 mod harness;
 mod mcp;

@@ -1,0 +1,251 @@
+//! `toolgate eval bfcl`: scores the configured model on BFCL categories with the
+//! BFCL-compatible AST checker (toolgate-eval), or scores a file of decoded outputs.
+//! Prints accuracy per category and the failures (id, error kind, why). Exit status: 0 the
+//! evaluation ran (whatever the accuracy); 1 it could not (no data, no `[model]`, bad flags).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use toolgate_agent::ModelClient;
+use toolgate_eval::bfcl::run::{Produced, Report, RunOptions, parse_output_line, run_model, score};
+use toolgate_eval::bfcl::{BfclData, Case, Category, CheckOptions};
+
+use crate::output;
+use crate::settings::Settings;
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Score the configured model (or a file of outputs) on BFCL categories.
+    Bfcl(BfclArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BfclArgs {
+    /// Categories, comma-separated: simple_python, simple_java, simple_javascript, multiple,
+    /// parallel, parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel,
+    /// live_parallel_multiple, live_irrelevance, live_relevance; or a group: all, ast,
+    /// python, live, non_live.
+    #[arg(long, default_value = "simple_python")]
+    pub category: String,
+    /// The first N entries of each category only.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Print one JSON document: per category total, passed, accuracy, failures by kind and
+    /// every failure; then overall.
+    #[arg(long)]
+    pub json: bool,
+    /// Score decoded outputs from this file instead of asking the model: JSON Lines,
+    /// `{"id": "simple_python_0", "output": [{"function": {"param": value}}]}`.
+    #[arg(long, value_name = "FILE")]
+    pub outputs: Option<PathBuf>,
+    /// With --outputs: the function names in the file have dots replaced by `_` (as model
+    /// APIs require), so compare expected names in that form.
+    #[arg(long, requires = "outputs")]
+    pub underscore_names: bool,
+    /// Also write the model's decoded outputs to FILE (the --outputs format).
+    #[arg(long, value_name = "FILE", conflicts_with = "outputs")]
+    pub save: Option<PathBuf>,
+    /// The bfcl_eval data directory [default: $TOOLGATE_BFCL_DATA, else the bfcl-eval
+    /// package of the nearest .venv or of python3].
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Model name [default: [model] model].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Model requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Failures listed per category in the text report (--json lists all).
+    #[arg(long, default_value_t = 20)]
+    pub show_failures: usize,
+}
+
+pub async fn run(settings: &Settings, cmd: EvalCommand) -> anyhow::Result<i32> {
+    match cmd {
+        EvalCommand::Bfcl(args) => bfcl(settings, args).await,
+    }
+}
+
+async fn bfcl(settings: &Settings, args: BfclArgs) -> anyhow::Result<i32> {
+    let categories = Category::parse_list(&args.category)?;
+    if args.concurrency == 0 {
+        bail!("--concurrency must be at least 1");
+    }
+    let data = BfclData::locate(args.data.as_deref())?;
+    let mut cases: Vec<Case> = Vec::new();
+    for &category in &categories {
+        let mut loaded = data.load(category)?;
+        if let Some(n) = args.limit {
+            loaded.truncate(n);
+        }
+        cases.extend(loaded);
+    }
+
+    let (produced, options) = match &args.outputs {
+        Some(path) => (
+            read_outputs(path)?,
+            CheckOptions {
+                underscore_to_dot: args.underscore_names,
+            },
+        ),
+        None => {
+            let produced = ask_model(settings, &args, &cases).await?;
+            (
+                produced,
+                CheckOptions {
+                    underscore_to_dot: true,
+                },
+            )
+        }
+    };
+    let report = score(&cases, &produced, options);
+    if args.json {
+        output::json(&report.to_json())?;
+    } else {
+        print_report(&report, args.show_failures);
+    }
+    Ok(0)
+}
+
+async fn ask_model(
+    settings: &Settings,
+    args: &BfclArgs,
+    cases: &[Case],
+) -> anyhow::Result<HashMap<String, Produced>> {
+    let mut model = settings.file.model.clone();
+    if let Some(m) = &args.model {
+        model.model.clone_from(m);
+    }
+    let client: Arc<dyn ModelClient> =
+        toolgate_agent::connect(&model, &settings.file.egress).context("[model]")?;
+    eprintln!(
+        "asking {} ({}) about {} entries, {} at a time…",
+        client.model(),
+        client.provider(),
+        cases.len(),
+        args.concurrency
+    );
+    let options = RunOptions {
+        concurrency: args.concurrency,
+        max_tokens: Some(model.max_tokens),
+        temperature: model.temperature.or(RunOptions::default().temperature),
+    };
+    let produced = run_model(client.as_ref(), cases, &options).await;
+    if let Some(path) = &args.save {
+        save_outputs(path, cases, &produced)?;
+    }
+    Ok(cases
+        .iter()
+        .map(|c| c.entry.id.clone())
+        .zip(produced)
+        .collect())
+}
+
+fn read_outputs(path: &PathBuf) -> anyhow::Result<HashMap<String, Produced>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read --outputs {}", path.display()))?;
+    let mut out = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, produced) = parse_output_line(line)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        out.insert(id, produced);
+    }
+    Ok(out)
+}
+
+fn save_outputs(path: &PathBuf, cases: &[Case], produced: &[Produced]) -> anyhow::Result<()> {
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?,
+    );
+    for (case, p) in cases.iter().zip(produced) {
+        let line = match p {
+            Produced::Calls(calls) => {
+                let output: Vec<_> = calls.iter().map(|c| c.to_py()).collect();
+                serde_json::json!({"id": case.entry.id, "output": output})
+            }
+            Produced::Undecodable(why) | Produced::ModelError(why) => {
+                serde_json::json!({"id": case.entry.id, "output": why})
+            }
+        };
+        writeln!(file, "{line}")?;
+    }
+    file.flush()?;
+    Ok(())
+}
+
+fn percent(passed: usize, total: usize) -> String {
+    if total == 0 {
+        "-".to_owned()
+    } else {
+        format!("{:.1}%", 100.0 * passed as f64 / total as f64)
+    }
+}
+
+fn print_report(report: &Report, show: usize) {
+    let mut rows: Vec<Vec<String>> = report
+        .categories
+        .iter()
+        .map(|(c, s)| {
+            vec![
+                c.name().to_owned(),
+                s.total.to_string(),
+                s.passed.to_string(),
+                percent(s.passed, s.total),
+                if s.missing > 0 {
+                    format!("{} without output", s.missing)
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    let (passed, total) = report.overall();
+    rows.push(vec![
+        "overall".into(),
+        total.to_string(),
+        passed.to_string(),
+        percent(passed, total),
+        String::new(),
+    ]);
+    output::table(&["category", "total", "passed", "accuracy", ""], &rows);
+    for (category, s) in &report.categories {
+        if s.failures.is_empty() {
+            continue;
+        }
+        output::line("");
+        let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        output::line(&format!(
+            "failures in {category} ({}): {}",
+            s.failures.len(),
+            kinds.join(", ")
+        ));
+        let rows: Vec<Vec<String>> = s
+            .failures
+            .iter()
+            .take(show)
+            .filter_map(|f| {
+                let failure = f.failure.as_ref()?;
+                Some(vec![
+                    f.id.clone(),
+                    failure.kind.as_str().to_owned(),
+                    output::short(&failure.message, 160),
+                ])
+            })
+            .collect();
+        output::table(&["id", "kind", "why"], &rows);
+        if s.failures.len() > show {
+            output::line(&format!(
+                "… and {} more (--show-failures N, or --json)",
+                s.failures.len() - show
+            ));
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `toolgate eval bfcl` end to end: the real binary against the installed BFCL data, with the
+//! scripted model server as the model, and with files of decoded outputs.
+
+use std::path::Path;
+
+use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
+use toolgate_eval::bfcl::BfclData;
+
+use super::harness::{Env, Run};
+
+const KEY_VAR: &str = "TOOLGATE_TEST_MODEL_KEY";
+
+fn data_dir() -> String {
+    BfclData::discover_from(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .expect("bfcl-eval in the repository's .venv (scripts/test.sh installs it)")
+        .dir()
+        .display()
+        .to_string()
+}
+
+fn run(env: &Env, args: &[&str]) -> Run {
+    let out = env
+        .command()
+        .env(KEY_VAR, "sk-test-model-key-0123456789")
+        .args(args)
+        .output()
+        .unwrap();
+    Run::from_output(out)
+}
+
+#[test]
+fn the_configured_model_is_scored_per_category_with_failures_listed() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "c1",
+                "calculate_triangle_area",
+                r#"{"base": 10, "height": 5, "unit": "units"}"#,
+            )])),
+            Reply::Turn(FakeTurn::calls(&[(
+                "c2",
+                "math_factorial",
+                r#"{"number": "5"}"#,
+            )])),
+            Reply::Turn(FakeTurn::text("About 6.4.")),
+        ]))
+        .unwrap();
+    let port = server.addr.port();
+    let env = Env::with_config(&format!(
+        "[model]\nprovider = \"openai-chat\"\nmodel = \"fake-model\"\n\
+         base_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n",
+        server.base_url()
+    ));
+    let data = data_dir();
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "bfcl",
+            "--category",
+            "simple_python",
+            "--limit",
+            "3",
+            "--concurrency",
+            "1",
+            "--json",
+            "--data",
+            &data,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:#?}");
+    let report = r.json();
+    let simple = &report["categories"]["simple_python"];
+    assert_eq!(simple["total"], 3);
+    assert_eq!(simple["passed"], 1);
+    let failures: Vec<(&str, &str)> = simple["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap(),
+                f["failure"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            ("simple_python_1", "type_error:simple"),
+            ("simple_python_2", "simple_function_checker:wrong_count"),
+        ]
+    );
+    assert_eq!(report["overall"]["accuracy"], 1.0 / 3.0);
+    assert_eq!(server.requests().len(), 3);
+    assert!(!r.stdout.contains("sk-test-model-key"));
+}
+
+#[test]
+fn an_outputs_file_is_scored_without_a_model() {
+    let env = Env::new();
+    let outputs = env.ws.join("outputs.jsonl");
+    std::fs::write(
+        &outputs,
+        concat!(
+            r#"{"id": "simple_python_0", "output": [{"calculate_triangle_area": {"base": 10, "height": 5}}]}"#,
+            "\n",
+            r#"{"id": "simple_python_1", "output": [{"math.factorial": {"number": 5, "extra": 1}}]}"#,
+            "\n",
+            r#"{"id": "irrelevance_0", "output": []}"#,
+            "\n",
+            r#"{"id": "irrelevance_1", "output": [{"math.sum": {"numbers": [1, 2, 3]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let data = data_dir();
+    let file = outputs.display().to_string();
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "bfcl",
+            "--category",
+            "simple_python,irrelevance",
+            "--limit",
+            "2",
+            "--outputs",
+            &file,
+            "--data",
+            &data,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:#?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["category", "total", "passed", "accuracy"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["simple_python", "2", "1", "50.0%"]
+    );
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        ["irrelevance", "2", "1", "50.0%"]
+    );
+    assert_eq!(
+        lines[3].split_whitespace().collect::<Vec<_>>(),
+        ["overall", "4", "2", "50.0%"]
+    );
+    assert!(
+        r.stdout
+            .contains("simple_python_1  simple_function_checker:unexpected_param"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("irrelevance_1  irrelevance_error:decoder_success"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn bad_categories_and_malformed_outputs_are_explained() {
+    let env = Env::new();
+    let data = data_dir();
+    let r = run(
+        &env,
+        &["eval", "bfcl", "--category", "simple_rust", "--data", &data],
+    );
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert!(
+        r.stderr.contains("unknown BFCL category `simple_rust`"),
+        "{}",
+        r.stderr
+    );
+
+    let outputs = env.ws.join("bad.jsonl");
+    std::fs::write(&outputs, "{\"id\": \"simple_python_0\"}\n").unwrap();
+    let file = outputs.display().to_string();
+    let r = run(&env, &["eval", "bfcl", "--outputs", &file, "--data", &data]);
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert!(r.stderr.contains("bad.jsonl:1"), "{}", r.stderr);
+
+    let r = run(&env, &["eval", "bfcl", "--data", "/nonexistent/bfcl"]);
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert!(
+        r.stderr.contains("pip install --no-deps bfcl-eval"),
+        "{}",
+        r.stderr
+    );
+}
