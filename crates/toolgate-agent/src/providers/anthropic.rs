@@ -370,3 +370,40 @@ impl ModelClient for AnthropicClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_blocks_are_kept_verbatim_and_roles_alternate() {
+        let v = json!({
+            "content": [
+                {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}},
+                {"type": "text", "text": "Hi"},
+                {"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {"text": "a"}},
+            ],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+        });
+        let r = parse_message(&v).unwrap();
+        assert_eq!(r.turn.text, "Hi");
+        assert_eq!(r.turn.tool_calls[0].arguments, r#"{"text":"a"}"#);
+        let req = ModelRequest {
+            messages: vec![
+                Message::user("one"),
+                Message::user("two"),
+                Message::Assistant(r.turn.clone()),
+            ],
+            ..ModelRequest::default()
+        };
+        let msgs = messages(&req);
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert_eq!(msgs[0]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(msgs[1]["content"], v["content"]);
+        assert_eq!(
+            stop_reason("pause_turn", &r.turn),
+            StopReason::Other("pause_turn".into())
+        );
+    }
+}

@@ -372,3 +372,37 @@ impl ModelClient for OpenAiChatClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compatible_servers_odd_answers_are_read() {
+        // Arguments as an object, no call id, unknown fields everywhere.
+        let v = json!({
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "brand_new": 1,
+                "message": {"role": "assistant", "content": null, "reasoning_content": "hm",
+                    "tool_calls": [{"type": "function",
+                        "function": {"name": "echo", "arguments": {"text": "x"}}}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "extra": {}},
+        });
+        let r = parse_completion(&v).unwrap();
+        assert_eq!(r.stop, StopReason::ToolUse);
+        assert_eq!(r.turn.tool_calls.len(), 1);
+        let call = &r.turn.tool_calls[0];
+        assert_eq!(
+            (call.name.as_str(), call.arguments.as_str()),
+            ("echo", r#"{"text":"x"}"#)
+        );
+        assert!(call.id.starts_with("call_tg"), "{}", call.id);
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: 3,
+                output_tokens: 2
+            }
+        );
+        assert!(parse_completion(&json!({"choices": []})).is_err());
+    }
+}

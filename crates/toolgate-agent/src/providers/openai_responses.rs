@@ -356,3 +356,32 @@ impl ModelClient for OpenAiResponsesClient {
         parse_response(&response)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_items_pass_and_failures_say_why() {
+        let v = json!({
+            "id": "resp_9", "status": "completed",
+            "output": [
+                {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Done"}, {"type": "new_part"}]},
+            ],
+        });
+        let r = parse_response(&v).unwrap();
+        assert_eq!(
+            (r.turn.text.as_str(), r.stop),
+            ("Done", StopReason::EndTurn)
+        );
+        let native = r.turn.native.unwrap();
+        assert_eq!(native.items, v["output"].as_array().unwrap().clone());
+        assert_eq!(native.response_id.as_deref(), Some("resp_9"));
+        let failed =
+            json!({"status": "failed", "error": {"code": "server_error", "message": "oops"}});
+        let e = parse_response(&failed).unwrap_err().to_string();
+        assert!(e.contains("oops") && e.contains("server_error"), "{e}");
+    }
+}
