@@ -146,3 +146,95 @@ fn check_env_name(var: &str) -> Result<(), AuthError> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerConfig;
+
+    fn server(toml_text: &str) -> Result<ServerConfig, String> {
+        toml::from_str::<ServerConfig>(toml_text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn both_kinds_parse_from_toml() {
+        let s = server(
+            "name = \"docs\"\nurl = \"https://mcp.example.com/mcp\"\n\
+             auth = { type = \"oauth\", scopes = [\"docs:read\"], redirect_port = 8765 }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.auth,
+            Some(AuthConfig::Oauth {
+                client_id: None,
+                client_secret_env: None,
+                client_metadata_url: None,
+                scopes: vec!["docs:read".into()],
+                redirect_port: Some(8765),
+            })
+        );
+        assert_eq!(s.validate(), Ok(()));
+        let s = server(
+            "name = \"billing\"\nurl = \"https://b.example.com/mcp\"\n\
+             auth = { type = \"client_credentials\", client_id = \"tg\", client_secret_env = \"BILLING_SECRET\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.auth,
+            Some(AuthConfig::ClientCredentials {
+                client_id: "tg".into(),
+                client_secret_env: "BILLING_SECRET".into(),
+                scopes: Vec::new(),
+            })
+        );
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = server(
+            "name = \"x\"\nurl = \"https://x.example/mcp\"\nauth = { type = \"oauth\", client_secret = \"s3cr3t\" }\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("unknown field `client_secret`"), "{err}");
+        let err =
+            server("name = \"x\"\nurl = \"https://x.example/mcp\"\nauth = { type = \"basic\" }\n")
+                .unwrap_err();
+        assert!(err.contains("unknown variant `basic`"), "{err}");
+
+        let pasted = server(
+            "name = \"x\"\nurl = \"https://x.example/mcp\"\n\
+             auth = { type = \"client_credentials\", client_id = \"tg\", client_secret_env = \"hunter2-secret!\" }\n",
+        )
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            pasted.contains("must name an environment variable"),
+            "{pasted}"
+        );
+        assert!(
+            !pasted.contains("hunter2"),
+            "the value is not echoed: {pasted}"
+        );
+
+        let stdio = ServerConfig::stdio("s", "node").with_auth(AuthConfig::oauth());
+        assert_eq!(
+            stdio.validate().unwrap_err().to_string(),
+            "MCP server `s`: `auth` only applies to Streamable HTTP (`url`) servers; remove it"
+        );
+        let orphan =
+            ServerConfig::http("h", "https://h.example/mcp").with_auth(AuthConfig::Oauth {
+                client_id: None,
+                client_secret_env: Some("H_SECRET".into()),
+                client_metadata_url: Some("http://h.example/client.json".into()),
+                scopes: Vec::new(),
+                redirect_port: None,
+            });
+        assert_eq!(
+            orphan.validate().unwrap_err().to_string(),
+            "MCP server `h`: `auth` is invalid: auth configuration: `client_secret_env` needs `client_id` (a secret belongs to a pre-registered client)"
+        );
+    }
+}
