@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Gateway, GatewayDeps};
-use toolgate_mcp::{HubOptions, McpHub, RetryPolicy};
+use toolgate_mcp::{HubOptions, McpHub, RetryPolicy, SandboxSpec, SandboxedCommand, StdioSandbox};
 use toolgate_registry::Catalog;
 use toolgate_store::PinStore;
 use toolgate_store::approvals::ApprovalStore;
@@ -16,7 +16,10 @@ use toolgate_store::audit::AuditLog;
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
-use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
+use toolgate_tools::{
+    BuiltinOptions, ResourceLimits, SandboxLauncher, SandboxPolicy, ShellOptions, Workspace,
+    builtin_tools,
+};
 
 use crate::settings::Settings;
 
@@ -191,9 +194,99 @@ impl McpServers<'_> {
 }
 
 /// The hub options every command uses: default backoff, the `[egress]` policy for HTTP
-/// servers.
+/// servers, the shell tool's sandbox for stdio servers with a `sandbox` table.
 pub fn hub_options(settings: &Settings) -> HubOptions {
+    let sandbox = ServerSandbox {
+        workspace: settings.workspace.clone(),
+        data_dir: settings.data_dir.clone(),
+        config: settings.config_path.clone(),
+    };
     HubOptions::new(RetryPolicy::default(), settings.file.egress.clone())
+        .with_stdio_sandbox(Arc::new(sandbox))
+}
+
+/// Runs a stdio MCP server with a `sandbox` table through the shell tool's sandbox helper
+/// (this binary re-executed): Landlock (system trees and `readable` read-only, `writable`
+/// read-write, nothing else), seccomp (no network unless `network = true`), a process
+/// limit. No CPU-time or address-space limit: a server lives as long as the gateway, and
+/// JavaScript engines reserve large address ranges. Relative paths are relative to the
+/// workspace; with no `writable` entry the server gets `<data dir>/mcp/<name>`.
+#[derive(Debug)]
+struct ServerSandbox {
+    workspace: std::path::PathBuf,
+    data_dir: std::path::PathBuf,
+    config: Option<std::path::PathBuf>,
+}
+
+impl StdioSandbox for ServerSandbox {
+    fn wrap(
+        &self,
+        server: &str,
+        spec: &SandboxSpec,
+        command: &str,
+        args: &[String],
+        _cwd: Option<&Path>,
+    ) -> Result<SandboxedCommand, String> {
+        let support = toolgate_tools::Sandbox::probe();
+        if support.landlock_abi.is_none() {
+            return Err(format!(
+                "the kernel offers no Landlock ({}); `toolgate doctor` explains",
+                support.reason.unwrap_or_default()
+            ));
+        }
+        let resolve = |p: &std::path::PathBuf| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                self.workspace.join(p)
+            }
+        };
+        let mut writable: Vec<_> = spec.writable.iter().map(resolve).collect();
+        if writable.is_empty() {
+            let state = self.data_dir.join("mcp").join(server);
+            std::fs::create_dir_all(&state)
+                .map_err(|e| format!("cannot create {}: {e}", state.display()))?;
+            writable.push(state);
+        }
+        if let Some(missing) = writable.iter().find(|p| !p.is_dir()) {
+            return Err(format!(
+                "`sandbox.writable` entry {} is not a directory",
+                missing.display()
+            ));
+        }
+        let mut protected = vec![
+            self.data_dir.clone(),
+            self.workspace.join(crate::settings::CONFIG_FILE),
+        ];
+        protected.extend(self.config.clone());
+        let mut policy = SandboxPolicy::new(writable[0].clone());
+        policy.extra_write_paths = writable[1..].to_vec();
+        policy.extra_read_paths = spec.readable.iter().map(resolve).collect();
+        policy.allow_network = spec.network;
+        policy.limits = ResourceLimits {
+            cpu_secs: None,
+            memory_bytes: None,
+            ..ResourceLimits::default()
+        };
+        policy.protected_paths = protected
+            .into_iter()
+            .filter(|p| writable.iter().any(|w| inside(w, p)))
+            .collect();
+        let (program, argv) = toolgate_tools::sandbox::stdio_command(
+            &SandboxLauncher::current_exe(),
+            &policy,
+            command,
+            args,
+        )
+        .map_err(|e| format!("cannot locate the sandbox helper: {e}"))?;
+        Ok(SandboxedCommand {
+            program: program.to_string_lossy().into_owned(),
+            args: argv
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        })
+    }
 }
 
 /// Starts the selected `[[mcp.servers]]` on `catalog` (their tools are pinned there) and

@@ -177,8 +177,17 @@ async fn attempt(
             args,
             env,
             cwd,
+            clear_env,
         } => {
             let mut cmd = tokio::process::Command::new(command);
+            if *clear_env {
+                cmd.env_clear();
+                for var in crate::sandbox::PASSED_ENV {
+                    if let Some(value) = std::env::var_os(var) {
+                        cmd.env(var, value);
+                    }
+                }
+            }
             cmd.args(args).envs(env).kill_on_drop(true);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);

@@ -79,6 +79,9 @@ pub enum ConnectError {
     /// message names the entry to add.
     #[error("{0}")]
     Egress(String),
+    /// A server with `sandbox` cannot be confined; it is not started unconfined.
+    #[error("cannot start the server in the sandbox: {0}")]
+    Sandbox(String),
     /// OAuth failed or is missing (`toolgate mcp login NAME`); the message says which.
     #[error("{0}")]
     Auth(String),

@@ -11,6 +11,7 @@ use toolgate_registry::{Catalog, ToolSource};
 use toolgate_store::CredentialStore;
 
 use crate::config::{ServerConfig, validate_servers};
+use crate::sandbox::StdioSandbox;
 use crate::server::{McpServer, RetryPolicy};
 use crate::{ConfigError, McpEvent, ServerStatus};
 
@@ -29,6 +30,8 @@ pub struct HubOptions {
     /// Where OAuth tokens of servers with `auth` are kept; without it such a server fails
     /// with a message naming the fix.
     pub credentials: Option<Arc<CredentialStore>>,
+    /// Confines stdio servers that have a `sandbox` table; without it such a server fails.
+    pub stdio_sandbox: Option<Arc<dyn StdioSandbox>>,
 }
 
 impl HubOptions {
@@ -37,7 +40,14 @@ impl HubOptions {
             retry,
             egress,
             credentials: None,
+            stdio_sandbox: None,
         }
+    }
+
+    /// Confines servers with a `sandbox` table through `sandbox`.
+    pub fn with_stdio_sandbox(mut self, sandbox: Arc<dyn StdioSandbox>) -> Self {
+        self.stdio_sandbox = Some(sandbox);
+        self
     }
 
     /// Uses `store` for the OAuth tokens of servers with `auth` (R-MCP-3).
@@ -53,6 +63,7 @@ impl From<RetryPolicy> for HubOptions {
             retry,
             egress: EgressPolicy::default(),
             credentials: None,
+            stdio_sandbox: None,
         }
     }
 }
@@ -88,6 +99,7 @@ impl McpHub {
             retry,
             egress,
             credentials,
+            stdio_sandbox,
         } = options.into();
         let egress = Arc::new(egress);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
@@ -96,13 +108,16 @@ impl McpHub {
         let mut tasks = Vec::new();
         for config in configs {
             let enabled = config.enabled;
-            let server = Arc::new(McpServer::new(
-                config,
-                retry,
-                Arc::clone(&egress),
-                credentials.clone(),
-                events.clone(),
-            )?);
+            let server = Arc::new(
+                McpServer::new(
+                    config,
+                    retry,
+                    Arc::clone(&egress),
+                    credentials.clone(),
+                    events.clone(),
+                )?
+                .with_stdio_sandbox(stdio_sandbox.clone()),
+            );
             if enabled {
                 tasks.push(tokio::spawn(
                     Arc::clone(&server).run(Arc::clone(&catalog), shutdown.child_token()),

@@ -16,6 +16,8 @@
 //!   marks its tools unavailable while down.
 //! - [`hub`]: [`McpHub`], all servers started in parallel; status, events, shutdown;
 //!   [`HubOptions`] (backoff and the egress policy).
+//! - [`sandbox`]: [`SandboxSpec`], a stdio server's `sandbox` table, and [`StdioSandbox`],
+//!   the confinement the embedding program supplies.
 //! - [`status`]: [`ServerStatus`] and [`McpEvent`].
 //! - [`error`]: [`ConfigError`] and [`ConnectError`].
 //!
@@ -44,6 +46,7 @@ pub mod error;
 mod handler;
 pub mod hub;
 mod link;
+pub mod sandbox;
 mod server;
 pub mod status;
 pub mod tool;
@@ -51,6 +54,7 @@ pub mod tool;
 pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};
+pub use sandbox::{SandboxSpec, SandboxedCommand, StdioSandbox};
 pub use server::RetryPolicy;
 pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
 pub use tool::McpTool;

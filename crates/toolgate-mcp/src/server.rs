@@ -25,6 +25,7 @@ use crate::config::{ServerConfig, ToolFilter};
 use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
 use crate::handler::McpClientHandler;
 use crate::link::{Connected, ServerLink};
+use crate::sandbox::StdioSandbox;
 use crate::tool::{McpTool, Trust};
 use crate::{ConnectError, McpEvent, ServerState, ServerStatus};
 
@@ -70,6 +71,7 @@ pub(crate) struct McpServer {
     retry: RetryPolicy,
     egress: Arc<EgressPolicy>,
     credentials: Option<Arc<CredentialStore>>,
+    stdio_sandbox: Option<Arc<dyn StdioSandbox>>,
     tools: RwLock<Vec<DynTool>>,
     status: RwLock<ServerStatus>,
     settled: watch::Sender<bool>,
@@ -153,6 +155,7 @@ impl McpServer {
             retry,
             egress,
             credentials,
+            stdio_sandbox: None,
             tools: RwLock::new(Vec::new()),
             status: RwLock::new(status),
             settled: watch::Sender::new(!config.enabled),
@@ -261,9 +264,41 @@ impl McpServer {
 
     /// Connects, subscribes to tool-list changes (before listing, so none is missed) and
     /// lists the tools.
+    pub(crate) fn with_stdio_sandbox(mut self, sandbox: Option<Arc<dyn StdioSandbox>>) -> Self {
+        self.stdio_sandbox = sandbox;
+        self
+    }
+
+    /// The configuration to connect with: a server with `sandbox` has its command replaced
+    /// by the confined one (never started unconfined).
+    fn effective_config(&self) -> Result<std::borrow::Cow<'_, ServerConfig>, ConnectError> {
+        let (Some(spec), Some(command)) = (&self.config.sandbox, &self.config.command) else {
+            return Ok(std::borrow::Cow::Borrowed(&self.config));
+        };
+        let Some(sandbox) = &self.stdio_sandbox else {
+            return Err(ConnectError::Sandbox(
+                "`sandbox` is set but this program has no sandbox for MCP servers".to_owned(),
+            ));
+        };
+        let wrapped = sandbox
+            .wrap(
+                &self.config.name,
+                spec,
+                command,
+                &self.config.args,
+                self.config.cwd.as_deref(),
+            )
+            .map_err(ConnectError::Sandbox)?;
+        let mut config = self.config.clone();
+        config.command = Some(wrapped.program);
+        config.args = wrapped.args;
+        Ok(std::borrow::Cow::Owned(config))
+    }
+
     async fn open(&self) -> Result<Session, ConnectError> {
+        let config = self.effective_config()?;
         let conn = connect(
-            &self.config,
+            &config,
             &self.handler,
             &self.stderr,
             &self.egress,

@@ -223,10 +223,12 @@ impl ShellTool {
                             .iter()
                             .map(|p| root.join(p))
                             .collect(),
+                        extra_write_paths: Vec::new(),
                         protected_paths: self.ws.protected().to_vec(),
                     },
                     landlock: *landlock,
                     strict: self.opts.sandbox == SandboxMode::Required,
+                    stdio: false,
                 };
                 launch::sandboxed(launcher, &request, command, cwd, env)
             }

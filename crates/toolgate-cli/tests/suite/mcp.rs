@@ -377,3 +377,99 @@ fn doctor_reports_each_configured_server() {
         "{text:#?}"
     );
 }
+
+/// `sandbox = {…}` on a stdio server: the shell tool's Landlock + seccomp helper confines it.
+/// server-filesystem is told it may use `a` and `b`; the sandbox lets it write `a` only.
+#[test]
+fn a_sandboxed_server_cannot_write_outside_its_writable_dir() {
+    let env = Env::new();
+    for dir in ["a", "b"] {
+        std::fs::create_dir(env.ws.join(dir)).unwrap();
+    }
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
+    let config = format!(
+        "[roles.ci]\nwrite = \"allow\"\ndangerous = \"allow\"\n\n\
+         [[mcp.servers]]\nname = \"files\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\", \"{}\"]\n\
+         sandbox = {{ writable = [\"a\"], readable = [\"{}\"] }}\n",
+        node(),
+        server("server-filesystem"),
+        env.ws.join("a").display(),
+        env.ws.join("b").display(),
+        peers.canonicalize().unwrap().display(),
+    );
+    std::fs::write(env.ws.join("toolgate.toml"), config).unwrap();
+    let write = |dir: &str| {
+        let path = env.ws.join(dir).join("note.txt");
+        env.call_with(
+            &["--role", "ci"],
+            "mcp__files__write_file",
+            &json!({"path": path, "content": "from the sandbox"}),
+            &[],
+        )
+    };
+    write("a").assert_code(0);
+    assert_eq!(env.read("a/note.txt"), "from the sandbox");
+    let refused = write("b");
+    refused.assert_code(2);
+    let error = &refused.json()["error"];
+    assert_eq!(error["code"], json!("execution_failed"));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("EACCES: permission denied"),
+        "{refused:#?}"
+    );
+    assert!(!env.ws.join("b/note.txt").exists());
+}
+
+/// A sandboxed server starts from an empty environment: only PATH, LANG, LC_ALL and its own
+/// `env` table reach it, never toolgate's secrets.
+#[test]
+fn a_sandboxed_server_does_not_inherit_the_environment() {
+    let env = Env::new();
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
+    let config = format!(
+        "[roles.ci]\nwrite = \"allow\"\n\n\
+         [[mcp.servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\
+         env = {{ GIVEN = \"yes\" }}\nsandbox = {{ readable = [\"{}\"] }}\n",
+        node(),
+        server("server-everything"),
+        peers.canonicalize().unwrap().display(),
+    );
+    std::fs::write(env.ws.join("toolgate.toml"), config).unwrap();
+    let run = env
+        .command()
+        .env("TOOLGATE_TEST_SECRET", "sk-do-not-leak")
+        .args([
+            "--role",
+            "ci",
+            "call",
+            "mcp__everything__get-env",
+            "--no-prompt",
+        ])
+        .output()
+        .unwrap();
+    let run = super::harness::Run::from_output(run);
+    run.assert_code(0);
+    let text = run.json()["data"].as_str().unwrap_or_default().to_owned();
+    let vars: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("get-env returned no JSON ({e}): {run:#?}"));
+    let mut names: Vec<&str> = vars
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    assert!(
+        names.contains(&"GIVEN") && names.contains(&"PATH"),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"TOOLGATE_TEST_SECRET") && !names.contains(&"USER"),
+        "{names:?}"
+    );
+    // Its writable directory defaults to a state directory of its own in the data dir.
+    assert!(env.data.join("mcp/everything").is_dir());
+}

@@ -28,6 +28,7 @@ use toolgate_protocol::Risk;
 
 use crate::ConfigError;
 use crate::auth::AuthConfig;
+use crate::sandbox::SandboxSpec;
 
 const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -95,6 +96,9 @@ pub struct ServerConfig {
     /// OAuth for a Streamable HTTP server (`docs/mcp-oauth.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthConfig>,
+    /// Run a stdio server inside the OS sandbox (see [`crate::sandbox`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSpec>,
 }
 
 fn enabled_by_default() -> bool {
@@ -117,6 +121,8 @@ pub enum Endpoint {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        /// Start from an empty environment (a sandboxed server) instead of toolgate's.
+        clear_env: bool,
     },
     Http {
         url: String,
@@ -159,6 +165,7 @@ impl ServerConfig {
             trusted: false,
             protocol: ProtocolChoice::Auto,
             auth: None,
+            sandbox: None,
         }
     }
 
@@ -199,6 +206,12 @@ impl ServerConfig {
 
     pub fn with_auth(mut self, auth: AuthConfig) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// Runs this stdio server inside the OS sandbox (see [`crate::sandbox`]).
+    pub fn with_sandbox(mut self, sandbox: SandboxSpec) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 
@@ -263,11 +276,13 @@ impl ServerConfig {
                 args,
                 env,
                 cwd,
+                clear_env,
             } => Ok(Endpoint::Stdio {
                 command,
                 args,
                 env: self.expand_all(&env)?,
                 cwd,
+                clear_env,
             }),
             Endpoint::Http { url, headers } => {
                 let headers = self.expand_all(&headers)?;
@@ -296,6 +311,7 @@ impl ServerConfig {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
+                    clear_env: self.sandbox.is_some(),
                 })
             }
             (None, Some(url)) => {
@@ -303,6 +319,7 @@ impl ServerConfig {
                     ("args", !self.args.is_empty()),
                     ("env", !self.env.is_empty()),
                     ("cwd", self.cwd.is_some()),
+                    ("sandbox", self.sandbox.is_some()),
                 ] {
                     if set {
                         return Err(self.not_applicable(field, "stdio (`command`)"));

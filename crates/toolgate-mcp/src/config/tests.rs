@@ -87,6 +87,14 @@ fn validation_names_the_problem() {
             },
         ),
         (
+            ServerConfig::http("s", "https://h/mcp").with_sandbox(SandboxSpec::default()),
+            ConfigError::FieldNotApplicable {
+                server: "s".into(),
+                field: "sandbox",
+                applies_to: "stdio (`command`)",
+            },
+        ),
+        (
             ServerConfig::http("s", "ftp://h/mcp"),
             ConfigError::InvalidUrl {
                 server: "s".into(),
@@ -172,4 +180,28 @@ fn include_then_exclude() {
         .filter(|t| f.admits(t))
         .collect();
     assert_eq!(admitted, ["read_file", "list_dir"]);
+}
+
+#[test]
+fn a_sandbox_table_parses_and_clears_the_environment() {
+    let c = parse(
+        "name = \"files\"\ncommand = \"node\"\n\
+         sandbox = { writable = [\"/srv\"], readable = [\"/opt/node\"], network = true }",
+    )
+    .unwrap();
+    let spec = SandboxSpec {
+        writable: vec!["/srv".into()],
+        readable: vec!["/opt/node".into()],
+        network: true,
+    };
+    assert_eq!(c, ServerConfig::stdio("files", "node").with_sandbox(spec));
+    assert!(matches!(
+        c.endpoint(),
+        Ok(Endpoint::Stdio {
+            clear_env: true,
+            ..
+        })
+    ));
+    let e = parse("name = \"a\"\ncommand = \"x\"\nsandbox = { write = [] }").unwrap_err();
+    assert!(e.contains("unknown field `write`"), "{e}");
 }

@@ -296,3 +296,17 @@ async fn an_http_server_that_goes_away_is_refused_then_reconnected() {
     );
     hub.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_server_is_never_started_without_a_sandbox() {
+    // The hub was given no StdioSandbox: the server fails instead of running unconfined.
+    let config = py_stdio("py").with_sandbox(toolgate_mcp::SandboxSpec::default());
+    let (hub, catalog) = start(vec![config]).await;
+    assert_eq!(
+        failed_error(&hub.status()[0]),
+        "cannot start the server in the sandbox: `sandbox` is set but this program has no \
+         sandbox for MCP servers"
+    );
+    assert!(catalog.all().is_empty());
+    hub.shutdown().await;
+}

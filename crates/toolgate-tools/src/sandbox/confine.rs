@@ -33,6 +33,9 @@ pub const FAILURE_PREFIX: &str = "toolgate sandbox: ";
 /// What the command applies to itself.
 #[derive(Debug)]
 pub(crate) struct Confinement {
+    /// Lead a process group of its own (not for a stdio server, which stays in the
+    /// helper's group so that the client's group kill reaches it).
+    pub own_group: bool,
     pub limits: Vec<(Resource, u64)>,
     pub cgroup: Option<PidsCgroup>,
     /// Protected paths to cover.
@@ -59,7 +62,9 @@ impl Confinement {
     }
 
     fn steps(&mut self) -> Result<(), String> {
-        setpgid(None, None).map_err(|e| format!("setpgid: {e}"))?;
+        if self.own_group {
+            setpgid(None, None).map_err(|e| format!("setpgid: {e}"))?;
+        }
         if let Some(cgroup) = &self.cgroup {
             cgroup
                 .join()

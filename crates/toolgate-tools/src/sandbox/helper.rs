@@ -42,6 +42,12 @@ pub(crate) struct HelperRequest {
     /// `SandboxMode::Required`: also fail when the protected paths cannot be hidden
     /// (otherwise they stay visible, as without a sandbox).
     pub strict: bool,
+    /// The command talks over the helper's stdin and stdout (a stdio MCP server). Its stdin
+    /// is then passed through instead of being the lifeline; the lifeline becomes the
+    /// parent process (gone: the command is swept), and the command stays in the helper's
+    /// process group, so killing that group stops both.
+    #[serde(default)]
+    pub stdio: bool,
 }
 
 /// Runs the helper with the arguments after [`HELPER_ARG`](super::HELPER_ARG); never returns.
@@ -73,11 +79,16 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     let tmp = PrivateTmp::create()?;
     let mut confinement = prepare(&request, tmp.path())?;
 
+    let parent = if request.stdio {
+        Some(parent_pidfd()?)
+    } else {
+        None
+    };
     let mut command = Command::new(&program);
-    command
-        .args(args)
-        .env("TMPDIR", tmp.path())
-        .stdin(Stdio::null());
+    command.args(args).env("TMPDIR", tmp.path());
+    if !request.stdio {
+        command.stdin(Stdio::null());
+    }
     // SAFETY: the closure runs between fork and exec. The helper is single-threaded (it
     // is `main` of a fresh process and starts no threads), so no lock can be held by a
     // thread that vanished in the fork; the closure only makes system calls and, on
@@ -93,7 +104,11 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
         .ok_or_else(|| SandboxError::Usage("the command has no process id".to_owned()))?;
     let stdin = std::io::stdin();
-    let ending = reaper::supervise(pid, stdin.as_fd());
+    let lifeline = match &parent {
+        Some(fd) => fd.as_fd(),
+        None => stdin.as_fd(),
+    };
+    let ending = reaper::supervise(pid, lifeline);
     reaper::sweep(pid);
     // The confinement (and with it the now empty pids cgroup) goes with the command, then
     // the temporary directory.
@@ -132,6 +147,7 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxEr
         }
     }
     Ok(Confinement {
+        own_group: !request.stdio,
         limits: rlimits,
         cgroup,
         masks: mask::masks(&policy.protected_paths),
@@ -141,6 +157,14 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxEr
         seccomp,
         last_capability: last_capability(),
     })
+}
+
+/// A pidfd of the process that started the helper: readable once it has exited.
+fn parent_pidfd() -> Result<std::os::fd::OwnedFd, SandboxError> {
+    let parent = rustix::process::getppid()
+        .ok_or_else(|| SandboxError::Usage("the helper has no parent".to_owned()))?;
+    rustix::process::pidfd_open(parent, rustix::process::PidfdFlags::empty())
+        .map_err(|e| SandboxError::io("watch the parent process")(e.into()))
 }
 
 /// `RLIMIT_NPROC` counts every task of the real user, so the bound is what the user runs

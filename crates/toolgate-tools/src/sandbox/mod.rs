@@ -44,6 +44,32 @@ pub(crate) use helper::HelperRequest;
 pub use policy::{HELPER_ARG, ResourceLimits, SandboxLauncher, SandboxMode, SandboxPolicy};
 pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
 
+/// The program and arguments that run `program args…` inside the sandbox as a **stdio
+/// server** (an MCP server the gateway spawns): its stdin and stdout are passed through, it
+/// stays in the helper's process group (kill that group to stop both), and it is swept when
+/// the process that started the helper goes away. Landlock is required: on a kernel without
+/// it the helper refuses to start the program (exit status [`HELPER_FAILURE`], the reason on
+/// stderr) rather than running it unconfined.
+pub fn stdio_command(
+    launcher: &SandboxLauncher,
+    policy: &SandboxPolicy,
+    program: &str,
+    args: &[String],
+) -> std::io::Result<(std::path::PathBuf, Vec<std::ffi::OsString>)> {
+    let (exe, mut argv) = launcher.argv()?;
+    let request = HelperRequest {
+        policy: policy.clone(),
+        landlock: true,
+        strict: true,
+        stdio: true,
+    };
+    let request = serde_json::to_string(&request).map_err(std::io::Error::other)?;
+    argv.push(request.into());
+    argv.push(program.into());
+    argv.extend(args.iter().map(Into::into));
+    Ok((exe, argv))
+}
+
 /// If this process was started as the sandbox helper (its first argument is
 /// [`HELPER_ARG`]), runs the helper and exits; otherwise returns at once.
 ///

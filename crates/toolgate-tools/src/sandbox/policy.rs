@@ -88,6 +88,9 @@ pub struct SandboxPolicy {
     pub limits: ResourceLimits,
     /// More read-only (and executable) trees, e.g. a toolchain outside the system dirs.
     pub extra_read_paths: Vec<PathBuf>,
+    /// More read-write trees besides the workspace (each must exist).
+    #[serde(default)]
+    pub extra_write_paths: Vec<PathBuf>,
     /// Paths inside the workspace the command must neither see nor change (toolgate's data
     /// dir and config): covered in a private mount namespace.
     pub protected_paths: Vec<PathBuf>,
@@ -101,6 +104,7 @@ impl SandboxPolicy {
             allow_network: false,
             limits: ResourceLimits::default(),
             extra_read_paths: Vec::new(),
+            extra_write_paths: Vec::new(),
             protected_paths: Vec::new(),
         }
     }

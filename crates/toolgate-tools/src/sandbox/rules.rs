@@ -97,6 +97,9 @@ pub(crate) fn ruleset(policy: &SandboxPolicy, tmp: &Path) -> Result<RulesetCreat
         created = grant(created, &path, access, false)?;
     }
     created = grant(created, &policy.workspace, all, true)?;
+    for path in &policy.extra_write_paths {
+        created = grant(created, path, all, true)?;
+    }
     grant(created, tmp, all, true)
 }
 
