@@ -2,12 +2,22 @@
 //! answers stream to stdout, tool calls and approval prompts appear inline on stderr. The
 //! history is saved after every turn, so `--session ID` resumes it. Ctrl-C cancels the
 //! running turn; at the prompt it (or Ctrl-D, `/exit`) ends the conversation.
+//!
+//! One thread reads stdin for the whole chat and hands out lines: the next task and the
+//! answers to approval prompts come from the same source, so a prompt abandoned by a
+//! cancelled turn leaves no reader behind to swallow the next line.
 
 use std::io::{BufRead, Write};
+use std::sync::Arc;
 
 use anyhow::Context;
+use async_trait::async_trait;
 use clap::Args;
+use tokio::sync::{Mutex, mpsc};
+use toolgate_gateway::approve::{Approver, ApproverAnswer};
+use toolgate_store::approvals::{ApprovalRequest, DecisionScope};
 
+use crate::commands::local_user;
 use crate::commands::run::{AgentArgs, Session, report};
 use crate::settings::Settings;
 
@@ -17,32 +27,114 @@ pub struct ChatArgs {
     pub agent: AgentArgs,
 }
 
-enum Input {
-    Line(String),
-    End,
+/// The lines of stdin, read by one thread for the whole chat.
+struct Lines {
+    rx: Mutex<mpsc::Receiver<String>>,
 }
 
-/// Reads one line on a blocking thread, so that Ctrl-C at the prompt can end the chat.
-async fn read_line() -> Input {
-    let read = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line),
+impl Lines {
+    fn spawn() -> Arc<Lines> {
+        let (tx, rx) = mpsc::channel(16);
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if tx.blocking_send(line.trim().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        Arc::new(Lines { rx: Mutex::new(rx) })
+    }
+}
+
+/// Approval prompts inline in the conversation, answered from the chat's own input; parallel
+/// calls ask one after another.
+struct ChatApprover {
+    lines: Arc<Lines>,
+    who: String,
+}
+
+#[allow(clippy::print_stderr)]
+fn ask_prompt(text: &str) {
+    eprint!("{text}");
+    let _ = std::io::stderr().flush();
+}
+
+#[async_trait]
+impl Approver for ChatApprover {
+    #[allow(clippy::print_stderr)]
+    async fn ask(&self, r: &ApprovalRequest) -> Option<ApproverAnswer> {
+        let mut lines = self.lines.rx.lock().await;
+        eprintln!(
+            "  approval needed: {} ({} risk)  [{}]",
+            r.tool, r.risk, r.id
+        );
+        let args = serde_json::to_string_pretty(&r.arguments).unwrap_or_default();
+        for line in args.lines() {
+            eprintln!("  │ {line}");
         }
-    });
+        loop {
+            ask_prompt(
+                "  approve [o]nce, for this [s]ession, [a]lways for these arguments, or [d]eny? ",
+            );
+            let answer = lines.recv().await?;
+            let scope = match answer.to_ascii_lowercase().as_str() {
+                "o" | "once" | "y" | "yes" => DecisionScope::Once,
+                "s" | "session" => DecisionScope::Session,
+                "a" | "always" => DecisionScope::Always,
+                "d" | "deny" | "n" | "no" => {
+                    return Some(ApproverAnswer {
+                        approve: false,
+                        scope: DecisionScope::Once,
+                        confirm: None,
+                        approver: self.who.clone(),
+                        reason: Some("denied in the chat".to_owned()),
+                    });
+                }
+                _ => continue,
+            };
+            let confirm = if r.requires_confirmation {
+                ask_prompt(&format!(
+                    "  {} is dangerous: type its name to confirm: ",
+                    r.tool
+                ));
+                let typed = lines.recv().await?;
+                if typed != r.tool {
+                    eprintln!("  confirmation did not match; not approved");
+                    continue;
+                }
+                Some(typed)
+            } else {
+                None
+            };
+            return Some(ApproverAnswer {
+                approve: true,
+                scope,
+                confirm,
+                approver: self.who.clone(),
+                reason: None,
+            });
+        }
+    }
+}
+
+/// The next line, or `None` at the end of input or on Ctrl-C.
+async fn next_line(lines: &Lines) -> Option<String> {
+    let mut rx = lines.rx.lock().await;
     tokio::select! {
-        r = read => match r {
-            Ok(Some(line)) => Input::Line(line.trim().to_owned()),
-            _ => Input::End,
-        },
-        _ = tokio::signal::ctrl_c() => Input::End,
+        line = rx.recv() => line,
+        _ = tokio::signal::ctrl_c() => None,
     }
 }
 
 #[allow(clippy::print_stderr)]
 pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
-    let mut session = Session::open(settings, &args.agent, "chat").await?;
+    let lines = Lines::spawn();
+    let approver = Arc::new(ChatApprover {
+        lines: Arc::clone(&lines),
+        who: local_user(),
+    });
+    let mut session = Session::open(settings, &args.agent, "chat", Some(approver)).await?;
     let client = session.agent.client();
     eprintln!(
         "toolgate chat · session {} · {} via {} · role {}",
@@ -57,11 +149,9 @@ pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
     eprintln!("  Ctrl-C cancels a turn; Ctrl-D or /exit ends the chat.");
     let mut last = 0;
     loop {
-        eprint!("you> ");
-        let _ = std::io::stderr().flush();
-        let line = match read_line().await {
-            Input::End => break,
-            Input::Line(l) => l,
+        ask_prompt("you> ");
+        let Some(line) = next_line(&lines).await else {
+            break;
         };
         match line.as_str() {
             "" => continue,

@@ -28,7 +28,7 @@ use crate::settings::Settings;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The task, in words.
+    /// The task, in words; `-` reads it from stdin.
     pub task: String,
     #[command(flatten)]
     pub agent: AgentArgs,
@@ -85,10 +85,13 @@ pub struct Session {
 }
 
 impl Session {
+    /// `approver`: the prompt to use when asking is allowed (`None`: the terminal prompt,
+    /// when stdin is a terminal).
     pub async fn open(
         settings: &Settings,
         args: &AgentArgs,
         prefix: &str,
+        approver: Option<Arc<dyn Approver>>,
     ) -> anyhow::Result<Session> {
         let mut model = settings.file.model.clone();
         if let Some(m) = &args.model {
@@ -96,13 +99,19 @@ impl Session {
         }
         let client: Arc<dyn ModelClient> =
             toolgate_agent::connect(&model, &settings.file.egress).context("[model]")?;
-        let interactive = !args.no_prompt && std::io::stdin().is_terminal();
-        let approver = interactive.then(|| {
-            Arc::new(SerialApprover {
-                inner: TerminalApprover { who: local_user() },
-                turn: tokio::sync::Mutex::new(()),
-            }) as Arc<dyn Approver>
-        });
+        let approver = if args.no_prompt {
+            None
+        } else {
+            approver.or_else(|| {
+                std::io::stdin().is_terminal().then(|| {
+                    Arc::new(SerialApprover {
+                        inner: TerminalApprover { who: local_user() },
+                        turn: tokio::sync::Mutex::new(()),
+                    }) as Arc<dyn Approver>
+                })
+            })
+        };
+        let interactive = approver.is_some();
         let gateway = Arc::new(open_gateway(settings, approver)?);
         let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
         let store = HistoryStore::new(settings.data_dir.join("sessions"));
@@ -348,11 +357,22 @@ pub fn report(result: &Result<RunOutcome, AgentError>) -> i32 {
 
 #[allow(clippy::print_stderr)]
 pub async fn run(settings: &Settings, args: RunArgs) -> anyhow::Result<i32> {
-    let mut session = Session::open(settings, &args.agent, "run").await?;
+    let task = if args.task == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("reading the task from stdin")?;
+        text
+    } else {
+        args.task
+    };
+    if task.trim().is_empty() {
+        anyhow::bail!("the task is empty (give it as an argument, or `-` to read it from stdin)");
+    }
+    let mut session = Session::open(settings, &args.agent, "run", None).await?;
     if args.agent.session.is_none() {
         eprintln!("  session {}", session.id);
     }
-    let result = session.turn(&args.task).await;
+    let result = session.turn(&task).await;
     session.save()?;
     session.close().await?;
     Ok(report(&result))

@@ -154,7 +154,19 @@ fn a_resumed_session_sends_the_earlier_conversation() {
     let r = fx.run(&["run", "Notes?", "--session", "s-9", "--no-stream"]);
     r.assert_code(0);
     assert_eq!(r.stdout, "Milk.\n");
-    let r = fx.run(&["run", "And now?", "--session", "s-9"]);
+    // The task from stdin.
+    let mut child = fx
+        .env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(["run", "-", "--session", "s-9"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"And now?").unwrap();
+    let r = Run::from_output(child.wait_with_output().unwrap());
     r.assert_code(0);
     assert_eq!(r.stdout, "Still milk.\n");
     let reqs = fx.server.requests();
@@ -165,6 +177,11 @@ fn a_resumed_session_sends_the_earlier_conversation() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     // user, assistant (tool_use), user (tool_result), assistant, user
+    assert_eq!(
+        reqs[2].body["messages"][4]["content"][0]["text"], "And now?",
+        "{:#}",
+        reqs[2].body
+    );
     assert_eq!(
         roles,
         vec!["user", "assistant", "user", "assistant", "user"],
@@ -331,4 +348,65 @@ fn a_call_waiting_for_approval_is_shown_and_continues_once_approved_elsewhere() 
         .expect("an ok record for write_file");
     assert_eq!(ok["session"], "w1");
     assert_eq!(ok["approver"], "alice", "{ok}");
+}
+
+#[test]
+fn chat_asks_for_approval_inline_and_takes_the_answer_from_the_conversation() {
+    let write = |id: &str, content: &str| {
+        Reply::Turn(FakeTurn::calls(&[(
+            id,
+            "write_file",
+            &format!(r#"{{"path":"out.md","content":"{content}"}}"#),
+        )]))
+    };
+    let fx = Fixture::new(
+        "anthropic",
+        vec![
+            write("toolu_1", "first"),
+            Reply::Turn(FakeTurn::text("Written.")),
+            write("toolu_2", "second"),
+            Reply::Turn(FakeTurn::text("You said no.")),
+        ],
+    );
+    let mut child = fx
+        .env
+        .command()
+        .env(KEY_VAR, KEY)
+        .env("USER", "carol")
+        .args(["chat", "--session", "c2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"write first\no\nwrite second\nd\n/exit\n")
+        .unwrap();
+    let r = Run::from_output(child.wait_with_output().unwrap());
+    r.assert_code(0);
+    assert_eq!(r.stdout, "Written.\nYou said no.\n", "{r:#?}");
+    assert!(
+        r.stderr
+            .contains("approval needed: write_file (write risk)"),
+        "{r:#?}"
+    );
+    assert!(r.stderr.contains("✗ write_file: approval_denied"), "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(fx.env.ws.join("out.md")).unwrap(),
+        "first"
+    );
+    let audit = fx.audit();
+    let decided: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["tool"] == "write_file" && r["kind"] != "attempt")
+        .collect();
+    let outcomes: Vec<&str> = decided
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, vec!["ok", "approval_denied"], "{audit:#?}");
+    assert_eq!(decided[0]["approver"], "carol");
 }
