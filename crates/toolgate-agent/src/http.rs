@@ -167,15 +167,17 @@ async fn error_message(response: reqwest::Response) -> String {
             .map(str::to_owned)
             .or_else(|| e.as_str().map(str::to_owned))
     });
+    // A server may echo (part of) the key or other credentials: masked like the audit log.
+    let redact = |s: &str| toolgate_store::redact::Redactor::shared().redact_text(s);
     match from_json {
-        Some(m) => format!("{reason}: {m}"),
+        Some(m) => format!("{reason}: {}", redact(&m)),
         None if text.trim().is_empty() => reason,
         None => {
             let mut end = text.len().min(300);
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
-            format!("{reason}: {}", text[..end].trim())
+            format!("{reason}: {}", redact(text[..end].trim()))
         }
     }
 }

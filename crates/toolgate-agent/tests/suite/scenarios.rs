@@ -323,7 +323,7 @@ async fn server_errors_say_what_happened() {
     let server = server(vec![Reply::Status {
         status: 401,
         retry_after: None,
-        message: "Incorrect API key provided".into(),
+        message: "Incorrect API key provided: sk-live-0123456789abcdefghijklmn".into(),
     }])
     .await;
     let agent = agent(&h, client(Provider::OpenAiChat, &server), true);
@@ -339,6 +339,7 @@ async fn server_errors_say_what_happened() {
             && msg.contains("api_key_env"),
         "{msg}"
     );
+    assert!(!msg.contains("0123456789abcdefghijklmn"), "{msg}");
     assert_eq!(server.requests().len(), 1, "a 401 is not retried");
     // History untouched by a failed model call.
     assert_eq!(history.len(), 1);
