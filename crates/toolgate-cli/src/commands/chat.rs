@@ -27,13 +27,15 @@ pub struct ChatArgs {
     pub agent: AgentArgs,
 }
 
-/// The lines of stdin, read by one thread for the whole chat.
-struct Lines {
+/// The lines of stdin, read by one thread for the whole command.
+pub struct Lines {
     rx: Mutex<mpsc::Receiver<String>>,
 }
 
 impl Lines {
-    fn spawn() -> Arc<Lines> {
+    /// A plain thread, not a blocking task: a read still pending at exit must not hold up
+    /// the runtime's shutdown.
+    pub fn spawn() -> Arc<Lines> {
         let (tx, rx) = mpsc::channel(16);
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
@@ -49,9 +51,9 @@ impl Lines {
 
 /// Approval prompts inline in the conversation, answered from the chat's own input; parallel
 /// calls ask one after another.
-struct ChatApprover {
-    lines: Arc<Lines>,
-    who: String,
+pub struct ChatApprover {
+    pub lines: Arc<Lines>,
+    pub who: String,
 }
 
 #[allow(clippy::print_stderr)]

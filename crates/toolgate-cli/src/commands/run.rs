@@ -3,14 +3,13 @@
 //! error (no `[model]`, the model server failed); 2 the task did not finish (step limit,
 //! refusal, output cut at max_tokens); 130 cancelled with Ctrl-C.
 //!
-//! Also the pieces `chat` shares: the terminal view of the loop's events, the serialised
-//! approval prompt, the session store.
+//! Also the pieces `chat` shares: the session (model, gateway, history store) and the
+//! terminal view of the loop's events.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use async_trait::async_trait;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
@@ -18,12 +17,11 @@ use toolgate_agent::{
     RunOutcome, SavedSession, StopReason, StreamEvent, ToolChoice,
 };
 use toolgate_gateway::Gateway;
-use toolgate_gateway::approve::{Approver, ApproverAnswer};
-use toolgate_store::approvals::ApprovalRequest;
+use toolgate_gateway::approve::Approver;
 
 use crate::app::{McpServers, open_gateway, start_mcp};
+use crate::commands::chat::{ChatApprover, Lines};
 use crate::commands::local_user;
-use crate::prompt::TerminalApprover;
 use crate::settings::Settings;
 
 #[derive(Debug, Args)]
@@ -59,20 +57,6 @@ pub struct AgentArgs {
     pub no_prompt: bool,
 }
 
-/// Terminal prompts one at a time: parallel calls must not ask over each other.
-pub struct SerialApprover {
-    inner: TerminalApprover,
-    turn: tokio::sync::Mutex<()>,
-}
-
-#[async_trait]
-impl Approver for SerialApprover {
-    async fn ask(&self, request: &ApprovalRequest) -> Option<ApproverAnswer> {
-        let _one_at_a_time = self.turn.lock().await;
-        self.inner.ask(request).await
-    }
-}
-
 /// Everything a conversation needs, opened from the settings.
 pub struct Session {
     pub agent: Agent,
@@ -102,11 +86,13 @@ impl Session {
         let approver = if args.no_prompt {
             None
         } else {
+            // The chat's prompt (its own stdin reader), also for `run` on a terminal: a
+            // prompt abandoned by Ctrl-C must not leave a blocking read behind.
             approver.or_else(|| {
                 std::io::stdin().is_terminal().then(|| {
-                    Arc::new(SerialApprover {
-                        inner: TerminalApprover { who: local_user() },
-                        turn: tokio::sync::Mutex::new(()),
+                    Arc::new(ChatApprover {
+                        lines: Lines::spawn(),
+                        who: local_user(),
                     }) as Arc<dyn Approver>
                 })
             })
