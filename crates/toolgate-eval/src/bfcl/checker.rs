@@ -14,6 +14,8 @@
 //! "parallel" matches each expected call, in answer order, to the first unmatched output call
 //! that passes. Irrelevance passes only with no call, relevance only with one.
 
+use std::borrow::Cow;
+
 use super::category::{Category, CheckKind, Language};
 use super::data::{ExpectedCall, FunctionDoc};
 use super::output::Call;
@@ -264,7 +266,7 @@ impl Checker {
         };
         let unknown = |t: &str| Failure::exception(format!("unsupported type '{t}'"));
 
-        let mut value = value.clone();
+        let mut value = Cow::Borrowed(value);
         let expected_type;
         let mut nested_type = None;
         match self.language {
@@ -283,7 +285,7 @@ impl Checker {
                         (types::js_type, ErrorKind::TypeJs, "JavaScript")
                     };
                 expected_type = table(type_name).ok_or_else(|| unknown(type_name))?;
-                let PyValue::Str(text) = &value else {
+                let PyValue::Str(text) = value.as_ref() else {
                     return Err(Failure::new(
                         kind,
                         format!(
@@ -299,20 +301,21 @@ impl Checker {
                 } else {
                     None
                 };
-                value = if self.language == Language::Java {
+                value = Cow::Owned(if self.language == Language::Java {
                     java::convert(text, type_name, nested_name)?
                 } else {
                     js::convert(text, type_name, nested_name)?
-                };
+                });
             }
         }
 
         if self.language == Language::Python
             && type_name == "float"
-            && let PyValue::Int(i) = value
+            && let PyValue::Int(i) = *value
         {
-            value = PyValue::Float(i as f64);
+            value = Cow::Owned(PyValue::Float(i as f64));
         }
+        let value = value.as_ref();
 
         let is_variable = type_check(
             param,
@@ -324,12 +327,12 @@ impl Checker {
         )?;
         if !is_variable {
             match (expected_type, nested_type) {
-                (PyType::Dict, _) => return dict_check(param, &value, accepted),
+                (PyType::Dict, _) => return dict_check(param, value, accepted),
                 (PyType::List, Some(PyType::Dict)) => {
-                    return list_dict_check(param, &value, accepted);
+                    return list_dict_check(param, value, accepted);
                 }
-                (PyType::Str, _) => return string_check(param, &value, accepted),
-                (PyType::List, _) => return list_check(param, &value, accepted),
+                (PyType::Str, _) => return string_check(param, value, accepted),
+                (PyType::List, _) => return list_check(param, value, accepted),
                 _ => {}
             }
         }
@@ -346,8 +349,10 @@ impl Checker {
     }
 }
 
+/// `[a, b]` in Python's repr, without copying the values.
 fn show(values: &[PyValue]) -> String {
-    PyValue::List(values.to_vec()).to_string()
+    let parts: Vec<String> = values.iter().map(PyValue::to_string).collect();
+    format!("[{}]", parts.join(", "))
 }
 
 /// The type of the first accepted value that is not `""` (the optional marker).

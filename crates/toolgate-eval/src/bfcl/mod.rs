@@ -10,8 +10,8 @@
 //! - [`verdict`]: [`Verdict`], [`Failure`], [`ErrorKind`] (the official `error_type`s).
 //! - [`mutate`]: the ground truth as output and mutations of it (agreement test, bench).
 //! - [`prompt`]: the function docs as tool definitions ([`prompt::tool_specs`]).
-//! - [`run`]: asking a model every entry ([`run::run_model`]), judging outputs
-//!   ([`run::score`]) and the per-category [`run::Report`].
+//! - `run` (feature `runner`, on by default): asking a model every entry (`run_model`),
+//!   judging outputs (`score`) and the per-category `Report`.
 //! - [`types`]: the type tables and string normalisation; `java` / `js`: the value
 //!   converters of the Java and JavaScript categories.
 
@@ -23,6 +23,7 @@ mod js;
 pub mod mutate;
 pub mod output;
 pub mod prompt;
+#[cfg(feature = "runner")]
 pub mod run;
 pub mod types;
 pub mod value;

@@ -1,3 +1,4 @@
 mod agreement;
 mod data;
+#[cfg(feature = "runner")]
 mod run;
