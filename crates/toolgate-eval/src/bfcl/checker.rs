@@ -319,7 +319,7 @@ impl Checker {
 
         let is_variable = type_check(
             param,
-            &value,
+            value,
             accepted,
             type_name,
             expected_type,
