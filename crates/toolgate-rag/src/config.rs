@@ -45,7 +45,7 @@ impl Default for RagConfig {
             threshold: 30,
             k: 5,
             mode: "hybrid".to_owned(),
-            fusion: "convex:0.5".to_owned(),
+            fusion: "convex:0.6".to_owned(),
             model_dir: None,
             endpoint: None,
         }

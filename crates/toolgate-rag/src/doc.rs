@@ -9,7 +9,10 @@ use toolgate_registry::definition_hash;
 /// The searchable text of one tool, split by field so that fields can be weighted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolDoc {
-    /// The catalog name (the key of the index).
+    /// The key of the index: the catalog name for catalog tools; distinct ids when several
+    /// documents share a name (the retrieval eval's catalog).
+    pub id: String,
+    /// The tool's name (tokenised and weighted).
     pub name: String,
     pub description: String,
     /// `name: description` per parameter, nested objects flattened (depth-limited).
@@ -23,6 +26,26 @@ pub struct ToolDoc {
 }
 
 impl ToolDoc {
+    /// A document outside the catalog (no pinned hash): `key` is the SHA-256 of its fields.
+    pub fn new(id: &str, name: &str, description: &str, input_schema: &Value) -> Self {
+        let mut params = Vec::new();
+        collect_params(input_schema, "", 0, &mut params);
+        let mut h = Sha256::new();
+        for part in [name, description, &input_schema.to_string()] {
+            h.update(part.as_bytes());
+            h.update(b"\0");
+        }
+        ToolDoc {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            description: description.to_owned(),
+            params,
+            server: String::new(),
+            tags: Vec::new(),
+            key: hex::encode(h.finalize()),
+        }
+    }
+
     pub fn from_spec(spec: &ToolSpec) -> Self {
         let mut params = Vec::new();
         collect_params(&spec.input_schema, "", 0, &mut params);
@@ -43,6 +66,7 @@ impl ToolDoc {
             &hex::encode(extra.finalize())[..16]
         );
         ToolDoc {
+            id: spec.name.clone(),
             name: spec.name.clone(),
             description: spec.description.clone(),
             params,

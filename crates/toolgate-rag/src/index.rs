@@ -94,7 +94,7 @@ pub struct ToolIndex {
 }
 
 /// How many permitted candidates each retriever contributes to fusion (at least `k`).
-const FUSION_DEPTH: usize = 100;
+pub const FUSION_DEPTH: usize = 100;
 
 impl Default for ToolIndex {
     fn default() -> Self {
@@ -143,7 +143,7 @@ impl ToolIndex {
     }
 
     pub fn upsert_doc(&mut self, doc: ToolDoc) -> bool {
-        if let Some(&slot) = self.by_name.get(&doc.name) {
+        if let Some(&slot) = self.by_name.get(&doc.id) {
             if self.slots[slot as usize]
                 .as_ref()
                 .is_some_and(|s| s.doc.key == doc.key)
@@ -166,7 +166,7 @@ impl ToolIndex {
             u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
         });
         self.bm25.insert(slot, &doc);
-        self.by_name.insert(doc.name.clone(), slot);
+        self.by_name.insert(doc.id.clone(), slot);
         self.slots[slot as usize] = Some(Slot {
             doc,
             has_vector: false,
@@ -212,19 +212,13 @@ impl ToolIndex {
         stats
     }
 
-    /// Tools without a vector: `(name, cache key, text to embed)`.
+    /// Tools without a vector: `(id, cache key, text to embed)`.
     pub fn missing_vectors(&self) -> Vec<(String, String, String)> {
         self.slots
             .iter()
             .flatten()
             .filter(|s| !s.has_vector)
-            .map(|s| {
-                (
-                    s.doc.name.clone(),
-                    s.doc.key.clone(),
-                    s.doc.embedding_text(),
-                )
-            })
+            .map(|s| (s.doc.id.clone(), s.doc.key.clone(), s.doc.embedding_text()))
             .collect()
     }
 
@@ -264,11 +258,17 @@ impl ToolIndex {
         }
     }
 
+    /// The id of the tool in `slot` (slots are what [`ToolIndex::rank_bm25`] and
+    /// [`ToolIndex::rank_dense`] return).
+    pub fn id_of(&self, slot: u32) -> Option<&str> {
+        self.name_of(slot)
+    }
+
     fn name_of(&self, slot: u32) -> Option<&str> {
         self.slots
             .get(slot as usize)?
             .as_ref()
-            .map(|s| s.doc.name.as_str())
+            .map(|s| s.doc.id.as_str())
     }
 
     /// The first `depth` permitted entries of a ranking, best first. Candidates are sorted

@@ -14,6 +14,7 @@
 //! - [`filter`]: [`FilterChain`], role allowlist → availability → risk policy.
 //! - [`service`]: [`ToolSearch`], the index kept in step with the catalog.
 //! - [`meta`]: [`SearchToolsTool`], the `search_tools {query, k}` meta-tool.
+//! - [`eval`]: [`EvalSet`], the BFCL-based retrieval eval (catalog, queries, samples).
 //! - [`metrics`]: recall@k, MRR, nDCG@k for the retrieval eval.
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
 //!
@@ -39,6 +40,7 @@ pub mod config;
 pub mod dense;
 pub mod doc;
 pub mod error;
+pub mod eval;
 pub mod filter;
 pub mod fusion;
 pub mod index;
@@ -52,6 +54,7 @@ pub use config::{EndpointConfig, RagConfig};
 pub use dense::{Embedder, LocalEmbedder, RemoteEmbedder};
 pub use doc::ToolDoc;
 pub use error::RagError;
+pub use eval::{EvalQuery, EvalSet, Subset};
 pub use filter::{FilterChain, FilterTally, Stage};
 pub use fusion::Fusion;
 pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};

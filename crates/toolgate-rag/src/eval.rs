@@ -1,0 +1,514 @@
+//! The retrieval eval (R-RAG-4) on real data: BFCL's function documents as the catalog and
+//! BFCL's questions as queries, each relevant to its ground-truth functions.
+//!
+//! The catalog: every function doc of every single-turn category (deduplicated on the
+//! canonical JSON of name, description and parameters), padded with the other real docs the
+//! `bfcl-eval` wheel ships (the multi-turn API docs, the unused executable/REST sets), never
+//! duplicated. Docs sharing a name get distinct ids (`name`, `name#2`, …). The queries: each
+//! entry with ground truth (irrelevance categories have none); relevant = the entry's own
+//! docs named in its answer.
+//!
+//! Smaller catalogs (100, 1,000) are deterministic samples: queries are taken in a seeded
+//! order while their relevant docs fill at most half the catalog, then other docs fill the
+//! rest as distractors; only those queries are scored.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+use toolgate_eval::bfcl::{BfclData, Category, DataError, FunctionDoc};
+use toolgate_protocol::canonical_json;
+
+use crate::doc::ToolDoc;
+
+/// One query of the eval.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalQuery {
+    pub id: String,
+    pub text: String,
+    /// Doc ids.
+    pub relevant: Vec<String>,
+}
+
+/// The full eval set.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    pub docs: Vec<ToolDoc>,
+    pub queries: Vec<EvalQuery>,
+    /// How many docs came from the single-turn categories (the rest is padding).
+    pub from_entries: usize,
+}
+
+/// One catalog size: doc indices into [`EvalSet::docs`] and query indices.
+#[derive(Debug, Clone)]
+pub struct Subset {
+    pub label: String,
+    pub docs: Vec<usize>,
+    pub queries: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Builder {
+    docs: Vec<ToolDoc>,
+    by_canon: HashMap<String, usize>,
+    name_count: HashMap<String, usize>,
+}
+
+impl Builder {
+    fn add(&mut self, f: &FunctionDoc) -> usize {
+        let canon = canonical_json(&serde_json::json!({
+            "name": f.name, "description": f.description, "parameters": f.parameters
+        }));
+        if let Some(&i) = self.by_canon.get(&canon) {
+            return i;
+        }
+        let n = self.name_count.entry(f.name.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 {
+            f.name.clone()
+        } else {
+            format!("{}#{n}", f.name)
+        };
+        self.docs
+            .push(ToolDoc::new(&id, &f.name, &f.description, &f.parameters));
+        self.by_canon.insert(canon, self.docs.len() - 1);
+        self.docs.len() - 1
+    }
+}
+
+/// Function docs in a JSON Lines file whose rows are docs or entries with a `function` list;
+/// unreadable lines are skipped (padding only).
+fn padding_docs(path: &Path) -> Vec<FunctionDoc> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let items: Vec<Value> = match v.get("function") {
+            Some(Value::Array(a)) => a.clone(),
+            Some(other) => vec![other.clone()],
+            None => vec![v],
+        };
+        for item in items {
+            if let Ok(f) = serde_json::from_value::<FunctionDoc>(item)
+                && !f.name.is_empty()
+            {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+impl EvalSet {
+    /// Builds the set from the installed BFCL data.
+    pub fn from_bfcl(data: &BfclData) -> Result<Self, DataError> {
+        let mut b = Builder::default();
+        let mut queries = Vec::new();
+        for category in Category::ALL {
+            for case in data.load(category)? {
+                let ids: Vec<usize> = case.entry.functions.iter().map(|f| b.add(f)).collect();
+                let Some(answer) = &case.answer else {
+                    continue;
+                };
+                let wanted: HashSet<&str> = answer.iter().map(|c| c.name.as_str()).collect();
+                let relevant: Vec<String> = case
+                    .entry
+                    .functions
+                    .iter()
+                    .zip(&ids)
+                    .filter(|(f, _)| wanted.contains(f.name.as_str()))
+                    .map(|(_, &i)| b.docs[i].id.clone())
+                    .collect();
+                let text = case.entry.user_text();
+                if relevant.is_empty() || text.trim().is_empty() {
+                    continue;
+                }
+                queries.push(EvalQuery {
+                    id: case.entry.id.clone(),
+                    text,
+                    relevant,
+                });
+            }
+        }
+        let from_entries = b.docs.len();
+        let dir = data.dir();
+        let mut pads = json_files(&dir.join("multi_turn_func_doc"));
+        pads.extend(json_files(&dir.join("unused_datasets/question")));
+        for path in pads {
+            for f in padding_docs(&path) {
+                b.add(&f);
+            }
+        }
+        Ok(EvalSet {
+            docs: b.docs,
+            queries,
+            from_entries,
+        })
+    }
+
+    /// Adds further real tool definitions (e.g. the MCP peer servers' tools) as padding.
+    pub fn pad_with(&mut self, docs: impl IntoIterator<Item = ToolDoc>) {
+        let ids: HashSet<String> = self.docs.iter().map(|d| d.id.clone()).collect();
+        let keys: HashSet<String> = self.docs.iter().map(|d| d.key.clone()).collect();
+        for d in docs {
+            if !ids.contains(&d.id) && !keys.contains(&d.key) {
+                self.docs.push(d);
+            }
+        }
+    }
+
+    /// The full catalog with every query.
+    pub fn full(&self) -> Subset {
+        Subset {
+            label: format!("full ({})", self.docs.len()),
+            docs: (0..self.docs.len()).collect(),
+            queries: (0..self.queries.len()).collect(),
+        }
+    }
+
+    /// A deterministic sample of `size` docs (see the module doc).
+    pub fn sample(&self, size: usize, seed: u64) -> Subset {
+        let index: HashMap<&str, usize> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.id.as_str(), i))
+            .collect();
+        let mut rng = XorShift(seed | 1);
+        let mut order: Vec<usize> = (0..self.queries.len()).collect();
+        rng.shuffle(&mut order);
+        let mut chosen = HashSet::new();
+        let mut docs: Vec<usize> = Vec::new();
+        let mut queries = Vec::new();
+        for qi in order {
+            let rel: Vec<usize> = self.queries[qi]
+                .relevant
+                .iter()
+                .filter_map(|r| index.get(r.as_str()).copied())
+                .collect();
+            let new: Vec<usize> = rel
+                .iter()
+                .copied()
+                .filter(|d| !chosen.contains(d))
+                .collect();
+            if docs.len() + new.len() > size / 2 {
+                continue;
+            }
+            for d in new {
+                chosen.insert(d);
+                docs.push(d);
+            }
+            queries.push(qi);
+        }
+        let mut rest: Vec<usize> = (0..self.docs.len())
+            .filter(|d| !chosen.contains(d))
+            .collect();
+        rng.shuffle(&mut rest);
+        docs.extend(rest.into_iter().take(size.saturating_sub(docs.len())));
+        docs.sort_unstable();
+        queries.sort_unstable();
+        Subset {
+            label: size.to_string(),
+            docs,
+            queries,
+        }
+    }
+}
+
+/// A small deterministic generator (no `rand` dependency for one shuffle).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// `(doc vectors, query vectors)`, indexed like [`EvalSet::docs`] and [`EvalSet::queries`].
+pub type Vectors<'a> = (&'a [Vec<f32>], &'a [Vec<f32>]);
+
+/// One row of the report: a retriever's mean metrics on one catalog size.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ReportRow {
+    pub catalog: String,
+    pub tools: usize,
+    pub queries: usize,
+    pub retriever: String,
+    pub recall_at_1: f64,
+    pub recall_at_5: f64,
+    pub recall_at_10: f64,
+    pub mrr: f64,
+    pub ndcg_at_10: f64,
+}
+
+impl ReportRow {
+    fn new(subset: &Subset, retriever: &str, m: crate::Metrics) -> Self {
+        ReportRow {
+            catalog: subset.label.clone(),
+            tools: subset.docs.len(),
+            queries: subset.queries.len(),
+            retriever: retriever.to_owned(),
+            recall_at_1: m.recall_at_1,
+            recall_at_5: m.recall_at_5,
+            recall_at_10: m.recall_at_10,
+            mrr: m.mrr,
+            ndcg_at_10: m.ndcg_at_10,
+        }
+    }
+}
+
+/// Scores BM25, dense (when vectors are given) and hybrid with each of `fusions` on one
+/// subset. `doc_vectors[i]` belongs to `set.docs[i]`, `query_vectors[i]` to `set.queries[i]`.
+pub fn evaluate(
+    set: &EvalSet,
+    subset: &Subset,
+    params: crate::bm25::Bm25Params,
+    vectors: Option<Vectors<'_>>,
+    fusions: &[(String, crate::Fusion)],
+) -> Vec<ReportRow> {
+    use crate::index::{FUSION_DEPTH, ToolIndex};
+    use crate::metrics::{Metrics, MetricsSum};
+    let mut ix = ToolIndex::new(params);
+    for &d in &subset.docs {
+        ix.upsert_doc(set.docs[d].clone());
+        if let Some((dv, _)) = vectors {
+            ix.set_vector(&set.docs[d].id, &dv[d]);
+        }
+    }
+    let mut labels = vec!["bm25".to_owned()];
+    if vectors.is_some() {
+        labels.push("dense".to_owned());
+        labels.extend(fusions.iter().map(|(l, _)| format!("hybrid {l}")));
+    }
+    let mut sums = vec![MetricsSum::default(); labels.len()];
+    let admit = |_: &str| true;
+    for &qi in &subset.queries {
+        let q = &set.queries[qi];
+        let relevant: HashSet<String> = q.relevant.iter().cloned().collect();
+        // Each retriever ranks once; every fusion reuses the two rankings (as search() does).
+        let lexical = ix.rank_bm25(&q.text, FUSION_DEPTH, &admit);
+        let mut rankings = vec![lexical.clone()];
+        if let Some((_, qv)) = vectors {
+            let dense = ix.rank_dense(&qv[qi], FUSION_DEPTH, &admit);
+            rankings.push(dense.clone());
+            for (_, f) in fusions {
+                rankings.push(crate::fusion::fuse(*f, &lexical, &dense));
+            }
+        }
+        for (ranking, sum) in rankings.iter().zip(sums.iter_mut()) {
+            let names: Vec<&str> = ranking
+                .iter()
+                .take(10)
+                .filter_map(|(slot, _)| ix.id_of(*slot))
+                .collect();
+            sum.add(Metrics::of(&names, &relevant));
+        }
+    }
+    labels
+        .iter()
+        .zip(&sums)
+        .map(|(label, s)| ReportRow::new(subset, label, s.mean()))
+        .collect()
+}
+
+/// Writes the eval set for the Python references (`scripts/rag_reference.py`):
+/// `docs.jsonl` (id, text), `queries.jsonl` (id, text, relevant), `subsets.json` (label →
+/// doc and query indices) and, with vectors, `doc_vectors.f32` / `query_vectors.f32`
+/// (row-major little-endian float32).
+pub fn export(
+    set: &EvalSet,
+    subsets: &[Subset],
+    vectors: Option<Vectors<'_>>,
+    dir: &Path,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("docs.jsonl"))?);
+    for d in &set.docs {
+        let text = format!("{} {} {}", d.name, d.description, d.params.join(" "));
+        writeln!(f, "{}", serde_json::json!({"id": d.id, "text": text}))?;
+    }
+    f.flush()?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("queries.jsonl"))?);
+    for q in &set.queries {
+        writeln!(
+            f,
+            "{}",
+            serde_json::to_string(q).map_err(std::io::Error::other)?
+        )?;
+    }
+    f.flush()?;
+    let subsets: Vec<Value> = subsets
+        .iter()
+        .map(|s| serde_json::json!({"label": s.label, "docs": s.docs, "queries": s.queries}))
+        .collect();
+    std::fs::write(
+        dir.join("subsets.json"),
+        serde_json::to_vec(&subsets).map_err(std::io::Error::other)?,
+    )?;
+    if let Some((dv, qv)) = vectors {
+        for (name, rows) in [("doc_vectors.f32", dv), ("query_vectors.f32", qv)] {
+            let bytes: Vec<u8> = rows
+                .iter()
+                .flat_map(|r| r.iter().flat_map(|x| x.to_le_bytes()))
+                .collect();
+            std::fs::write(dir.join(name), bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// What [`run`] needs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Catalog sizes below the full set.
+    pub sizes: Vec<usize>,
+    pub seed: u64,
+    /// A local model directory for dense and hybrid (none: BM25 only).
+    pub model_dir: Option<std::path::PathBuf>,
+    /// The vector cache file (reruns embed nothing).
+    pub cache: Option<std::path::PathBuf>,
+    /// Where to write the export for the Python references; with `python`, they are run.
+    pub export_dir: Option<std::path::PathBuf>,
+    /// The Python with rank-bm25 and numpy, and the reference script.
+    pub python: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    pub fusions: Vec<(String, crate::Fusion)>,
+}
+
+fn embed_cached(
+    model: &crate::LocalEmbedder,
+    cache: Option<&crate::VectorCache>,
+    items: &[(String, String)],
+) -> Result<Vec<Vec<f32>>, crate::RagError> {
+    let keys: Vec<&str> = items.iter().map(|i| i.0.as_str()).collect();
+    let mut have = match cache {
+        Some(c) => c.get_many(model.id(), &keys)?,
+        None => HashMap::new(),
+    };
+    let todo: Vec<&(String, String)> = items.iter().filter(|i| !have.contains_key(&i.0)).collect();
+    for chunk in todo.chunks(256) {
+        let texts: Vec<String> = chunk.iter().map(|i| i.1.clone()).collect();
+        let vecs = model.embed(&texts)?;
+        if let Some(c) = cache {
+            let rows: Vec<(&str, &[f32])> = chunk
+                .iter()
+                .zip(&vecs)
+                .map(|(i, v)| (i.0.as_str(), v.as_slice()))
+                .collect();
+            c.put_many(model.id(), &rows)?;
+        }
+        for (i, v) in chunk.iter().zip(vecs) {
+            have.insert(i.0.clone(), v);
+        }
+    }
+    Ok(items
+        .iter()
+        .map(|i| have.get(&i.0).cloned().unwrap_or_default())
+        .collect())
+}
+
+fn text_key(prefix: &str, text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{prefix}:{}", hex::encode(Sha256::digest(text.as_bytes())))
+}
+
+/// Builds the catalog sizes, embeds (through the cache), scores every retriever, and runs
+/// the Python references on the same export. Rows: ours first, then the references.
+pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::RagError> {
+    let mut subsets: Vec<Subset> = opts
+        .sizes
+        .iter()
+        .filter(|&&n| n < set.docs.len())
+        .map(|&n| set.sample(n, opts.seed))
+        .collect();
+    subsets.push(set.full());
+    let vectors = match &opts.model_dir {
+        Some(dir) => {
+            let model = crate::LocalEmbedder::load(dir)?;
+            let cache = opts
+                .cache
+                .as_ref()
+                .map(crate::VectorCache::open)
+                .transpose()?;
+            let docs: Vec<(String, String)> = set
+                .docs
+                .iter()
+                .map(|d| (d.key.clone(), d.embedding_text()))
+                .collect();
+            let queries: Vec<(String, String)> = set
+                .queries
+                .iter()
+                .map(|q| (text_key("query", &q.text), q.text.clone()))
+                .collect();
+            Some((
+                embed_cached(&model, cache.as_ref(), &docs)?,
+                embed_cached(&model, cache.as_ref(), &queries)?,
+            ))
+        }
+        None => None,
+    };
+    let refs = vectors.as_ref().map(|(d, q)| (d.as_slice(), q.as_slice()));
+    let mut rows = Vec::new();
+    for s in &subsets {
+        rows.extend(evaluate(
+            set,
+            s,
+            crate::bm25::Bm25Params::default(),
+            refs,
+            &opts.fusions,
+        ));
+    }
+    if let Some(dir) = &opts.export_dir {
+        export(set, &subsets, refs, dir)
+            .map_err(|e| crate::RagError::Config(format!("export to {}: {e}", dir.display())))?;
+        if let Some((python, script)) = &opts.python {
+            let out = std::process::Command::new(python)
+                .arg(script)
+                .arg(dir)
+                .output()
+                .map_err(|e| {
+                    crate::RagError::Config(format!("running {}: {e}", python.display()))
+                })?;
+            if !out.status.success() {
+                return Err(crate::RagError::Config(format!(
+                    "the reference script failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )));
+            }
+            let theirs: Vec<ReportRow> = serde_json::from_slice(&out.stdout).map_err(|e| {
+                crate::RagError::Config(format!("reading the reference results: {e}"))
+            })?;
+            rows.extend(theirs);
+        }
+    }
+    Ok(rows)
+}
