@@ -4,7 +4,8 @@
 //! # Layout
 //! - `record`: [`AuditRecord`] (what is said about a call), [`StoredRecord`], [`Durability`].
 //! - `chain`: the line format — `{"hash":…,"seq":…,"prev":…,<record>}` — and its checks.
-//! - `writer`: the one writer thread, group-committing batches under a file lock.
+//! - `writer`: the one writer thread, group-committing batches under a file lock;
+//!   `syncer`: the fsyncs, several in flight, answering callers in batch order.
 //! - `recover`: finding the chain's tip and truncating a torn tail after a crash.
 //! - `index` / `indexer`: the SQLite index, fed by the writer and caught up from the file.
 //! - `query`: [`AuditIndex`] and [`AuditQuery`].
@@ -46,6 +47,7 @@ mod indexer;
 mod query;
 mod record;
 mod recover;
+mod syncer;
 mod verify;
 mod writer;
 
@@ -118,7 +120,7 @@ impl AuditLog {
             .spawn(move || indexer::run(indexer_conn, indexer_file, indexer_path, index_rx))
             .map_err(|e| io_err("cannot start the indexer thread for", e))?;
 
-        let chain_writer = ChainWriter::new(file, jsonl.to_owned(), tip, index_tx);
+        let chain_writer = ChainWriter::new(file, jsonl.to_owned(), tip, index_tx)?;
         let (tx, rx) = mpsc::channel();
         let writer = std::thread::Builder::new()
             .name("toolgate-audit-writer".into())

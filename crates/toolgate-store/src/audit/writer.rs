@@ -5,9 +5,11 @@
 //! 2. if the file's length is not what this writer last left, re-read the tail (repairing a
 //!    torn one) to chain after the real last record;
 //! 3. assign `seq`/`prev`/`hash` in queue order and write the whole batch with one write;
-//! 4. fsync once if any record in the batch is durable or a flush is waiting (buffered
-//!    records alone are fsynced at most every [`BUFFERED_SYNC_INTERVAL`]);
-//! 5. release the lock, resolve the callers, and hand the fsynced records to the indexer.
+//! 4. release the lock and hand the batch to the [`Syncer`]: if any record in it is durable
+//!    or a flush is waiting, a sync starts at once (buffered records alone are synced at
+//!    most every [`BUFFERED_SYNC_INTERVAL`]); the callers are answered, and the records
+//!    indexed, once a sync that began after the write has finished — while this thread
+//!    already writes the next batch.
 //!
 //! Redaction and serialisation happen on the callers' threads; this thread only hashes and
 //! writes.
@@ -24,6 +26,7 @@ use tokio::sync::oneshot;
 use super::chain::encode_line;
 use super::index::{IndexFields, IndexRow};
 use super::recover::{ChainTip, FileLock, repair_tail};
+use super::syncer::{Completion, Syncer};
 use crate::{StoreError, StoreResult};
 
 /// How long buffered records may sit in the page cache before the writer fsyncs them.
@@ -52,7 +55,7 @@ pub(crate) enum FlushAck {
 }
 
 impl FlushAck {
-    fn send(self, result: StoreResult<()>) {
+    pub(crate) fn send(self, result: StoreResult<()>) {
         // A caller that stopped waiting no longer needs the answer.
         match self {
             FlushAck::Async(tx) => drop(tx.send(result)),
@@ -70,18 +73,16 @@ pub(crate) enum WriterCommand {
 
 /// State owned by the writer thread.
 pub(crate) struct ChainWriter {
-    /// Shared with the lock guard held while a batch is written.
+    /// Shared with the lock guard held while a batch is written, and with the syncer.
     file: Arc<File>,
     path: PathBuf,
     tip: ChainTip,
-    /// Records written but not yet fsynced (buffered mode), waiting to be indexed.
-    unsynced: Vec<IndexRow>,
-    /// Bytes written since the last fsync.
+    syncer: Syncer,
+    /// Bytes written since the last sync was started.
     dirty: bool,
     last_sync: Instant,
     /// A buffered append failed and no flush has reported it yet.
     buffered_failure: Option<String>,
-    indexer: Sender<Vec<IndexRow>>,
 }
 
 impl ChainWriter {
@@ -90,17 +91,18 @@ impl ChainWriter {
         path: PathBuf,
         tip: ChainTip,
         indexer: Sender<Vec<IndexRow>>,
-    ) -> Self {
-        ChainWriter {
-            file: Arc::new(file),
+    ) -> StoreResult<Self> {
+        let file = Arc::new(file);
+        let syncer = Syncer::start(Arc::clone(&file), path.clone(), indexer)?;
+        Ok(ChainWriter {
+            file,
             path,
             tip,
-            unsynced: Vec::new(),
+            syncer,
             dirty: false,
             last_sync: Instant::now(),
             buffered_failure: None,
-            indexer,
-        }
+        })
     }
 
     /// Runs until every sender is gone, then syncs what is left.
@@ -111,7 +113,7 @@ impl ChainWriter {
                 match rx.recv_timeout(wait) {
                     Ok(cmd) => cmd,
                     Err(RecvTimeoutError::Timeout) => {
-                        self.sync_or_remember();
+                        self.start_sync(Completion::default());
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => break,
@@ -136,12 +138,13 @@ impl ChainWriter {
             }
         }
         if self.dirty {
-            self.sync_or_remember();
+            self.start_sync(Completion::default());
         }
+        // Dropping the syncer waits for the last syncs and answers their callers.
     }
 
-    /// Writes one batch and answers its callers; returns whether any caller was waiting.
-    /// Writes one batch and answers its callers; returns whether any caller was waiting.
+    /// Writes one batch and hands its callers to the syncer; returns whether any caller
+    /// was waiting.
     fn process(&mut self, batch: Vec<WriterCommand>) -> bool {
         let mut records = Vec::with_capacity(batch.len());
         let mut acks = Vec::with_capacity(batch.len());
@@ -156,30 +159,39 @@ impl ChainWriter {
             }
         }
         let waiting = !flushes.is_empty() || acks.iter().any(Option::is_some);
+        if !flushes.is_empty()
+            && let Some(msg) = self.buffered_failure.take()
+        {
+            for ack in flushes.drain(..) {
+                ack.send(Err(StoreError::WriterStopped(msg.clone())));
+            }
+        }
         let must_sync =
             waiting || (self.dirty && self.last_sync.elapsed() >= BUFFERED_SYNC_INTERVAL);
-        let outcome = if records.is_empty() {
+        if records.is_empty() {
             if must_sync {
-                self.sync().map(|()| 0)
-            } else {
-                Ok(0)
+                self.start_sync(Completion {
+                    flushes,
+                    ..Completion::default()
+                });
             }
-        } else {
-            self.write_batch(records, must_sync)
-        };
-        match outcome {
-            Ok(first_seq) => {
-                for (seq, ack) in (first_seq..).zip(acks) {
-                    if let Some(ack) = ack {
-                        drop(ack.send(Ok(seq)));
-                    }
-                }
-                let failure = self.buffered_failure.take();
-                for ack in flushes {
-                    ack.send(match &failure {
-                        Some(msg) => Err(StoreError::WriterStopped(msg.clone())),
-                        None => Ok(()),
-                    });
+            return waiting;
+        }
+        match self.write_batch(records) {
+            Ok((first_seq, rows)) => {
+                let completion = Completion {
+                    acks: (first_seq..)
+                        .zip(acks)
+                        .filter_map(|(seq, ack)| ack.map(|ack| (seq, ack)))
+                        .collect(),
+                    flushes,
+                    rows,
+                };
+                self.dirty = true;
+                if must_sync {
+                    self.start_sync(completion);
+                } else {
+                    self.syncer.submit(completion, false);
                 }
             }
             Err(err) => {
@@ -197,11 +209,24 @@ impl ChainWriter {
         waiting
     }
 
+    /// Starts a sync covering everything written so far; `completion` holds once it ends.
+    fn start_sync(&mut self, completion: Completion) {
+        if let Some(msg) = self.syncer.take_buffered_failure() {
+            self.buffered_failure = Some(msg);
+        }
+        self.syncer.submit(completion, true);
+        self.dirty = false;
+        self.last_sync = Instant::now();
+    }
+
     /// Chains and writes `records` (body, index fields) under the file lock; returns the seq
-    /// of the first.
-    fn write_batch(&mut self, records: Vec<(String, IndexFields)>, sync: bool) -> StoreResult<u64> {
+    /// of the first and the rows to index once they are durable.
+    fn write_batch(
+        &mut self,
+        records: Vec<(String, IndexFields)>,
+    ) -> StoreResult<(u64, Vec<IndexRow>)> {
         let file = Arc::clone(&self.file);
-        let lock = FileLock::exclusive(&file, &self.path)?;
+        let _lock = FileLock::exclusive(&file, &self.path)?;
         let len = file
             .metadata()
             .map_err(|e| self.io_err("cannot stat", e))?
@@ -232,35 +257,7 @@ impl ChainWriter {
             return Err(self.io_err("cannot write to", e));
         }
         self.tip = tip;
-        self.dirty = true;
-        self.unsynced.extend(rows);
-        let synced = if sync { self.sync() } else { Ok(()) };
-        drop(lock);
-        synced?;
-        Ok(first_seq)
-    }
-
-    /// fsyncs the file and hands the now durable records to the indexer.
-    fn sync(&mut self) -> StoreResult<()> {
-        if self.dirty {
-            self.file
-                .sync_data()
-                .map_err(|e| self.io_err("cannot sync", e))?;
-            self.dirty = false;
-        }
-        self.last_sync = Instant::now();
-        if !self.unsynced.is_empty() {
-            // The indexer only stops when the log is dropped; losing rows then is harmless
-            // because the index catches up from the file on the next open.
-            let _ = self.indexer.send(std::mem::take(&mut self.unsynced));
-        }
-        Ok(())
-    }
-
-    fn sync_or_remember(&mut self) {
-        if let Err(e) = self.sync() {
-            self.buffered_failure = Some(e.to_string());
-        }
+        Ok((first_seq, rows))
     }
 
     fn io_err(&self, what: &str, e: io::Error) -> StoreError {
@@ -269,7 +266,7 @@ impl ChainWriter {
 }
 
 /// One error reported to each caller of a failed batch.
-fn copy_error(err: &StoreError) -> StoreError {
+pub(crate) fn copy_error(err: &StoreError) -> StoreError {
     match err {
         StoreError::Io { context, source } => StoreError::io(
             context.clone(),
