@@ -94,8 +94,101 @@ fn the_configured_model_is_scored_per_category_with_failures_listed() {
         ]
     );
     assert_eq!(report["overall"]["accuracy"], 1.0 / 3.0);
-    assert_eq!(server.requests().len(), 3);
     assert!(!r.stdout.contains("sk-test-model-key"));
+
+    // What the model was sent: one request per entry, the question, the functions as tools
+    // (dots replaced, BFCL's language hint, JSON Schema types); no tool was executed.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let body = &requests[1].body;
+    assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        body["messages"][0]["content"],
+        "Calculate the factorial of 5 using math functions."
+    );
+    let tool = &body["tools"][0]["function"];
+    assert_eq!(tool["name"], "math_factorial");
+    assert_eq!(
+        tool["description"],
+        "Calculate the factorial of a given number. Note that the provided function is in Python 3 syntax."
+    );
+    assert_eq!(tool["parameters"]["type"], "object");
+    assert_eq!(
+        tool["parameters"]["properties"]["number"]["type"],
+        "integer"
+    );
+}
+
+#[test]
+fn undecodable_calls_fail_ast_entries_and_count_as_no_call_for_irrelevance() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "c1",
+                "calculate_triangle_area",
+                "{base: 10",
+            )])),
+            Reply::Turn(FakeTurn::calls(&[(
+                "c2",
+                "determine_body_mass_index",
+                "{oops",
+            )])),
+            Reply::Turn(FakeTurn::calls(&[(
+                "c3",
+                "math_sum",
+                r#"{"numbers": [1, 2]}"#,
+            )])),
+        ]))
+        .unwrap();
+    let port = server.addr.port();
+    let env = Env::with_config(&format!(
+        "[model]\nprovider = \"openai-responses\"\nmodel = \"fake-model\"\n\
+         base_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n",
+        server.base_url()
+    ));
+    let data = data_dir();
+    let saved = env.ws.join("saved.jsonl").display().to_string();
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "bfcl",
+            "--category",
+            "simple_python,irrelevance",
+            "--limit",
+            "1",
+            "--concurrency",
+            "1",
+            "--json",
+            "--data",
+            &data,
+            "--save",
+            &saved,
+        ],
+    );
+    // One request per entry, in category order: simple_python_0, irrelevance_0 … and the
+    // script has one reply too many, which nothing asks for.
+    assert_eq!(r.code, 0, "{r:#?}");
+    let report = r.json();
+    assert_eq!(
+        report["categories"]["simple_python"]["failures"][0]["failure"]["kind"],
+        "ast_decoder:decoder_failed"
+    );
+    assert_eq!(report["categories"]["irrelevance"]["passed"], 1);
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests()[0].path, "/v1/responses");
+    let saved = std::fs::read_to_string(&saved).unwrap();
+    assert_eq!(saved.lines().count(), 2);
+    assert!(
+        saved
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"id\":\"simple_python_0\""),
+        "{saved}"
+    );
 }
 
 #[test]
