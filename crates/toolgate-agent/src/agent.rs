@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_gateway::govern::READ_RESULT;
 use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
-use toolgate_protocol::{Envelope, ToolSpec};
+use toolgate_protocol::{ContentBlock, Envelope, ToolSpec};
 
 use crate::client::{ModelClient, ModelError};
 use crate::types::{
@@ -286,7 +286,7 @@ impl Agent {
         let result = ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: serde_json::to_string(&envelope).unwrap_or_else(|e| {
+            content: serde_json::to_string(&for_the_model(&envelope)).unwrap_or_else(|e| {
                 format!(r#"{{"ok":false,"error":{{"code":"execution_failed","message":"{e}"}}}}"#)
             }),
             is_error: !envelope.ok,
@@ -297,6 +297,31 @@ impl Agent {
         });
         result
     }
+}
+
+/// The envelope as the model reads it: binary content blocks (images, audio from MCP tools)
+/// are described, not inlined as base64 text that would flood the context.
+fn for_the_model(envelope: &Envelope) -> std::borrow::Cow<'_, Envelope> {
+    let binary =
+        |b: &ContentBlock| matches!(b, ContentBlock::Image { .. } | ContentBlock::Audio { .. });
+    if !envelope.content.iter().any(binary) {
+        return std::borrow::Cow::Borrowed(envelope);
+    }
+    let mut shown = envelope.clone();
+    for block in &mut shown.content {
+        let (kind, data, mime) = match block {
+            ContentBlock::Image { data, mime_type } => ("image", data, mime_type),
+            ContentBlock::Audio { data, mime_type } => ("audio", data, mime_type),
+            _ => continue,
+        };
+        *block = ContentBlock::Text {
+            text: format!(
+                "[{kind} {mime}, {} bytes of base64, not shown to the model]",
+                data.len()
+            ),
+        };
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 fn result_was_offloaded(r: &ToolResult) -> bool {
@@ -312,5 +337,45 @@ fn has_offloaded_result(m: &Message) -> bool {
     match m {
         Message::ToolResults { results } => results.iter().any(result_was_offloaded),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_content_is_described_not_inlined() {
+        let mut env = Envelope::success(
+            "call_1",
+            toolgate_protocol::ToolOutput::text("a chart"),
+            None,
+        );
+        env.content = vec![
+            ContentBlock::Image {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            },
+            ContentBlock::Text {
+                text: "caption".into(),
+            },
+        ];
+        let shown = for_the_model(&env);
+        assert_eq!(
+            shown.content,
+            vec![
+                ContentBlock::Text {
+                    text: "[image image/png, 12 bytes of base64, not shown to the model]".into()
+                },
+                ContentBlock::Text {
+                    text: "caption".into()
+                },
+            ]
+        );
+        let plain = Envelope::success("c", toolgate_protocol::ToolOutput::text("x"), None);
+        assert!(matches!(
+            for_the_model(&plain),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }
