@@ -4,8 +4,9 @@
 //! `state` refused, the client-credentials grant, nothing sent without an `[egress]` entry,
 //! and no token in logs or `Debug` output.
 
+use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -19,6 +20,9 @@ use toolgate_net::EgressPolicy;
 use toolgate_protocol::ToolOutput;
 use toolgate_registry::Catalog;
 use toolgate_store::CredentialStore;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::SubscriberExt;
 
 use crate::oauth_server::{CC_CLIENT, CC_SECRET, Event, FakeOAuth, SCOPE};
 use crate::peers::{call, quick_retry};
@@ -59,8 +63,9 @@ async fn setup(first_expires_in: u64) -> Setup {
 }
 
 /// The user's browser: follows the authorization URL to the server (which approves at
-/// once), then goes to the redirect it is given — with `state` replaced when `forge` is set.
-fn browser(forge: bool) -> impl FnOnce(&str) {
+/// once), then goes to the redirect it is given — with one parameter replaced by
+/// `forge = Some((name, value))`.
+fn browser(forge: Option<(&'static str, &'static str)>) -> impl FnOnce(&str) {
     move |auth_url: &str| {
         let auth_url = auth_url.to_owned();
         tokio::spawn(async move {
@@ -76,12 +81,12 @@ fn browser(forge: bool) -> impl FnOnce(&str) {
             assert_eq!(answer.status(), 302, "{}", answer.text().await.unwrap());
             let location = answer.headers()["location"].to_str().unwrap().to_owned();
             let mut back = url::Url::parse(&location).unwrap();
-            if forge {
+            if let Some((name, value)) = forge {
                 let pairs: Vec<(String, String)> = back
                     .query_pairs()
                     .map(|(k, v)| {
-                        let v = if k == "state" {
-                            "forged".into()
+                        let v = if k == name {
+                            value.to_owned()
                         } else {
                             v.into_owned()
                         };
@@ -124,14 +129,26 @@ fn mcp_tokens(events: &[Event]) -> Vec<usize> {
     serials
 }
 
-/// Log lines of everything run inside `f`, at every level (current-thread runtime, so
-/// spawned tasks log into the same subscriber).
+/// Log lines (every level) of whatever runs on the capturing thread: a process-wide
+/// subscriber whose layer is enabled only on a thread that is capturing, so other tests
+/// running beside this one neither pay for it nor end up in the capture. (A thread-local
+/// `set_default` subscriber is not reliable when several tests share the process.)
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
-impl Write for Captured {
+thread_local! {
+    static CAPTURE: RefCell<Option<Captured>> = const { RefCell::new(None) };
+}
+
+struct ThreadWriter;
+
+impl Write for ThreadWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        CAPTURE.with(|c| {
+            if let Some(cap) = &*c.borrow() {
+                cap.0.lock().unwrap().extend_from_slice(buf);
+            }
+        });
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -139,16 +156,31 @@ impl Write for Captured {
     }
 }
 
+/// Starts capturing this thread's log lines (until the returned guard is dropped).
+fn capture_logs() -> (Captured, impl Drop) {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let layer = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(|| ThreadWriter)
+            .with_filter(filter_fn(|_| CAPTURE.with(|c| c.borrow().is_some())));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("no other global subscriber in this test binary");
+    });
+    let captured = Captured::default();
+    CAPTURE.with(|c| *c.borrow_mut() = Some(captured.clone()));
+    struct Stop;
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            CAPTURE.with(|c| *c.borrow_mut() = None);
+        }
+    }
+    (captured, Stop)
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn login_discovers_registers_with_pkce_and_the_token_reaches_the_server_unlogged() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _capturing) = capture_logs();
 
     let s = setup(3600).await;
     let outcome = login(
@@ -157,7 +189,7 @@ async fn login_discovers_registers_with_pkce_and_the_token_reaches_the_server_un
         &AuthConfig::oauth(),
         &s.ctx,
         LoginOptions::default(),
-        browser(false),
+        browser(None),
     )
     .await
     .unwrap();
@@ -235,7 +267,7 @@ async fn an_expired_token_is_refreshed_before_use_and_a_revoked_one_after_a_401(
         &AuthConfig::oauth(),
         &s.ctx,
         LoginOptions::default(),
-        browser(false),
+        browser(None),
     )
     .await
     .unwrap();
@@ -290,11 +322,35 @@ async fn a_redirect_with_another_state_is_refused_and_nothing_is_stored() {
         &AuthConfig::oauth(),
         &s.ctx,
         LoginOptions::default(),
-        browser(true),
+        browser(Some(("state", "forged"))),
     )
     .await
     .unwrap_err();
     assert_eq!(err, AuthError::StateMismatch);
+    assert!(
+        !s.fake
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::Token { .. })),
+        "no code was exchanged"
+    );
+    assert_eq!(s.store.list().unwrap(), Vec::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_naming_another_issuer_is_refused() {
+    let s = setup(3600).await;
+    let err = login(
+        SERVER,
+        &s.fake.mcp_url(),
+        &AuthConfig::oauth(),
+        &s.ctx,
+        LoginOptions::default(),
+        browser(Some(("iss", "https://evil.example"))),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("issuer mismatch"), "{err}");
     assert!(
         !s.fake
             .events()
@@ -330,7 +386,7 @@ async fn without_an_egress_entry_the_login_sends_nothing() {
         &AuthConfig::oauth(),
         &strict,
         LoginOptions::default(),
-        browser(false),
+        browser(None),
     )
     .await
     .unwrap_err();
