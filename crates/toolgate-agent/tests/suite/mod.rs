@@ -1,3 +1,4 @@
 mod fixture;
 mod golden;
 mod scenarios;
+mod sdk_peers;
