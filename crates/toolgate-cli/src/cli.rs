@@ -153,6 +153,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
+    /// Tool RAG: the tools best matching a task, among those the role may see.
+    Search(crate::commands::tools_search::SearchArgs),
     /// The tools the role can see.
     List {
         #[arg(long)]

@@ -145,6 +145,8 @@ pub struct FileConfig {
     pub model: toolgate_agent::ModelConfig,
     /// MCP servers to federate (`[[mcp.servers]]`); HTTP ones are reached under `[egress]`.
     pub mcp: McpSettings,
+    /// Tool RAG (`[rag]`): threshold, k, retriever, fusion, embedding model or endpoint.
+    pub rag: toolgate_rag::RagConfig,
 }
 
 /// Everything resolved: paths absolute, defaults applied.

@@ -21,6 +21,8 @@ use crate::settings::Settings;
 pub enum EvalCommand {
     /// Score the configured model (or a file of outputs) on BFCL categories.
     Bfcl(BfclArgs),
+    /// Score Tool RAG (BM25, dense, hybrid) on BFCL's function docs and questions.
+    Retrieval(crate::commands::eval_retrieval::RetrievalArgs),
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +69,9 @@ pub struct BfclArgs {
 pub async fn run(settings: &Settings, cmd: EvalCommand) -> anyhow::Result<i32> {
     match cmd {
         EvalCommand::Bfcl(args) => bfcl(settings, args).await,
+        EvalCommand::Retrieval(args) => {
+            crate::commands::eval_retrieval::run_retrieval(settings, args)
+        }
     }
 }
 

@@ -8,11 +8,13 @@ pub mod chat;
 pub mod config;
 pub mod doctor;
 pub mod eval;
+pub mod eval_retrieval;
 pub mod mcp;
 pub mod run;
 pub mod serve;
 pub mod token;
 pub mod tools;
+pub mod tools_search;
 
 /// Who the local user is, for principals and approvers.
 pub fn local_user() -> String {

@@ -22,6 +22,9 @@ pub async fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> 
     if let ToolsCommand::ApproveChange { name, yes, by } = cmd {
         return crate::commands::approve_change::run(settings, &name, yes, by);
     }
+    if let ToolsCommand::Search(args) = cmd {
+        return crate::commands::tools_search::run(settings, args).await;
+    }
     let gateway = open_gateway(settings, None)?;
     let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
     let shown = show(settings, &gateway, cmd);
@@ -121,6 +124,8 @@ fn show(
         ToolsCommand::ApproveChange { name, yes, by } => {
             return crate::commands::approve_change::run(settings, &name, yes, by);
         }
+        // Answered by `run` before the catalog is listed.
+        ToolsCommand::Search(_) => {}
         ToolsCommand::Export { format } => {
             let format: ExportFormat = format.parse().map_err(anyhow::Error::msg)?;
             let tools = gateway

@@ -13,6 +13,7 @@ mod harness;
 mod mcp;
 mod pins;
 mod prompt;
+mod rag;
 mod redaction;
 mod tamper;
 mod web;

@@ -1,0 +1,206 @@
+//! `toolgate tools search "QUERY" [--role R] [-k N] [--mode M] [--explain] [--json]`: Tool
+//! RAG over the live catalog (built-ins, web/browser tools, configured MCP servers), through
+//! the filter chain of the role (allowlist → availability → risk policy) before the top K
+//! is cut, so nothing the role may not see is ranked, shown or counted by name.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::json;
+use toolgate_gateway::Gateway;
+use toolgate_protocol::ToolSpec;
+use toolgate_rag::{
+    Embedder, FilterChain, LocalEmbedder, Mode, RagConfig, RemoteEmbedder, ToolSearch, VectorCache,
+};
+
+use crate::app::{McpServers, open_gateway, start_mcp};
+use crate::output;
+use crate::settings::Settings;
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What the tool should do, in plain words.
+    pub query: String,
+    /// Search as this role [default: the global --role].
+    #[arg(long)]
+    pub role: Option<String>,
+    /// How many tools [default: [rag] k, 5].
+    #[arg(short = 'k', long = "top")]
+    pub k: Option<usize>,
+    /// bm25 | dense | hybrid [default: [rag] mode; hybrid falls back to bm25 without a model].
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Also show each retriever's rank and score, and how many tools each filter removed.
+    #[arg(long)]
+    pub explain: bool,
+    /// A JSON list of {name, score, bm25, dense, risk, description}, best first.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The embedder `[rag]` configures, if any (R-RAG-3: local model, endpoint, or none).
+pub fn embedder(settings: &Settings, cfg: &RagConfig) -> anyhow::Result<Option<Embedder>> {
+    if let Some(dir) = &cfg.model_dir {
+        let dir = if dir.is_absolute() {
+            dir.clone()
+        } else {
+            settings.workspace.join(dir)
+        };
+        let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
+        return Ok(Some(Embedder::Local(Box::new(model))));
+    }
+    if let Some(ep) = &cfg.endpoint {
+        let key = match &ep.api_key_env {
+            Some(var) => Some(std::env::var(var).with_context(|| {
+                format!("[rag.endpoint] api_key_env: the environment variable `{var}` is not set")
+            })?),
+            None => None,
+        };
+        let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &settings.file.egress)
+            .context("[rag.endpoint]")?;
+        return Ok(Some(Embedder::Remote(remote)));
+    }
+    Ok(None)
+}
+
+/// A [`ToolSearch`] for `[rag]`, with its vector cache in the data directory.
+pub fn tool_search(settings: &Settings) -> anyhow::Result<ToolSearch> {
+    let cfg = &settings.file.rag;
+    let fusion = cfg.fusion().map_err(anyhow::Error::msg)?;
+    let embedder = embedder(settings, cfg)?;
+    let cache = match &embedder {
+        Some(_) => Some(open_cache(&settings.data_dir)?),
+        None => None,
+    };
+    Ok(ToolSearch::new(embedder, cache, fusion))
+}
+
+fn open_cache(data_dir: &Path) -> anyhow::Result<VectorCache> {
+    let path = data_dir.join("rag-vectors.db");
+    VectorCache::open(&path).with_context(|| format!("the vector cache {}", path.display()))
+}
+
+pub async fn run(settings: &Settings, args: SearchArgs) -> anyhow::Result<i32> {
+    let gateway = open_gateway(settings, None)?;
+    let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
+    let result = search(settings, &gateway, args).await;
+    if let Some(hub) = hub {
+        hub.shutdown().await;
+    }
+    result
+}
+
+async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> anyhow::Result<i32> {
+    let cfg = &settings.file.rag;
+    let role_name = args.role.as_deref().unwrap_or(&settings.role);
+    let Some(role) = gateway.roles().get(role_name) else {
+        let names: Vec<&str> = gateway.roles().names().collect();
+        bail!(
+            "unknown role `{role_name}` (configured roles: {})",
+            names.join(", ")
+        );
+    };
+    if args.query.trim().is_empty() {
+        bail!("the query is empty: describe what the tool should do");
+    }
+    let k = args.k.unwrap_or(cfg.k);
+    if k == 0 {
+        bail!("-k must be at least 1");
+    }
+    let mut mode: Mode = match &args.mode {
+        Some(m) => m.parse().map_err(anyhow::Error::msg)?,
+        None => cfg.mode().map_err(anyhow::Error::msg)?,
+    };
+    let search = Arc::new(tool_search(settings)?);
+    let mut note = None;
+    if !search.has_embedder() && mode != Mode::Bm25 {
+        if mode == Mode::Dense {
+            bail!("--mode dense needs an embedding model: set [rag] model_dir or [rag.endpoint]");
+        }
+        mode = Mode::Bm25;
+        note = Some("no embedding model configured ([rag] model_dir or [rag.endpoint]): BM25 only");
+    }
+    let snap = gateway.catalog().snapshot();
+    let specs: Vec<ToolSpec> = snap.entries().map(|e| e.spec().clone()).collect();
+    let refreshed = search
+        .refresh(&specs)
+        .await
+        .context("indexing the catalog")?;
+    let chain = FilterChain::new(role, &snap);
+    let hits = search
+        .search(&args.query, k, mode, &|n| chain.admits(n))
+        .await
+        .context("searching")?;
+    if args.json {
+        let list: Vec<_> = hits
+            .iter()
+            .filter_map(|h| {
+                let s = snap.get(&h.name)?.spec().clone();
+                Some(
+                    json!({"name": h.name, "score": h.score, "bm25": h.bm25, "dense": h.dense,
+                            "risk": s.risk, "description": s.description}),
+                )
+            })
+            .collect();
+        output::json(&list)?;
+        return Ok(0);
+    }
+    if args.explain {
+        let names = search.with_index(|ix| ix.names().map(str::to_owned).collect::<Vec<_>>());
+        let tally = chain.tally(names.iter().map(String::as_str));
+        output::line(&format!(
+            "mode {} · {} tools indexed ({} embedded now, {} from the cache) · role `{role_name}`: {} visible; hidden by role {}, availability {}, risk policy {}",
+            serde_json::to_value(mode)?.as_str().unwrap_or("?"),
+            names.len(),
+            refreshed.embedded,
+            refreshed.cached,
+            tally.admitted,
+            tally.role,
+            tally.availability,
+            tally.risk
+        ));
+    }
+    if let Some(n) = note {
+        output::line(n);
+    }
+    if hits.is_empty() {
+        output::line(&format!(
+            "no tool visible to role `{role_name}` matches \"{}\"",
+            args.query
+        ));
+        return Ok(0);
+    }
+    let show = |r: Option<toolgate_rag::RetrieverScore>| {
+        r.map_or("-".to_owned(), |r| format!("#{} {:.3}", r.rank, r.score))
+    };
+    let rows: Vec<Vec<String>> = hits
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| {
+            let s = snap.get(&h.name)?.spec();
+            let mut row = vec![
+                (i + 1).to_string(),
+                h.name.clone(),
+                format!("{:.3}", h.score),
+            ];
+            if args.explain {
+                row.push(show(h.bm25));
+                row.push(show(h.dense));
+            }
+            row.push(s.risk.to_string());
+            row.push(output::short(&s.description, 60));
+            Some(row)
+        })
+        .collect();
+    if args.explain {
+        output::table(
+            &["#", "NAME", "SCORE", "BM25", "DENSE", "RISK", "DESCRIPTION"],
+            &rows,
+        );
+    } else {
+        output::table(&["#", "NAME", "SCORE", "RISK", "DESCRIPTION"], &rows);
+    }
+    Ok(0)
+}

