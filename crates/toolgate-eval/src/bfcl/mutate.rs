@@ -112,6 +112,51 @@ pub fn mutants(case: &Case) -> Vec<Mutant> {
     }
     push("wrong_type", m);
 
+    // Every argument of every call, one at a time: another value, another type, and inside
+    // lists and objects (an element of another type, an inner value changed, an inner key
+    // dropped) — these reach the nested type, list, object and list-of-objects rules.
+    for (ci, call) in truth.iter().enumerate() {
+        for (ai, (_, value)) in call.args.iter().enumerate() {
+            let mut with = |label: &'static str, v: PyValue| {
+                let mut m = truth.clone();
+                m[ci].args[ai].1 = v;
+                push(label, m);
+            };
+            if ci > 0 || ai > 0 {
+                with("wrong_value_each", other_value(value));
+                with("wrong_type_each", other_type(value));
+            }
+            match value {
+                PyValue::List(items) if !items.is_empty() => {
+                    let mut items = items.clone();
+                    items[0] = other_type(&items[0]);
+                    with("element_type", PyValue::List(items.clone()));
+                    if let PyValue::Dict(pairs) = &value_first(value)
+                        && let Some((k, v)) = pairs.first()
+                    {
+                        let mut inner = pairs.clone();
+                        inner[0] = (k.clone(), other_value(v));
+                        let mut list = match value {
+                            PyValue::List(l) => l.clone(),
+                            _ => Vec::new(),
+                        };
+                        list[0] = PyValue::Dict(inner);
+                        with("inner_value", PyValue::List(list));
+                    }
+                }
+                PyValue::Dict(pairs) if !pairs.is_empty() => {
+                    let mut changed = pairs.clone();
+                    changed[0].1 = other_value(&changed[0].1);
+                    with("inner_value", PyValue::Dict(changed));
+                    let mut dropped = pairs.clone();
+                    dropped.remove(0);
+                    with("inner_key_dropped", PyValue::Dict(dropped));
+                }
+                _ => {}
+            }
+        }
+    }
+
     // int for float: every integral float argument written as an int.
     let mut m = truth.clone();
     let mut changed = false;
@@ -259,6 +304,13 @@ fn realize(v: &PyValue) -> PyValue {
                 .collect(),
         ),
         PyValue::List(items) => PyValue::List(items.iter().map(realize).collect()),
+        other => other.clone(),
+    }
+}
+
+fn value_first(v: &PyValue) -> PyValue {
+    match v {
+        PyValue::List(items) => items.first().cloned().unwrap_or(PyValue::None),
         other => other.clone(),
     }
 }
