@@ -129,7 +129,14 @@ fn messages(req: &ModelRequest) -> Vec<Value> {
     for m in &req.messages {
         match m {
             Message::User { text } => push("user", vec![json!({"type": "text", "text": text})]),
-            Message::Assistant(turn) => push("assistant", assistant_blocks(turn)),
+            // The API refuses an empty assistant message (a refusal or a cut answer with no
+            // text); leaving it out keeps the roles alternating through the merge.
+            Message::Assistant(turn) => {
+                let blocks = assistant_blocks(turn);
+                if !blocks.is_empty() {
+                    push("assistant", blocks);
+                }
+            }
             Message::ToolResults { results } => push(
                 "user",
                 results
@@ -405,5 +412,15 @@ mod tests {
             stop_reason("pause_turn", &r.turn),
             StopReason::Other("pause_turn".into())
         );
+        let empty = ModelRequest {
+            messages: vec![
+                Message::user("bad"),
+                Message::Assistant(AssistantTurn::default()),
+                Message::user("sorry"),
+            ],
+            ..ModelRequest::default()
+        };
+        let msgs = messages(&empty);
+        assert_eq!(msgs.len(), 1, "{msgs:?}");
     }
 }
