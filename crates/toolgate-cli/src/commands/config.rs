@@ -34,6 +34,18 @@ pub fn run(settings: &Settings, cmd: ConfigCommand) -> anyhow::Result<i32> {
                 names.join(", "),
                 settings.role
             ));
+            let servers = &settings.file.mcp.servers;
+            if !servers.is_empty() {
+                let listed: Vec<String> = servers
+                    .iter()
+                    .map(|s| {
+                        let kind = if s.url.is_some() { "http" } else { "stdio" };
+                        let off = if s.enabled { "" } else { ", disabled" };
+                        format!("{} ({kind}{off})", s.name)
+                    })
+                    .collect();
+                output::line(&format!("mcp:       {}", listed.join(", ")));
+            }
             output::line("ok");
         }
         ConfigCommand::Show => {

@@ -69,6 +69,15 @@ fn add_list_status_tools_call_and_remove_a_stdio_server() {
     );
     assert_eq!(config_text(&env), written);
 
+    let check = env.run(&["config", "check"]);
+    check.assert_code(0);
+    assert!(
+        check
+            .stdout
+            .contains("\nmcp:       everything (stdio)\nok\n"),
+        "{check:#?}"
+    );
+
     let list = env.run(&["mcp", "list", "--json"]);
     list.assert_code(0);
     assert_eq!(
