@@ -10,12 +10,12 @@ use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Gateway, GatewayDeps};
 use toolgate_mcp::{HubOptions, McpHub, RetryPolicy, SandboxSpec, SandboxedCommand, StdioSandbox};
 use toolgate_registry::Catalog;
-use toolgate_store::PinStore;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::AuditLog;
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
+use toolgate_store::{CredentialStore, PinStore};
 use toolgate_tools::{
     BuiltinOptions, ResourceLimits, SandboxLauncher, SandboxPolicy, ShellOptions, Workspace,
     builtin_tools,
@@ -194,15 +194,32 @@ impl McpServers<'_> {
 }
 
 /// The hub options every command uses: default backoff, the `[egress]` policy for HTTP
-/// servers, the shell tool's sandbox for stdio servers with a `sandbox` table.
-pub fn hub_options(settings: &Settings) -> HubOptions {
+/// servers, the shell tool's sandbox for stdio servers with a `sandbox` table, and — when a
+/// server has an `auth` table — the store holding the tokens `toolgate mcp login` saved.
+pub fn hub_options(settings: &Settings) -> anyhow::Result<HubOptions> {
     let sandbox = ServerSandbox {
         workspace: settings.workspace.clone(),
         data_dir: settings.data_dir.clone(),
         config: settings.config_path.clone(),
     };
-    HubOptions::new(RetryPolicy::default(), settings.file.egress.clone())
-        .with_stdio_sandbox(Arc::new(sandbox))
+    let options = HubOptions::new(RetryPolicy::default(), settings.file.egress.clone())
+        .with_stdio_sandbox(Arc::new(sandbox));
+    if settings.file.mcp.servers.iter().any(|s| s.auth.is_some()) {
+        return Ok(options.with_credentials(open_credentials(settings)?));
+    }
+    Ok(options)
+}
+
+/// The OAuth tokens of MCP servers (`mcp_credentials` in the store; files 0600).
+pub fn open_credentials(settings: &Settings) -> anyhow::Result<Arc<CredentialStore>> {
+    ensure_data_dir(settings)?;
+    let store = CredentialStore::open(&settings.db_path()).with_context(|| {
+        format!(
+            "cannot open the credential store in {}",
+            settings.db_path().display()
+        )
+    })?;
+    Ok(Arc::new(store))
 }
 
 /// Runs a stdio MCP server with a `sandbox` table through the shell tool's sandbox helper
@@ -308,7 +325,7 @@ pub fn spawn_mcp(
     if servers.is_empty() {
         return Ok(None);
     }
-    let hub = McpHub::spawn(servers, Arc::clone(catalog), hub_options(settings))
+    let hub = McpHub::spawn(servers, Arc::clone(catalog), hub_options(settings)?)
         .context("the [[mcp.servers]] settings")?;
     Ok(Some(hub))
 }

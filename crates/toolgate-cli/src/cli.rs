@@ -94,6 +94,19 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to an HTTP server with `auth = { type = "oauth" }`: authorization code + PKCE
+    /// in a browser, redirect to a loopback listener; the tokens go to the store.
+    Login {
+        name: String,
+        /// A scope to ask for besides the configured ones (repeatable; step-up).
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// Only print the authorization URL; do not try to open a browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the tokens stored for a server (the next start needs a new login).
+    Logout { name: String },
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `toolgate mcp add | remove | list | status | tools`: the `[[mcp.servers]]` of
+//! `toolgate mcp add | remove | list | status | tools` (`login | logout`: [`super::mcp_login`]): the `[[mcp.servers]]` of
 //! toolgate.toml, edited in place (comments and layout kept, the result checked before it
 //! replaces the file), and the servers as toolgate sees them when it connects.
 
@@ -28,6 +28,12 @@ pub async fn run(settings: &Settings, cmd: McpCommand) -> anyhow::Result<i32> {
         McpCommand::List { json } => list(settings, json),
         McpCommand::Status { json } => status(settings, json).await,
         McpCommand::Tools { name, json } => tools(settings, name.as_deref(), json).await,
+        McpCommand::Login {
+            name,
+            scopes,
+            no_browser,
+        } => super::mcp_login::login(settings, &name, scopes, no_browser).await,
+        McpCommand::Logout { name } => super::mcp_login::logout(settings, &name),
     }
 }
 
@@ -341,7 +347,7 @@ pub async fn probe(settings: &Settings) -> anyhow::Result<Vec<ServerStatus>> {
     if servers.is_empty() {
         return Ok(Vec::new());
     }
-    let hub = McpHub::start(servers, Arc::new(Catalog::new()), hub_options(settings))
+    let hub = McpHub::start(servers, Arc::new(Catalog::new()), hub_options(settings)?)
         .await
         .context("the [[mcp.servers]] settings")?;
     let status = hub.status();

@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod eval;
 pub mod eval_retrieval;
 pub mod mcp;
+pub mod mcp_login;
 pub mod run;
 pub mod serve;
 pub mod token;
