@@ -359,6 +359,15 @@ pub async fn run(settings: &Settings, args: RunArgs) -> anyhow::Result<i32> {
         eprintln!("  session {}", session.id);
     }
     let result = session.turn(&task).await;
+    if let Ok(out) = &result {
+        eprintln!(
+            "  {} model call{} · {} input / {} output tokens",
+            out.steps,
+            if out.steps == 1 { "" } else { "s" },
+            out.usage.input_tokens,
+            out.usage.output_tokens
+        );
+    }
     session.save()?;
     session.close().await?;
     Ok(report(&result))

@@ -93,6 +93,11 @@ fn run_streams_the_answer_runs_the_calls_and_audits_them_under_one_session() {
         r.stderr.contains("✗ write_file: approval_required"),
         "{r:#?}"
     );
+    assert!(
+        r.stderr
+            .contains("3 model calls · 30 input / 15 output tokens"),
+        "{r:#?}"
+    );
 
     // The model read both files' contents, under its own call ids, in order.
     let reqs = fx.server.requests();
