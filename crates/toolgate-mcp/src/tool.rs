@@ -157,10 +157,23 @@ impl McpTool {
                 }
             }
             ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+                // rmcp ends the transport on any of these, a 403 included: reconnect.
                 lost.cancel();
+                let chain = error_chain(&e);
+                if let Some(challenge) = insufficient_scope(&chain) {
+                    return ToolError::Failed {
+                        message: format!(
+                            "MCP server `{0}` refused the call: the token lacks a scope ({challenge}); \
+                             sign in again with it: `toolgate mcp login {0} --scope SCOPE` \
+                             (or add it to the server's auth `scopes`)",
+                            self.link.server
+                        ),
+                        retryable: false,
+                        details: None,
+                    };
+                }
                 self.unavailable(format!(
-                    "the connection failed during the call ({}); it is being re-established",
-                    error_chain(&e)
+                    "the connection failed during the call ({chain}); it is being re-established"
                 ))
             }
             ServiceError::Timeout { .. } => ToolError::Timeout,
@@ -176,6 +189,13 @@ impl McpTool {
             )),
         }
     }
+}
+
+/// The `WWW-Authenticate` challenge of a 403 `insufficient_scope` in an error chain (rmcp
+/// reports it as a transport failure: "insufficient scope: <challenge>").
+fn insufficient_scope(chain: &str) -> Option<&str> {
+    let at = chain.find("insufficient scope: ")?;
+    Some(chain[at + "insufficient scope: ".len()..].trim())
 }
 
 /// Tells the server to stop working on `id` (`notifications/cancelled`); best effort.

@@ -14,6 +14,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
+use toolgate_core::ToolError;
 use toolgate_mcp::auth::{AuthConfig, AuthContext, AuthError, LoginOptions, login};
 use toolgate_mcp::{HubOptions, McpHub, ProtocolChoice, ServerConfig, ServerState};
 use toolgate_net::EgressPolicy;
@@ -443,4 +444,37 @@ async fn the_client_credentials_grant_needs_no_login() {
         !stored.secret.expose().contains(CC_SECRET),
         "the client secret is not stored"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_for_a_missing_scope_says_how_to_sign_in_with_it() {
+    let s = setup(3600).await;
+    login(
+        SERVER,
+        &s.fake.mcp_url(),
+        &AuthConfig::oauth(),
+        &s.ctx,
+        LoginOptions::default(),
+        browser(None),
+    )
+    .await
+    .unwrap();
+    let (hub, catalog) = hub(&s, oauth_server(&s.fake)).await;
+    s.fake.require_scope_for_calls("files:write");
+    let err = call(&catalog, "mcp__prot__whoami", json!({}))
+        .await
+        .unwrap_err();
+    let ToolError::Failed {
+        message, retryable, ..
+    } = err
+    else {
+        panic!("expected a plain failure, got {err:?}");
+    };
+    assert!(!retryable);
+    assert!(message.contains("files:write"), "{message}");
+    assert!(
+        message.contains("toolgate mcp login prot --scope SCOPE"),
+        "{message}"
+    );
+    hub.shutdown().await;
 }

@@ -63,6 +63,8 @@ struct Inner {
     serial: usize,
     /// `expires_in` of the token issued by the authorization-code grant.
     first_expires_in: u64,
+    /// A scope every `tools/call` needs and no token has: 403 `insufficient_scope`.
+    call_scope: Option<String>,
 }
 
 #[derive(Clone)]
@@ -119,6 +121,11 @@ impl FakeOAuth {
         let mut inner = self.inner.lock().unwrap();
         let all: Vec<String> = inner.access.keys().cloned().collect();
         inner.revoked.extend(all);
+    }
+
+    /// From now on `tools/call` answers 403 `insufficient_scope` naming `scope`.
+    pub fn require_scope_for_calls(&self, scope: &str) {
+        self.inner.lock().unwrap().call_scope = Some(scope.to_owned());
     }
 
     fn record(&self, event: Event) {
@@ -389,6 +396,19 @@ async fn mcp(State(f): State<FakeOAuth>, headers: HeaderMap, Json(msg): Json<Val
     let Some(id) = msg.get("id").cloned() else {
         return StatusCode::ACCEPTED.into_response();
     };
+    let call_scope = f.inner.lock().unwrap().call_scope.clone();
+    if let Some(scope) = call_scope.filter(|_| method == "tools/call") {
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            f.rs_url
+        );
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::WWW_AUTHENTICATE, challenge)],
+            Json(json!({"error": "insufficient_scope"})),
+        )
+            .into_response();
+    }
     let result = match method.as_str() {
         "initialize" => json!({
             "protocolVersion": "2025-11-25",
