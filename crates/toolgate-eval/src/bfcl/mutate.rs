@@ -6,7 +6,9 @@
 //! Every AST entry yields the ground truth plus at least the five mutations the issue names
 //! (wrong value, missing required parameter, extra parameter, wrong function name, wrong
 //! type), and more where they apply (int for float, a re-spelled string, the second accepted
-//! value, optional parameters left out, calls reordered or dropped, another offered function).
+//! value, optional parameters left out, calls reordered, dropped or repeated, another offered
+//! function), and, for every argument of every call, another value, another type, an element
+//! of another type, an inner value changed or an inner key dropped.
 
 use super::category::{CheckKind, Language};
 use super::data::{Case, ExpectedCall, FunctionDoc};
