@@ -327,9 +327,9 @@ impl Checker {
         )?;
         if !is_variable {
             match (expected_type, nested_type) {
-                (PyType::Dict, _) => return dict_check(param, value, accepted),
+                (PyType::Dict, _) => return dict_check(value, accepted),
                 (PyType::List, Some(PyType::Dict)) => {
-                    return list_dict_check(param, value, accepted);
+                    return list_dict_check(value, accepted);
                 }
                 (PyType::Str, _) => return string_check(param, value, accepted),
                 (PyType::List, _) => return list_check(param, value, accepted),
@@ -494,8 +494,9 @@ fn list_check(param: &str, value: &PyValue, accepted: &[PyValue]) -> Verdict {
     }
 }
 
-fn dict_check(param: &str, value: &PyValue, accepted: &[PyValue]) -> Verdict {
-    let _ = param;
+/// `dict_checker`: the object must match one accepted object key by key (its messages name
+/// the inner key, not the parameter).
+fn dict_check(value: &PyValue, accepted: &[PyValue]) -> Verdict {
     let mut result = Failure::new(ErrorKind::DictUnclear, "No accepted object matches.");
     for answer in accepted {
         if answer.is_empty_str() {
@@ -569,7 +570,7 @@ fn py_contains_empty_str(x: &PyValue) -> Result<bool, Failure> {
     }
 }
 
-fn list_dict_check(param: &str, value: &PyValue, accepted: &[PyValue]) -> Verdict {
+fn list_dict_check(value: &PyValue, accepted: &[PyValue]) -> Verdict {
     let PyValue::List(model) = value else {
         return Err(Failure::exception("list_dict_checker got a non-list"));
     };
@@ -585,7 +586,7 @@ fn list_dict_check(param: &str, value: &PyValue, accepted: &[PyValue]) -> Verdic
         let answer_items = py_index_items(answer)?;
         let mut ok = true;
         for (item, expected) in model.iter().zip(&answer_items) {
-            if let Err(f) = dict_check(param, item, std::slice::from_ref(expected)) {
+            if let Err(f) = dict_check(item, std::slice::from_ref(expected)) {
                 if f.kind == ErrorKind::Exception {
                     return Err(f);
                 }
