@@ -415,3 +415,65 @@ fn chat_asks_for_approval_inline_and_takes_the_answer_from_the_conversation() {
     assert_eq!(outcomes, vec!["ok", "approval_denied"], "{audit:#?}");
     assert_eq!(decided[0]["approver"], "carol");
 }
+
+#[test]
+fn ctrl_c_cancels_the_running_calls_and_exits_130_with_the_history_kept() {
+    let fx = Fixture::new(
+        "openai-chat",
+        vec![Reply::Turn(FakeTurn::calls(&[
+            (
+                "call_s",
+                "shell",
+                r#"{"command": "touch started && exec sleep 30"}"#,
+            ),
+            ("call_r", "read_file", r#"{"path":"notes.md"}"#),
+        ]))],
+    );
+    let config = fx.env.ws.join("toolgate.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[roles.ops]\nrules = [{tool = \"shell\", decision = \"allow\"}]\n");
+    std::fs::write(&config, text).unwrap();
+    let child = fx
+        .env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(["--role", "ops", "run", "Sleep on it", "--session", "z1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = fx.env.ws.join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the shell call never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let r = Run::from_output(child.wait_with_output().unwrap());
+    r.assert_code(130);
+    assert!(r.stderr.contains("cancelled"), "{r:#?}");
+    let audit = fx.audit();
+    let shell: Vec<&str> = audit
+        .iter()
+        .filter(|r| r["tool"] == "shell" && r["kind"] != "attempt")
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(shell, vec!["cancelled"], "{audit:#?}");
+    // The conversation is saved well-formed: both calls have results.
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.env.data.join("sessions/z1.json")).unwrap(),
+    )
+    .unwrap();
+    let last = saved["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool_results", "{saved:#}");
+    assert_eq!(last["results"].as_array().unwrap().len(), 2);
+}
