@@ -50,6 +50,7 @@ fn main() {
             root.join("crates/toolgate-rag/scripts/rag_reference.py"),
         )),
         fusions,
+        by_name: true,
     };
     println!(
         "catalog: {} docs ({} from single-turn entries), {} queries",

@@ -287,13 +287,16 @@ impl ReportRow {
 }
 
 /// Scores BM25, dense (when vectors are given) and hybrid with each of `fusions` on one
-/// subset. `doc_vectors[i]` belongs to `set.docs[i]`, `query_vectors[i]` to `set.queries[i]`.
+/// subset. With `by_name`, every retriever is scored a second time at the name level: docs
+/// sharing a name count as one (the first ranked stands for the name), and a query's relevant
+/// set is its ground-truth names — what a catalog with unique names (R-REG-1) would show. `doc_vectors[i]` belongs to `set.docs[i]`, `query_vectors[i]` to `set.queries[i]`.
 pub fn evaluate(
     set: &EvalSet,
     subset: &Subset,
     params: crate::bm25::Bm25Params,
     vectors: Option<Vectors<'_>>,
     fusions: &[(String, crate::Fusion)],
+    by_name: bool,
 ) -> Vec<ReportRow> {
     use crate::index::{FUSION_DEPTH, ToolIndex};
     use crate::metrics::{Metrics, MetricsSum};
@@ -308,6 +311,10 @@ pub fn evaluate(
     if vectors.is_some() {
         labels.push("dense".to_owned());
         labels.extend(fusions.iter().map(|(l, _)| format!("hybrid {l}")));
+    }
+    if by_name {
+        let named: Vec<String> = labels.iter().map(|l| format!("{l} (by name)")).collect();
+        labels.extend(named);
     }
     let mut sums = vec![MetricsSum::default(); labels.len()];
     let admit = |_: &str| true;
@@ -324,13 +331,28 @@ pub fn evaluate(
                 rankings.push(crate::fusion::fuse(*f, &lexical, &dense));
             }
         }
-        for (ranking, sum) in rankings.iter().zip(sums.iter_mut()) {
-            let names: Vec<&str> = ranking
+        for (i, ranking) in rankings.iter().enumerate() {
+            let ids: Vec<&str> = ranking
                 .iter()
                 .take(10)
                 .filter_map(|(slot, _)| ix.id_of(*slot))
                 .collect();
-            sum.add(Metrics::of(&names, &relevant));
+            sums[i].add(Metrics::of(&ids, &relevant));
+            if by_name {
+                // As if the catalog had one doc per name: the first doc of a name stands for
+                // all of them, later ones are dropped from the ranking.
+                let mut seen = HashSet::new();
+                let names: Vec<&str> = ranking
+                    .iter()
+                    .filter_map(|(slot, _)| ix.id_of(*slot))
+                    .map(base_name)
+                    .filter(|n| seen.insert(*n))
+                    .take(10)
+                    .collect();
+                let rel: HashSet<String> =
+                    q.relevant.iter().map(|r| base_name(r).to_owned()).collect();
+                sums[i + labels.len() / 2].add(Metrics::of(&names, &rel));
+            }
         }
     }
     labels
@@ -402,6 +424,13 @@ pub struct RunOptions {
     /// The Python with rank-bm25 and numpy, and the reference script.
     pub python: Option<(std::path::PathBuf, std::path::PathBuf)>,
     pub fusions: Vec<(String, crate::Fusion)>,
+    /// Also score at the name level (see [`evaluate`]).
+    pub by_name: bool,
+}
+
+/// `name#2` → `name`.
+fn base_name(id: &str) -> &str {
+    id.split_once('#').map_or(id, |(n, _)| n)
 }
 
 fn embed_cached(
@@ -485,6 +514,7 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
             crate::bm25::Bm25Params::default(),
             refs,
             &opts.fusions,
+            opts.by_name,
         ));
     }
     if let Some(dir) = &opts.export_dir {

@@ -38,6 +38,10 @@ pub struct RetrievalArgs {
     /// Seed of the catalog samples.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Also score at the name level: docs sharing a name count as one (BFCL reuses names
+    /// with different docs; a real catalog has one doc per name).
+    #[arg(long)]
+    pub by_name: bool,
     /// One JSON list of rows instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +95,7 @@ pub fn run_retrieval(settings: &Settings, args: RetrievalArgs) -> anyhow::Result
         export_dir: Some(settings.data_dir.join("rag-eval")),
         python,
         fusions,
+        by_name: args.by_name,
     };
     let rows = run(&set, &opts)?;
     if args.json {
