@@ -2,6 +2,8 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::progress::ProgressSink;
+
 /// Who is calling and how to notice that the caller gave up.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -15,6 +17,8 @@ pub struct ToolContext {
     pub role: String,
     /// Fires on cancellation or timeout; long-running tools must watch it.
     pub cancel: CancellationToken,
+    /// Where the tool reports progress (passed on to the caller where the front end can).
+    pub progress: ProgressSink,
 }
 
 impl ToolContext {
@@ -26,6 +30,7 @@ impl ToolContext {
             principal: "tester".to_owned(),
             role: "default".to_owned(),
             cancel: CancellationToken::new(),
+            progress: ProgressSink::none(),
         }
     }
 }

@@ -29,9 +29,11 @@
 
 pub mod context;
 pub mod error;
+pub mod progress;
 pub mod tool;
 
 pub use context::ToolContext;
 pub use error::ToolError;
+pub use progress::{ProgressSink, ProgressUpdate};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{DynTool, Tool};

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use toolgate_core::{CancellationToken, ToolContext};
+use toolgate_core::{CancellationToken, ProgressSink, ProgressUpdate, ToolContext};
 use toolgate_protocol::{CallError, Governance, ToolOutput};
 use toolgate_registry::Entry;
 
@@ -44,6 +44,12 @@ pub enum CallEvent {
         tool: String,
         expires_at_ms: u64,
         requires_confirmation: bool,
+    },
+    /// The tool reported progress (an MCP server's `notifications/progress`, say).
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
     },
 }
 
@@ -149,14 +155,28 @@ impl Call {
         }
     }
 
-    /// The context the tool sees.
+    /// The context the tool sees; its progress becomes [`CallEvent::Progress`].
     pub fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+        let progress = match &self.request.events {
+            Some(tx) => {
+                let tx = tx.clone();
+                ProgressSink::new(move |u: ProgressUpdate| {
+                    let _ = tx.send(CallEvent::Progress {
+                        progress: u.progress,
+                        total: u.total,
+                        message: u.message,
+                    });
+                })
+            }
+            None => ProgressSink::none(),
+        };
         ToolContext {
             call_id: self.request.call_id.clone(),
             session_id: self.request.session_id.clone(),
             principal: self.request.principal.clone(),
             role: self.request.role.clone(),
             cancel,
+            progress,
         }
     }
 
@@ -219,5 +239,34 @@ mod tests {
             (uuid.get_version_num(), uuid.get_variant()),
             (7, uuid::Variant::RFC4122)
         );
+    }
+
+    #[test]
+    fn a_tools_progress_becomes_a_call_event_for_a_listening_front_end() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut request = CallRequest::new("t", Arguments::Json(Value::Null));
+        request.events = Some(tx);
+        let ctx = Call::new(request).tool_context(CancellationToken::new());
+        ctx.progress.report(ProgressUpdate {
+            progress: 2.0,
+            total: Some(5.0),
+            message: Some("two of five".into()),
+        });
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            CallEvent::Progress {
+                progress: 2.0,
+                total: Some(5.0),
+                message: Some("two of five".into()),
+            }
+        );
+        // Nobody listening: reporting is a no-op.
+        let quiet = Call::new(CallRequest::new("t", Arguments::Json(Value::Null)))
+            .tool_context(CancellationToken::new());
+        quiet.progress.report(ProgressUpdate {
+            progress: 1.0,
+            total: None,
+            message: None,
+        });
     }
 }

@@ -10,6 +10,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RoleClient};
+use toolgate_core::ProgressUpdate;
 
 use crate::McpEvent;
 use crate::link::ServerLink;
@@ -40,7 +41,15 @@ impl ClientHandler for McpClientHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let call_id = self.link.call_for(&params.progress_token);
+        let route = self.link.route_for(&params.progress_token);
+        if let Some(route) = &route {
+            route.sink.report(ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.clone(),
+            });
+        }
+        let call_id = route.map(|r| r.call_id);
         tracing::debug!(
             server = %self.link.server,
             call_id = call_id.as_deref().unwrap_or("-"),

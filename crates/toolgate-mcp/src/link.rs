@@ -10,6 +10,7 @@ use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
+use toolgate_core::ProgressSink;
 
 use crate::McpEvent;
 
@@ -63,7 +64,7 @@ impl ServerLink {
     /// Remembers which call a progress token belongs to. Kept after the call ends (up to
     /// [`ROUTES_KEPT`] calls), because a server's last progress notification may be
     /// handled after its result.
-    pub(crate) fn track(&self, token: ProgressToken, call_id: String) {
+    pub(crate) fn track(&self, token: ProgressToken, call_id: String, sink: ProgressSink) {
         let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
         if calls.order.len() == ROUTES_KEPT
             && let Some(oldest) = calls.order.pop_front()
@@ -71,10 +72,11 @@ impl ServerLink {
             calls.by_token.remove(&oldest);
         }
         calls.order.push_back(token.clone());
-        calls.by_token.insert(token, call_id);
+        calls.by_token.insert(token, Route { call_id, sink });
     }
 
-    pub(crate) fn call_for(&self, token: &ProgressToken) -> Option<String> {
+    /// The call a progress token belongs to and where its progress goes.
+    pub(crate) fn route_for(&self, token: &ProgressToken) -> Option<Route> {
         self.calls
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -98,9 +100,16 @@ pub(crate) struct Connected {
     pub(crate) lost: CancellationToken,
 }
 
+/// The call a progress token belongs to, and the caller's progress sink.
+#[derive(Clone)]
+pub(crate) struct Route {
+    pub(crate) call_id: String,
+    pub(crate) sink: ProgressSink,
+}
+
 /// Which call each recent progress token belongs to, oldest first.
 #[derive(Default)]
 struct CallRoutes {
-    by_token: HashMap<ProgressToken, String>,
+    by_token: HashMap<ProgressToken, Route>,
     order: VecDeque<ProgressToken>,
 }

@@ -234,8 +234,11 @@ impl Tool for McpTool {
             .await
             .map_err(|e| self.service_error(e, &lost))?;
         let id = handle.id.clone();
-        self.link
-            .track(handle.progress_token.clone(), ctx.call_id.clone());
+        self.link.track(
+            handle.progress_token.clone(),
+            ctx.call_id.clone(),
+            ctx.progress.clone(),
+        );
         let response = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {

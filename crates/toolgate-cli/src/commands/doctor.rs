@@ -175,6 +175,7 @@ async fn shell_sandbox(settings: &Settings, mode: SandboxMode) -> Check {
         principal: format!("cli:{}", super::local_user()),
         role: settings.role.clone(),
         cancel: CancellationToken::new(),
+        progress: toolgate_core::ProgressSink::none(),
     };
     let outcome = shell.call(json!({"command": "true"}), ctx).await;
     match outcome {

@@ -365,9 +365,12 @@ async fn a_request_can_ask_to_wait_and_hears_that_it_is_waiting() {
     call.request.events = Some(tx);
     let store = Arc::clone(&f.store);
     let decider = tokio::spawn(async move {
-        let crate::call::CallEvent::AwaitingApproval {
+        let Some(crate::call::CallEvent::AwaitingApproval {
             approval_id, tool, ..
-        } = rx.recv().await.unwrap();
+        }) = rx.recv().await
+        else {
+            panic!("the first event is not the approval wait");
+        };
         assert_eq!(tool, "w");
         approve_in(&store, &approval_id);
     });

@@ -98,13 +98,24 @@ async fn exercise(hub: &McpHub, catalog: &Catalog) {
         ToolOutput::json(json!({"temperature": 33, "conditions": "Cloudy", "humidity": 82}))
     );
 
-    // Progress notifications reach the event channel, tagged with our call id.
+    // Progress notifications reach the caller's progress sink and the event channel,
+    // tagged with our call id.
     let mut events = hub.events();
+    let reported = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = {
+        let reported = std::sync::Arc::clone(&reported);
+        toolgate_core::ProgressSink::new(move |u| {
+            reported.lock().unwrap().push((u.progress, u.total));
+        })
+    };
     let out = call_with(
         catalog,
         "mcp__everything__trigger-long-running-operation",
         json!({"duration": 1, "steps": 3}),
-        ctx("call_progress"),
+        toolgate_core::ToolContext {
+            progress: sink,
+            ..ctx("call_progress")
+        },
     )
     .await
     .unwrap();
@@ -135,6 +146,11 @@ async fn exercise(hub: &McpHub, catalog: &Catalog) {
             (id.clone(), 2.0, Some(3.0)),
             (id, 3.0, Some(3.0))
         ]
+    );
+    // The channel saw all three, so the sink (called first, in the same handler) did too.
+    assert_eq!(
+        *reported.lock().unwrap(),
+        [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
     );
 }
 

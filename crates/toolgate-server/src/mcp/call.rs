@@ -100,7 +100,9 @@ pub struct Waits<'a> {
 }
 
 /// Drives `call` to its end; while it waits for a human, sends progress notifications
-/// naming the approval, first at once and then every `every`.
+/// naming the approval, first at once and then every `every`; once the tool runs, passes on
+/// the progress it reports (an MCP server's own notifications). Values sent only grow, as
+/// the protocol requires: the tool's are offset by the waiting notifications before them.
 pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>) -> Envelope {
     let Waits {
         mut events,
@@ -112,29 +114,50 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
     } = waits;
     tokio::pin!(call);
     let mut waiting: Option<String> = None;
-    let mut sent: u32 = 0;
+    let mut last = 0.0_f64;
+    let mut offset: Option<f64> = None;
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        let param = tokio::select! {
             envelope = &mut call => return envelope,
-            Some(event) = events.recv() => {
-                let CallEvent::AwaitingApproval { approval_id, tool, requires_confirmation, .. } = event;
-                waiting = Some(waiting_message(&approval_id, &tool, requires_confirmation));
-                ticker.reset_immediately();
-            }
+            Some(event) = events.recv() => match event {
+                CallEvent::AwaitingApproval { approval_id, tool, requires_confirmation, .. } => {
+                    waiting = Some(waiting_message(&approval_id, &tool, requires_confirmation));
+                    ticker.reset_immediately();
+                    continue;
+                }
+                CallEvent::Progress { progress, total, message } => {
+                    // The tool runs: nothing waits for a human any more.
+                    waiting = None;
+                    let base = *offset.get_or_insert(last);
+                    let value = base + progress;
+                    if value <= last {
+                        continue;
+                    }
+                    last = value;
+                    let mut param = ProgressNotificationParam::new(token.clone(), value);
+                    if let Some(total) = total {
+                        param = param.with_total(base + total);
+                    }
+                    match message {
+                        Some(message) => param.with_message(message),
+                        None => param,
+                    }
+                }
+            },
             () = shutdown.cancelled(), if waiting.is_some() && !cancel.is_cancelled() => {
                 cancel.cancel();
+                continue;
             }
             _ = ticker.tick(), if waiting.is_some() => {
-                sent += 1;
-                let message = waiting.clone().unwrap_or_default();
-                let param = ProgressNotificationParam::new(token.clone(), f64::from(sent))
-                    .with_message(message);
-                if let Err(e) = peer.notify_progress(param).await {
-                    tracing::debug!(error = %e, "could not send an approval progress notification");
-                }
+                last += 1.0;
+                ProgressNotificationParam::new(token.clone(), last)
+                    .with_message(waiting.clone().unwrap_or_default())
             }
+        };
+        if let Err(e) = peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "could not send a progress notification");
         }
     }
 }
