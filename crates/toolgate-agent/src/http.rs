@@ -68,6 +68,22 @@ impl Http {
         format!("{}/{}", self.base.as_str().trim_end_matches('/'), path)
     }
 
+    /// [`Http::post`] of a non-streaming request, its answer read as JSON; `what` names the
+    /// answer in the error ("the completion is not JSON").
+    pub async fn post_json(
+        &self,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Value,
+        what: &str,
+    ) -> Result<Value, ModelError> {
+        self.post(path, headers, body)
+            .await?
+            .json()
+            .await
+            .map_err(|e| ModelError::Protocol(format!("{what} is not JSON: {e}")))
+    }
+
     /// POSTs `body` to `path` under the base URL; returns the first 2xx answer.
     pub async fn post(
         &self,

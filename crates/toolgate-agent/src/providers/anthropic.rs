@@ -234,14 +234,11 @@ impl ModelClient for AnthropicClient {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let resp = self
+        let body = self.body(request, false);
+        let v = self
             .http
-            .post("messages", &self.headers()?, &self.body(request, false))
+            .post_json("messages", &self.headers()?, &body, "the message")
             .await?;
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| ModelError::Protocol(format!("the message is not JSON: {e}")))?;
         parse_message(&v)
     }
 

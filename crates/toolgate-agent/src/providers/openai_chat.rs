@@ -238,18 +238,16 @@ impl ModelClient for OpenAiChatClient {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let resp = self
+        let body = self.body(request, false);
+        let v = self
             .http
-            .post(
+            .post_json(
                 "chat/completions",
                 &self.headers()?,
-                &self.body(request, false),
+                &body,
+                "the completion",
             )
             .await?;
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| ModelError::Protocol(format!("the completion is not JSON: {e}")))?;
         parse_completion(&v)
     }
 

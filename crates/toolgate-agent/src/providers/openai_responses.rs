@@ -266,14 +266,11 @@ impl ModelClient for OpenAiResponsesClient {
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let resp = self
+        let body = self.body(request, false);
+        let v = self
             .http
-            .post("responses", &self.headers()?, &self.body(request, false))
+            .post_json("responses", &self.headers()?, &body, "the response")
             .await?;
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| ModelError::Protocol(format!("the response is not JSON: {e}")))?;
         parse_response(&v)
     }
 
