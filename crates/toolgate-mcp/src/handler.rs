@@ -1,35 +1,56 @@
 //! What toolgate answers when a server talks first: progress and log notifications are
-//! forwarded to `tracing` and to the hub's event channel; `tools/list_changed` wakes the
-//! supervisor to re-list. Sampling, roots and elicitation are not offered (the client
-//! declares no such capability), so servers do not ask for them.
+//! forwarded to `tracing`, the calling tool's progress sink and the hub's event channel;
+//! `tools/list_changed` wakes the supervisor to re-list; form elicitation goes to the hub's
+//! [`Elicitor`] (offered only when there is one). Sampling and roots are not offered.
 
 use std::sync::Arc;
 
 use rmcp::ClientHandler;
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use serde_json::Value;
 use toolgate_core::ProgressUpdate;
 
 use crate::McpEvent;
+use crate::elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use crate::link::ServerLink;
 
 #[derive(Clone)]
 pub(crate) struct McpClientHandler {
     link: Arc<ServerLink>,
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl McpClientHandler {
     pub(crate) fn new(link: Arc<ServerLink>) -> Self {
-        McpClientHandler { link }
+        McpClientHandler {
+            link,
+            elicitor: None,
+        }
+    }
+
+    pub(crate) fn with_elicitor(mut self, elicitor: Option<Arc<dyn Elicitor>>) -> Self {
+        self.elicitor = elicitor;
+        self
     }
 }
 
-/// toolgate's identity in `initialize` / `server/discover`.
-pub(crate) fn client_config() -> ClientConfig {
+/// toolgate's identity in `initialize` / `server/discover`; form elicitation is declared
+/// when something answers it.
+pub(crate) fn client_config(elicitation: bool) -> ClientConfig {
+    let mut capabilities = ClientCapabilities::default();
+    if elicitation {
+        let mut elicit = ElicitationCapability::new();
+        elicit.form = Some(FormElicitationCapability::default());
+        capabilities.elicitation = Some(elicit);
+    }
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -103,6 +124,42 @@ impl ClientHandler for McpClientHandler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        client_config(self.elicitor.is_some())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let server = self.link.server.clone();
+        let (
+            Some(elicitor),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitor, request)
+        else {
+            tracing::info!(%server, "MCP elicitation declined (URL mode, or no channel)");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        tracing::info!(%server, %message, "MCP server asks for input; routed to the approval channel");
+        let answer = elicitor
+            .elicit(ElicitationRequest {
+                server,
+                message,
+                schema,
+            })
+            .await;
+        Ok(match answer {
+            ElicitationAnswer::Accept(form) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(form))
+            }
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }

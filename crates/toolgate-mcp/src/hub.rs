@@ -11,6 +11,7 @@ use toolgate_registry::{Catalog, ToolSource};
 use toolgate_store::CredentialStore;
 
 use crate::config::{ServerConfig, validate_servers};
+use crate::elicit::Elicitor;
 use crate::sandbox::StdioSandbox;
 use crate::server::{McpServer, RetryPolicy};
 use crate::{ConfigError, McpEvent, ServerStatus};
@@ -32,6 +33,9 @@ pub struct HubOptions {
     pub credentials: Option<Arc<CredentialStore>>,
     /// Confines stdio servers that have a `sandbox` table; without it such a server fails.
     pub stdio_sandbox: Option<Arc<dyn StdioSandbox>>,
+    /// Answers servers' elicitation requests (a human, through the approval channel);
+    /// without it the client does not offer elicitation.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl HubOptions {
@@ -41,7 +45,14 @@ impl HubOptions {
             egress,
             credentials: None,
             stdio_sandbox: None,
+            elicitor: None,
         }
+    }
+
+    /// Routes servers' elicitation requests to `elicitor`.
+    pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
+        self
     }
 
     /// Confines servers with a `sandbox` table through `sandbox`.
@@ -64,6 +75,7 @@ impl From<RetryPolicy> for HubOptions {
             egress: EgressPolicy::default(),
             credentials: None,
             stdio_sandbox: None,
+            elicitor: None,
         }
     }
 }
@@ -100,6 +112,7 @@ impl McpHub {
             egress,
             credentials,
             stdio_sandbox,
+            elicitor,
         } = options.into();
         let egress = Arc::new(egress);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
@@ -116,7 +129,8 @@ impl McpHub {
                     credentials.clone(),
                     events.clone(),
                 )?
-                .with_stdio_sandbox(stdio_sandbox.clone()),
+                .with_stdio_sandbox(stdio_sandbox.clone())
+                .with_elicitor(elicitor.clone()),
             );
             if enabled {
                 tasks.push(tokio::spawn(

@@ -42,6 +42,7 @@ pub mod auth;
 pub mod config;
 pub mod connect;
 pub mod content;
+pub mod elicit;
 pub mod error;
 mod handler;
 pub mod hub;
@@ -52,6 +53,7 @@ pub mod status;
 pub mod tool;
 
 pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
+pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};
 pub use sandbox::{SandboxSpec, SandboxedCommand, StdioSandbox};

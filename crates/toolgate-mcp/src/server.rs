@@ -269,6 +269,12 @@ impl McpServer {
         self
     }
 
+    /// Offers elicitation to this server, answered by `elicitor`.
+    pub(crate) fn with_elicitor(mut self, elicitor: Option<Arc<dyn crate::Elicitor>>) -> Self {
+        self.handler = self.handler.with_elicitor(elicitor);
+        self
+    }
+
     /// The configuration to connect with: a server with `sandbox` has its command replaced
     /// by the confined one (never started unconfined).
     fn effective_config(&self) -> Result<std::borrow::Cow<'_, ServerConfig>, ConnectError> {

@@ -8,6 +8,8 @@
 mod conformance;
 #[path = "suite/egress.rs"]
 mod egress;
+#[path = "suite/elicitation.rs"]
+mod elicitation;
 #[path = "suite/everything.rs"]
 mod everything;
 #[path = "suite/lifecycle.rs"]

@@ -47,11 +47,35 @@ struct Handler;
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        let mut elicitation = rmcp::model::ElicitationCapability::new();
+        elicitation.form = Some(rmcp::model::FormElicitationCapability::default());
+        capabilities.elicitation = Some(elicitation);
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("toolgate-conformance", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    /// Headless approval, as for logins: the operator accepts the form as offered, i.e.
+    /// with the schema's defaults (what toolgate's approval channel sends on approve).
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        Ok(match request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => {
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(toolgate_mcp::elicit::defaults_of(&schema)))
+            }
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        })
     }
 }
 

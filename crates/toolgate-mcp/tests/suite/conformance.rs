@@ -9,14 +9,13 @@ use std::process::Command;
 
 use crate::peers::{node, repo_root};
 
-const EXPECTED_FAILURES: [&str; 4] = [
+const EXPECTED_FAILURES: [&str; 3] = [
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/client-credentials-jwt",
     "auth/cross-app-access-complete-flow",
-    "elicitation-sep1034-client-defaults",
 ];
 
-const PASSING: [&str; 22] = [
+const PASSING: [&str; 23] = [
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/basic-cimd",
     "auth/client-credentials-basic",
@@ -36,6 +35,7 @@ const PASSING: [&str; 22] = [
     "auth/token-endpoint-auth-basic",
     "auth/token-endpoint-auth-none",
     "auth/token-endpoint-auth-post",
+    "elicitation-sep1034-client-defaults",
     "initialize",
     "sse-retry",
     "tools_call",
