@@ -194,7 +194,8 @@ impl McpServers<'_> {
 }
 
 /// The hub options every command uses: default backoff, the `[egress]` policy for HTTP
-/// servers, the shell tool's sandbox for stdio servers with a `sandbox` table, and — when a
+/// servers, the shell tool's sandbox for stdio servers with a `sandbox` table, elicitation
+/// routed to the approval channel ([`crate::elicit`]), and — when a
 /// server has an `auth` table — the store holding the tokens `toolgate mcp login` saved.
 pub fn hub_options(settings: &Settings) -> anyhow::Result<HubOptions> {
     let sandbox = ServerSandbox {
@@ -202,8 +203,15 @@ pub fn hub_options(settings: &Settings) -> anyhow::Result<HubOptions> {
         data_dir: settings.data_dir.clone(),
         config: settings.config_path.clone(),
     };
+    let approvals = &settings.file.approvals;
+    let elicitor = crate::elicit::ApprovalElicitor::new(
+        Arc::new(open_approvals(settings)?),
+        Duration::from_secs(approvals.ttl_secs),
+        Duration::from_millis(approvals.poll_millis.max(10)),
+    );
     let options = HubOptions::new(RetryPolicy::default(), settings.file.egress.clone())
-        .with_stdio_sandbox(Arc::new(sandbox));
+        .with_stdio_sandbox(Arc::new(sandbox))
+        .with_elicitor(Arc::new(elicitor));
     if settings.file.mcp.servers.iter().any(|s| s.auth.is_some()) {
         return Ok(options.with_credentials(open_credentials(settings)?));
     }

@@ -15,6 +15,7 @@ mod app;
 mod cli;
 mod commands;
 mod diff;
+mod elicit;
 mod output;
 mod prompt;
 mod settings;

@@ -11,6 +11,7 @@ mod eval;
 mod exports;
 mod harness;
 mod mcp;
+mod mcp_elicit;
 mod mcp_login;
 mod pins;
 mod prompt;
