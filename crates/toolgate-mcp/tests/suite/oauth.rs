@@ -63,6 +63,20 @@ async fn setup(first_expires_in: u64) -> Setup {
     }
 }
 
+/// A successful login with the default options (the browser approves at once).
+async fn log_in(s: &Setup) {
+    login(
+        SERVER,
+        &s.fake.mcp_url(),
+        &AuthConfig::oauth(),
+        &s.ctx,
+        LoginOptions::default(),
+        browser(None),
+    )
+    .await
+    .unwrap();
+}
+
 /// The user's browser: follows the authorization URL to the server (which approves at
 /// once), then goes to the redirect it is given — with one parameter replaced by
 /// `forge = Some((name, value))`.
@@ -262,16 +276,7 @@ async fn login_discovers_registers_with_pkce_and_the_token_reaches_the_server_un
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_refreshed_before_use_and_a_revoked_one_after_a_401() {
     let s = setup(0).await;
-    login(
-        SERVER,
-        &s.fake.mcp_url(),
-        &AuthConfig::oauth(),
-        &s.ctx,
-        LoginOptions::default(),
-        browser(None),
-    )
-    .await
-    .unwrap();
+    log_in(&s).await;
     let (hub, catalog) = hub(&s, oauth_server(&s.fake)).await;
     // Token #1 expired on arrival: the first MCP request already carried #2.
     assert_eq!(
@@ -449,16 +454,7 @@ async fn the_client_credentials_grant_needs_no_login() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_refused_for_a_missing_scope_says_how_to_sign_in_with_it() {
     let s = setup(3600).await;
-    login(
-        SERVER,
-        &s.fake.mcp_url(),
-        &AuthConfig::oauth(),
-        &s.ctx,
-        LoginOptions::default(),
-        browser(None),
-    )
-    .await
-    .unwrap();
+    log_in(&s).await;
     let (hub, catalog) = hub(&s, oauth_server(&s.fake)).await;
     s.fake.require_scope_for_calls("files:write");
     let err = call(&catalog, "mcp__prot__whoami", json!({}))
