@@ -29,6 +29,10 @@ fn server(package: &str) -> String {
     must_exist(peers().join(format!("@modelcontextprotocol/{package}/dist/index.js")))
 }
 
+// server-everything lists 14 tools to toolgate: its 13 plus `trigger-elicitation-request`,
+// which it registers only for clients that offer elicitation (toolgate does, through the
+// approval channel; see tests/suite/mcp_elicit.rs).
+
 const COMMENTED: &str =
     "# the operator's notes stay\n[audit]\ndurability = \"durable\" # inline too\n";
 
@@ -96,7 +100,7 @@ fn add_list_status_tools_call_and_remove_a_stdio_server() {
         status.json(),
         json!([{
             "name": "everything", "source": "mcp:everything", "transport": "stdio",
-            "state": "ready", "protocol_version": "2025-11-25", "tools": 13, "restarts": 0,
+            "state": "ready", "protocol_version": "2025-11-25", "tools": 14, "restarts": 0,
         }])
     );
 
@@ -121,7 +125,7 @@ fn add_list_status_tools_call_and_remove_a_stdio_server() {
         echo["pin"].as_str().unwrap().starts_with("pinned "),
         "{echo}"
     );
-    assert_eq!(tools.as_array().unwrap().len(), 13);
+    assert_eq!(tools.as_array().unwrap().len(), 14);
 
     // The tool is in the catalog `tools list` shows.
     let listed = env.run(&["tools", "list", "--json"]);
@@ -340,7 +344,7 @@ fn an_http_server_on_loopback_is_refused_until_egress_allows_it() {
             &status[1]["state"],
             &status[1]["tools"]
         ),
-        (&json!("failed"), &json!("ready"), &json!(13)),
+        (&json!("failed"), &json!("ready"), &json!(14)),
         "{status:#}"
     );
     let echo = env.call_with(&[], "mcp__web__echo", &json!({"message": "over http"}), &[]);
@@ -369,7 +373,7 @@ fn doctor_reports_each_configured_server() {
         mcp,
         [
             json!({"name": "mcp server everything", "status": "ok",
-                   "detail": "reachable: protocol 2025-11-25, 13 tools"}),
+                   "detail": "reachable: protocol 2025-11-25, 14 tools"}),
             json!({"name": "mcp server gone", "status": "fail",
                    "detail": "not reachable: could not start `toolgate-no-such-server`: No such \
                               file or directory (os error 2): check that the program exists (on \
