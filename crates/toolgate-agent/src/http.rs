@@ -26,6 +26,15 @@ impl ApiKey {
         v.set_sensitive(true);
         Ok(v)
     }
+
+    /// `Authorization: Bearer <key>` when there is a key (OpenAI-style APIs), else no header.
+    pub(crate) fn bearer_headers(key: Option<&ApiKey>) -> Result<HeaderMap, ModelError> {
+        let mut h = HeaderMap::new();
+        if let Some(k) = key {
+            h.insert(reqwest::header::AUTHORIZATION, k.header("Bearer ")?);
+        }
+        Ok(h)
+    }
 }
 
 impl std::fmt::Debug for ApiKey {

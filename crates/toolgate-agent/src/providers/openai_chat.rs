@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use toolgate_protocol::{ExportFormat, export};
 
@@ -56,11 +56,7 @@ impl OpenAiChatClient {
     }
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut h = HeaderMap::new();
-        if let Some(k) = &self.key {
-            h.insert(AUTHORIZATION, k.header("Bearer ")?);
-        }
-        Ok(h)
+        ApiKey::bearer_headers(self.key.as_ref())
     }
 
     /// The request body (public for the golden tests).

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use toolgate_protocol::{ExportFormat, export};
 
@@ -57,11 +57,7 @@ impl OpenAiResponsesClient {
     }
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut h = HeaderMap::new();
-        if let Some(k) = &self.key {
-            h.insert(AUTHORIZATION, k.header("Bearer ")?);
-        }
-        Ok(h)
+        ApiKey::bearer_headers(self.key.as_ref())
     }
 
     /// The request body (public for the golden tests).
