@@ -46,43 +46,97 @@ fn ask_blocking(r: &ApprovalRequest, who: String) -> Option<ApproverAnswer> {
     for line in args.lines() {
         eprintln!("  │ {line}");
     }
+    let mut dialogue = Dialogue::new(r, who, "denied at the terminal");
+    let mut prompt = dialogue.prompt();
     loop {
-        eprint!("  approve [o]nce, for this [s]ession, [a]lways for these arguments, or [d]eny? ");
+        eprint!("{prompt}");
         let _ = std::io::stderr().flush();
-        let answer = read_line()?;
-        let scope = match answer.to_ascii_lowercase().as_str() {
+        match dialogue.answer(&read_line()?) {
+            Step::Ask(next) => prompt = next,
+            Step::Done(answer) => return Some(answer),
+        }
+    }
+}
+
+/// The approval dialogue, whatever the lines come from (a blocking read here, the chat's
+/// reader thread in `toolgate chat`): choose once / session / always / deny; a dangerous
+/// tool's name must then be typed back. Unknown answers ask again; a mistyped name starts
+/// over.
+pub struct Dialogue<'a> {
+    request: &'a ApprovalRequest,
+    who: String,
+    denied: &'static str,
+    /// The chosen scope, waiting for the typed confirmation.
+    confirming: Option<DecisionScope>,
+}
+
+/// What the dialogue wants next.
+pub enum Step {
+    /// Show this prompt and read another line.
+    Ask(String),
+    Done(ApproverAnswer),
+}
+
+const CHOICES: &str =
+    "  approve [o]nce, for this [s]ession, [a]lways for these arguments, or [d]eny? ";
+
+impl<'a> Dialogue<'a> {
+    /// `denied` is the reason recorded when the human denies ("denied at the terminal").
+    pub fn new(request: &'a ApprovalRequest, who: String, denied: &'static str) -> Self {
+        Dialogue {
+            request,
+            who,
+            denied,
+            confirming: None,
+        }
+    }
+
+    /// The first prompt.
+    pub fn prompt(&self) -> String {
+        CHOICES.to_owned()
+    }
+
+    #[allow(clippy::print_stderr)]
+    pub fn answer(&mut self, line: &str) -> Step {
+        if let Some(scope) = self.confirming.take() {
+            if line != self.request.tool {
+                eprintln!("  confirmation did not match; not approved");
+                return Step::Ask(CHOICES.to_owned());
+            }
+            return Step::Done(self.approve(scope, Some(line.to_owned())));
+        }
+        let scope = match line.to_ascii_lowercase().as_str() {
             "o" | "once" | "y" | "yes" => DecisionScope::Once,
             "s" | "session" => DecisionScope::Session,
             "a" | "always" => DecisionScope::Always,
             "d" | "deny" | "n" | "no" => {
-                return Some(ApproverAnswer {
+                return Step::Done(ApproverAnswer {
                     approve: false,
                     scope: DecisionScope::Once,
                     confirm: None,
-                    approver: who,
-                    reason: Some("denied at the terminal".to_owned()),
+                    approver: self.who.clone(),
+                    reason: Some(self.denied.to_owned()),
                 });
             }
-            _ => continue,
+            _ => return Step::Ask(CHOICES.to_owned()),
         };
-        let confirm = if r.requires_confirmation {
-            eprint!("  {} is dangerous: type its name to confirm: ", r.tool);
-            let _ = std::io::stderr().flush();
-            let typed = read_line()?;
-            if typed != r.tool {
-                eprintln!("  confirmation did not match; not approved");
-                continue;
-            }
-            Some(typed)
-        } else {
-            None
-        };
-        return Some(ApproverAnswer {
+        if self.request.requires_confirmation {
+            self.confirming = Some(scope);
+            return Step::Ask(format!(
+                "  {} is dangerous: type its name to confirm: ",
+                self.request.tool
+            ));
+        }
+        Step::Done(self.approve(scope, None))
+    }
+
+    fn approve(&self, scope: DecisionScope, confirm: Option<String>) -> ApproverAnswer {
+        ApproverAnswer {
             approve: true,
             scope,
             confirm,
-            approver: who,
+            approver: self.who.clone(),
             reason: None,
-        });
+        }
     }
 }

@@ -15,10 +15,11 @@ use async_trait::async_trait;
 use clap::Args;
 use tokio::sync::{Mutex, mpsc};
 use toolgate_gateway::approve::{Approver, ApproverAnswer};
-use toolgate_store::approvals::{ApprovalRequest, DecisionScope};
+use toolgate_store::approvals::ApprovalRequest;
 
 use crate::commands::local_user;
 use crate::commands::run::{AgentArgs, Session, report};
+use crate::prompt::{Dialogue, Step};
 use crate::settings::Settings;
 
 #[derive(Debug, Args)]
@@ -75,47 +76,14 @@ impl Approver for ChatApprover {
         for line in args.lines() {
             eprintln!("  │ {line}");
         }
+        let mut dialogue = Dialogue::new(r, self.who.clone(), "denied in the chat");
+        let mut prompt = dialogue.prompt();
         loop {
-            ask_prompt(
-                "  approve [o]nce, for this [s]ession, [a]lways for these arguments, or [d]eny? ",
-            );
-            let answer = lines.recv().await?;
-            let scope = match answer.to_ascii_lowercase().as_str() {
-                "o" | "once" | "y" | "yes" => DecisionScope::Once,
-                "s" | "session" => DecisionScope::Session,
-                "a" | "always" => DecisionScope::Always,
-                "d" | "deny" | "n" | "no" => {
-                    return Some(ApproverAnswer {
-                        approve: false,
-                        scope: DecisionScope::Once,
-                        confirm: None,
-                        approver: self.who.clone(),
-                        reason: Some("denied in the chat".to_owned()),
-                    });
-                }
-                _ => continue,
-            };
-            let confirm = if r.requires_confirmation {
-                ask_prompt(&format!(
-                    "  {} is dangerous: type its name to confirm: ",
-                    r.tool
-                ));
-                let typed = lines.recv().await?;
-                if typed != r.tool {
-                    eprintln!("  confirmation did not match; not approved");
-                    continue;
-                }
-                Some(typed)
-            } else {
-                None
-            };
-            return Some(ApproverAnswer {
-                approve: true,
-                scope,
-                confirm,
-                approver: self.who.clone(),
-                reason: None,
-            });
+            ask_prompt(&prompt);
+            match dialogue.answer(&lines.recv().await?) {
+                Step::Ask(next) => prompt = next,
+                Step::Done(answer) => return Some(answer),
+            }
         }
     }
 }
