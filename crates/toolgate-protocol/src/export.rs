@@ -1,5 +1,9 @@
 //! Export of tool definitions in the shape each model API takes in its `tools` field (R-REG-2).
 //! Golden tests in `tests/golden/` pin each shape to the provider's documentation.
+//!
+//! [`export_deferred`] gives the deferred-loading forms of the APIs that have one (Anthropic's
+//! tool search tool, OpenAI Responses' `tool_search`): every definition is sent but marked
+//! `defer_loading`, and the provider's own search loads the few the model asks for.
 
 use serde_json::{Map, Value, json};
 
@@ -28,6 +32,14 @@ impl ExportFormat {
         ExportFormat::Mcp,
         ExportFormat::Gemini,
     ];
+
+    /// Whether the API has a deferred-loading form ([`export_deferred`]).
+    pub fn has_deferred_form(self) -> bool {
+        matches!(
+            self,
+            ExportFormat::Anthropic | ExportFormat::OpenAiResponses
+        )
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -72,6 +84,47 @@ pub fn export(specs: &[&ToolSpec], format: ExportFormat) -> Value {
             json!([{ "functionDeclarations": decls }])
         }
     }
+}
+
+/// Anthropic's server-side BM25 tool search tool (`type`); the name it must be given.
+pub const ANTHROPIC_TOOL_SEARCH: (&str, &str) =
+    ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25");
+/// The `anthropic-beta` header value a request with deferred tools needs.
+pub const ANTHROPIC_TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// The deferred-loading form of `specs` for `format`: the provider's tool search tool first,
+/// then every definition, marked `"defer_loading": true` unless its name is in `loaded`
+/// (tools the model should have from the start). `None` when the API has no such form
+/// (Chat Completions, Gemini, MCP).
+///
+/// - Anthropic Messages: `{"type": "tool_search_tool_bm25_20251119", "name":
+///   "tool_search_tool_bm25"}` (never deferred, so at least one tool is loaded, as the API
+///   requires); the request needs `anthropic-beta: advanced-tool-use-2025-11-20`.
+/// - OpenAI Responses: `{"type": "tool_search"}` (hosted search; gpt-5.4 and later).
+pub fn export_deferred(
+    specs: &[&ToolSpec],
+    loaded: &[&str],
+    format: ExportFormat,
+) -> Option<Value> {
+    let (search, shape): (Value, fn(&ToolSpec) -> Value) = match format {
+        ExportFormat::Anthropic => (
+            json!({"type": ANTHROPIC_TOOL_SEARCH.0, "name": ANTHROPIC_TOOL_SEARCH.1}),
+            anthropic,
+        ),
+        ExportFormat::OpenAiResponses => (json!({"type": "tool_search"}), openai_responses),
+        ExportFormat::OpenAiChat | ExportFormat::Mcp | ExportFormat::Gemini => return None,
+    };
+    let mut tools = vec![search];
+    for spec in specs {
+        let mut tool = shape(spec);
+        if !loaded.contains(&spec.name.as_str())
+            && let Value::Object(fields) = &mut tool
+        {
+            fields.insert("defer_loading".into(), Value::Bool(true));
+        }
+        tools.push(tool);
+    }
+    Some(Value::Array(tools))
 }
 
 fn openai_chat(spec: &ToolSpec) -> Value {
@@ -270,6 +323,18 @@ mod tests {
             json!({"type":"object","properties":{"u":{"type":"string","nullable":true},
                 "k":{"enum":["x"]}}})
         );
+    }
+
+    #[test]
+    fn only_anthropic_and_responses_have_a_deferred_form() {
+        let spec = ToolSpec::new("t", "d", json!({"type": "object"}));
+        for f in ExportFormat::ALL {
+            assert_eq!(
+                export_deferred(&[&spec], &[], f).is_some(),
+                f.has_deferred_form(),
+                "{f}"
+            );
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use toolgate_protocol::export::export_deferred;
 use toolgate_protocol::{Annotations, ExportFormat, Risk, ToolSpec, export};
 
 fn catalog() -> Vec<ToolSpec> {
@@ -57,15 +58,26 @@ fn catalog() -> Vec<ToolSpec> {
 fn check(format: ExportFormat) {
     let specs = catalog();
     let refs: Vec<&ToolSpec> = specs.iter().collect();
-    let got = export(&refs, format);
+    compare(&export(&refs, format), &format!("{}.json", format.as_str()));
+}
+
+/// The deferred form with `get_weather` loaded from the start and `write_note` deferred.
+fn check_deferred(format: ExportFormat) {
+    let specs = catalog();
+    let refs: Vec<&ToolSpec> = specs.iter().collect();
+    let got = export_deferred(&refs, &["get_weather"], format).unwrap();
+    compare(&got, &format!("{}-deferred.json", format.as_str()));
+}
+
+fn compare(got: &Value, file: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
-        .join(format!("{}.json", format.as_str()));
+        .join(file);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        std::fs::write(&path, serde_json::to_string_pretty(got).unwrap() + "\n").unwrap();
     }
     let want: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(got, want, "{format} export differs from {}", path.display());
+    assert_eq!(*got, want, "the export differs from {}", path.display());
 }
 
 #[test]
@@ -91,4 +103,16 @@ fn mcp_matches_golden() {
 #[test]
 fn gemini_matches_golden() {
     check(ExportFormat::Gemini);
+}
+
+/// Anthropic's tool search tool (BM25 variant) plus `defer_loading` on the deferred tools.
+#[test]
+fn anthropic_deferred_matches_golden() {
+    check_deferred(ExportFormat::Anthropic);
+}
+
+/// OpenAI Responses' hosted `tool_search` plus `defer_loading` on the deferred functions.
+#[test]
+fn openai_responses_deferred_matches_golden() {
+    check_deferred(ExportFormat::OpenAiResponses);
 }
