@@ -13,7 +13,9 @@
 //! - results reach the model as the gateway governed them (R-EXE-4): an oversized result is
 //!   its head plus a `result_id`, and `read_result` is offered from the first such result on;
 //!   errors are never cut;
-//! - a forced `tool_choice` applies to the first step only, so the model can still finish.
+//! - a forced `tool_choice` applies to the first step only, so the model can still finish;
+//! - the tools offered are asked of the [`ToolSelector`] before every model call (all visible
+//!   tools by default); it shapes only what the model sees, never what it may call.
 
 use std::sync::Arc;
 
@@ -25,6 +27,7 @@ use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
 use toolgate_protocol::{ContentBlock, Envelope, ToolSpec};
 
 use crate::client::{ModelClient, ModelError};
+use crate::select::{AllVisible, StepView, ToolSelector};
 use crate::types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, StopReason, StreamEvent, ToolCall,
     ToolChoice, ToolResult, Usage,
@@ -133,6 +136,7 @@ pub struct Agent {
     client: Arc<dyn ModelClient>,
     gateway: Arc<Gateway>,
     options: AgentOptions,
+    selector: Arc<dyn ToolSelector>,
 }
 
 impl Agent {
@@ -141,7 +145,15 @@ impl Agent {
             client,
             gateway,
             options,
+            selector: Arc::new(AllVisible),
         }
+    }
+
+    /// Chooses the tools offered at each step (default: [`AllVisible`]).
+    #[must_use]
+    pub fn with_selector(mut self, selector: Arc<dyn ToolSelector>) -> Self {
+        self.selector = selector;
+        self
     }
 
     pub fn options(&self) -> &AgentOptions {
@@ -156,17 +168,26 @@ impl Agent {
         &self.client
     }
 
-    /// The definitions the model sees: available, visible to the role, and `read_result` only
-    /// once something was offloaded.
-    pub fn tools(&self, offloaded: bool) -> Vec<ToolSpec> {
-        self.gateway
-            .catalog()
-            .all()
-            .into_iter()
-            .filter(|e| e.is_available() && self.gateway.visible_to(&self.options.role, e))
-            .filter(|e| offloaded || e.spec().name != READ_RESULT)
-            .map(|e| e.spec().clone())
-            .collect()
+    /// The definitions offered for the next step of `history`: the selector's choice, with
+    /// `read_result` only once something was offloaded (and the role may see it).
+    pub async fn tools(&self, history: &[Message], step: u32, offloaded: bool) -> Vec<ToolSpec> {
+        let view = StepView {
+            gateway: &self.gateway,
+            role: &self.options.role,
+            history,
+            step,
+        };
+        let mut tools = self.selector.select(&view).await;
+        if !offloaded {
+            tools.retain(|t| t.name != READ_RESULT);
+        } else if !tools.iter().any(|t| t.name == READ_RESULT)
+            && let Some(entry) = self.gateway.catalog().get(READ_RESULT)
+            && entry.is_available()
+            && self.gateway.visible_to(&self.options.role, &entry)
+        {
+            tools.push(entry.spec().clone());
+        }
+        tools
     }
 
     /// Runs the conversation in `history` (ending with the user's message) until the model
@@ -183,7 +204,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.options.system.clone(),
                 messages: history.clone(),
-                tools: self.tools(offloaded),
+                tools: self.tools(history, step, offloaded).await,
                 tool_choice: if step == 1 {
                     self.options.tool_choice.clone()
                 } else {

@@ -8,6 +8,8 @@
 //! - [`providers`]: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages.
 //! - [`config`]: the `[model]` table ([`ModelConfig`]) and [`connect`].
 //! - [`agent`]: the loop ([`Agent`], [`AgentOptions`], [`AgentEvent`], [`Observer`]).
+//! - [`select`]: [`ToolSelector`], the tools offered at each step ([`AllVisible`] by default;
+//!   Tool RAG's retrieval selector lives in toolgate-rag).
 //! - [`session`]: [`HistoryStore`], conversations saved per session id.
 //! - `fake` (feature `fake`): a scripted model server speaking all three wire formats.
 //! - `http`, [`sse`]: the shared POST with retries (429 retry-after, 5xx backoff) and the
@@ -33,6 +35,7 @@ pub mod config;
 pub mod fake;
 mod http;
 pub mod providers;
+pub mod select;
 pub mod session;
 pub mod sse;
 pub mod types;
@@ -40,6 +43,7 @@ pub mod types;
 pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};
 pub use client::{EventSink, ModelClient, ModelError};
 pub use config::{ModelConfig, Provider, connect, connect_with_key};
+pub use select::{AllVisible, StepView, ToolSelector, visible_tools};
 pub use session::{HistoryStore, SavedSession, SessionError};
 pub use types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,

@@ -2,3 +2,4 @@ mod fixture;
 mod golden;
 mod scenarios;
 mod sdk_peers;
+mod selector;
