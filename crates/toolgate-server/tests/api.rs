@@ -14,6 +14,8 @@ mod audit;
 mod auth;
 #[path = "api/calls.rs"]
 mod calls;
+#[path = "api/mcp_json.rs"]
+mod mcp_json;
 #[path = "api/routes.rs"]
 mod routes;
 #[path = "api/shutdown.rs"]

@@ -79,7 +79,7 @@ async fn main() -> Result<(), Failure> {
     });
     let options = McpOptions {
         extras: Arc::new(extras::ConformanceExtras),
-        links,
+        links: Some(links),
     };
     let app = Router::new()
         .merge(mcp::routes_with(options))

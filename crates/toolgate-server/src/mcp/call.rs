@@ -1,13 +1,16 @@
-//! `tools/call` as one `Gateway::call`. In order:
+//! `tools/call` as one `Gateway::call`, the same whatever carried it (rmcp's sessions,
+//! stateless requests and stdio through [`run_tool_call`]; the JSON answers of
+//! [`super::fast`] through [`run_call`] directly). In order:
 //! 1. the request becomes a [`CallRequest`]: principal and role from the caller, session from
 //!    the transport, arguments as JSON, cancellation from the request's token (fired by
 //!    `notifications/cancelled`, by the end of the session or stdio stream, and by a
-//!    stateless HTTP request's dropped connection);
+//!    dropped HTTP request where the transport ties the call to one);
 //! 2. a client that sent a `progressToken` can be kept waiting, so the call waits for a
 //!    pending approval and a `notifications/progress` naming the approval id goes out at once
 //!    and every [`PROGRESS_EVERY`] while it waits; a client without one gets the retryable
 //!    `approval_required` at once;
-//! 3. the calling client is registered in [`ClientLinks`] under the call id while it runs;
+//! 3. the calling client is registered in [`ClientLinks`] under the call id while it runs
+//!    (when the embedding gave a registry);
 //! 4. failures for tools the role cannot see are concealed as unknown tools, and the envelope
 //!    becomes a `CallToolResult`.
 
@@ -34,23 +37,84 @@ use crate::auth::Caller;
 /// How often a call waiting for approval tells its client it is still waiting.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
-/// Runs one `tools/call` through the gateway.
+/// Runs one `tools/call` received by rmcp (a session, a stateless request or stdio): the
+/// request's own token cancels it, and the client behind `context` gets progress and is
+/// reachable through `links`.
 pub async fn run_tool_call(
     gateway: &Gateway,
-    links: &Arc<ClientLinks>,
+    links: Option<&Arc<ClientLinks>>,
     shutdown: &CancellationToken,
-    caller: &Caller,
-    session: String,
-    request: CallToolRequestParams,
+    call: ToolCall<'_>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
-    let progress = context.meta.get_progress_token();
-    let tool = request.name.to_string();
-    let arguments = Value::Object(request.arguments.unwrap_or_default());
+    let origin = CallOrigin {
+        cancel: context.ct.child_token(),
+        client: Some(CallingClient {
+            peer: &context.peer,
+            progress: context.meta.get_progress_token(),
+            links,
+        }),
+    };
+    run_call(gateway, shutdown, call, origin, |request| {
+        gateway.call(request)
+    })
+    .await
+}
+
+/// Who calls which tool, with what.
+#[derive(Debug)]
+pub struct ToolCall<'a> {
+    pub caller: &'a Caller,
+    /// The session the call is audited under.
+    pub session: String,
+    pub params: CallToolRequestParams,
+}
+
+/// Where a call came from: what cancels it, and the client to talk back to when the
+/// transport offers one.
+pub struct CallOrigin<'a> {
+    /// The call's cancellation token.
+    pub cancel: CancellationToken,
+    /// `None` when nothing can reach the client while the call runs (the JSON answers of
+    /// `super::fast`): no progress, no [`ClientLinks`] entry, approvals never waited for.
+    pub client: Option<CallingClient<'a>>,
+}
+
+/// The client behind a call, reachable while it runs.
+pub struct CallingClient<'a> {
+    pub peer: &'a Peer<RoleServer>,
+    /// The request's `_meta.progressToken`.
+    pub progress: Option<ProgressToken>,
+    /// Where tools look the client up by call id; `None` when no tool does.
+    pub links: Option<&'a Arc<ClientLinks>>,
+}
+
+/// The one implementation of `tools/call`, whatever carried it: builds the
+/// [`CallRequest`], hands it to `run` (the gateway, directly or on a tracked task), waits
+/// with progress when the client can be told, and maps the envelope to the MCP result with
+/// hidden tools concealed.
+pub async fn run_call<F>(
+    gateway: &Gateway,
+    shutdown: &CancellationToken,
+    call: ToolCall<'_>,
+    origin: CallOrigin<'_>,
+    run: impl FnOnce(CallRequest) -> F,
+) -> CallToolResult
+where
+    F: Future<Output = Envelope>,
+{
+    let ToolCall {
+        caller,
+        session,
+        params,
+    } = call;
+    let CallOrigin { cancel, client } = origin;
+    let progress = client.as_ref().and_then(|c| c.progress.clone());
+    let tool = params.name.to_string();
+    let arguments = Value::Object(params.arguments.unwrap_or_default());
     let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
     let (events, received) = unbounded_channel();
-    let cancel = context.ct.child_token();
-    let call = CallRequest {
+    let request = CallRequest {
         call_id: call_id.clone(),
         session_id: session,
         principal: caller.principal.clone(),
@@ -62,26 +126,30 @@ pub async fn run_tool_call(
         wait_for_approval: Some(progress.is_some()),
         events: Some(events),
     };
-    let _link = links.register(
-        &call_id,
-        ClientLink {
-            peer: context.peer.clone(),
-            progress_token: progress.clone(),
-        },
-    );
-    let envelope = match progress {
-        Some(token) => {
+    let _link = client.as_ref().and_then(|c| {
+        c.links.map(|links| {
+            links.register(
+                &call_id,
+                ClientLink {
+                    peer: c.peer.clone(),
+                    progress_token: progress.clone(),
+                },
+            )
+        })
+    });
+    let envelope = match (progress, &client) {
+        (Some(token), Some(client)) => {
             let waits = Waits {
                 events: received,
-                peer: &context.peer,
+                peer: client.peer,
                 token,
                 every: PROGRESS_EVERY,
                 shutdown,
                 cancel: &cancel,
             };
-            report_waits(gateway.call(call), waits).await
+            report_waits(run(request), waits).await
         }
-        None => gateway.call(call).await,
+        _ => run(request).await,
     };
     call_result(conceal_hidden(gateway, &caller.role, &tool, envelope))
 }

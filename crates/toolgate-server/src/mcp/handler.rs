@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_gateway::Gateway;
 
-use super::call::run_tool_call;
+use super::call::{ToolCall, run_tool_call};
 use super::extras::{McpExtras, NoExtras};
 use super::links::ClientLinks;
 use super::tools::visible_tools;
@@ -28,14 +28,19 @@ use crate::auth::Caller;
 #[derive(Clone)]
 pub struct McpOptions {
     pub extras: Arc<dyn McpExtras>,
-    pub links: Arc<ClientLinks>,
+    /// `Some` when tools talk back to their caller (progress, logging, sampling,
+    /// elicitation) through [`ClientLinks`]; every call is then registered there and `/mcp`
+    /// answers each call over rmcp's session stream (see [`super::fast`]). `None` (the
+    /// production server): no tool reaches its client, and plain session calls are answered
+    /// as JSON.
+    pub links: Option<Arc<ClientLinks>>,
 }
 
 impl Default for McpOptions {
     fn default() -> Self {
         McpOptions {
             extras: Arc::new(NoExtras),
-            links: Arc::new(ClientLinks::new()),
+            links: None,
         }
     }
 }
@@ -107,20 +112,28 @@ impl McpHandler {
                     .extensions
                     .get::<http::request::Parts>()
                     .ok_or_else(|| no_caller("the request carries no HTTP parts"))?;
-                let caller = parts
-                    .extensions
-                    .get::<Caller>()
-                    .cloned()
-                    .ok_or_else(|| no_caller("the request was not authenticated"))?;
-                let session = parts
-                    .headers
-                    .get("mcp-session-id")
-                    .and_then(|v| v.to_str().ok())
-                    .map_or_else(|| STATELESS_SESSION.to_owned(), str::to_owned);
-                Ok((caller, session))
+                http_caller(&parts.extensions, &parts.headers)
             }
         }
     }
+}
+
+/// The caller and session of an HTTP request: the [`Caller`] our auth layer put in its
+/// extensions, the session its `Mcp-Session-Id` names (stateless requests share
+/// [`STATELESS_SESSION`]).
+pub(crate) fn http_caller(
+    extensions: &http::Extensions,
+    headers: &http::HeaderMap,
+) -> Result<(Caller, String), ErrorData> {
+    let caller = extensions
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| no_caller("the request was not authenticated"))?;
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map_or_else(|| STATELESS_SESSION.to_owned(), str::to_owned);
+    Ok((caller, session))
 }
 
 fn no_caller(why: &str) -> ErrorData {
@@ -155,13 +168,16 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, session) = self.caller(&context)?;
+        let call = ToolCall {
+            caller: &caller,
+            session,
+            params: request,
+        };
         let call = run_tool_call(
             &self.gateway,
-            &self.options.links,
+            self.options.links.as_ref(),
             &self.lifecycle.shutdown,
-            &caller,
-            session,
-            request,
+            call,
             &context,
         );
         let result = self.lifecycle.calls.track_future(call).await;

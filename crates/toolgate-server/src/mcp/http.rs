@@ -6,13 +6,17 @@
 //!   runs (with the operator's `allowed_hosts`), so rmcp's own loopback-only Host check is
 //!   off instead of contradicting ours;
 //! - shutdown: when the server starts stopping, calls waiting for a human are cancelled, the
-//!   others finish and answer, then every session and stream is closed.
+//!   others finish and answer, then every session and stream is closed;
+//! - which requests bypass rmcp: a plain `tools/call` in a live session (no progress token,
+//!   a session-era protocol version, no standard headers) is answered here with one
+//!   `application/json` response by [`super::fast`]; everything else, including every call
+//!   that wants progress, is rmcp's (SSE for requests in a session).
 
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -20,10 +24,19 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+use super::fast::{FastCalls, Route};
 use super::handler::{Identity, Lifecycle, McpHandler, McpOptions};
 use crate::state::AppState;
 
 type McpService = StreamableHttpService<McpHandler, LocalSessionManager>;
+
+/// What one `/mcp` route serves with: rmcp's service and, in front of it, the JSON answers
+/// (absent when tools reach their callers through `ClientLinks`).
+#[derive(Clone)]
+struct Endpoint {
+    rmcp: McpService,
+    fast: Option<Arc<FastCalls>>,
+}
 
 /// The `/mcp` route with tools only.
 pub fn routes() -> Router<AppState> {
@@ -34,30 +47,45 @@ pub fn routes() -> Router<AppState> {
 pub fn routes_with(options: McpOptions) -> Router<AppState> {
     // Built on the first request, when the state is at hand; one per router, so each
     // server keeps its own sessions.
-    let service: Arc<OnceLock<McpService>> = Arc::new(OnceLock::new());
+    let endpoint: Arc<OnceLock<Endpoint>> = Arc::new(OnceLock::new());
     Router::new().route(
         "/mcp",
         any(move |State(state): State<AppState>, request: Request| {
-            let service = service
-                .get_or_init(|| http_service(&state, options.clone()))
+            let endpoint = endpoint
+                .get_or_init(|| http_endpoint(&state, options.clone()))
                 .clone();
-            let ends_session = request.method() == http::Method::DELETE;
-            async move {
-                let mut response = match service.oneshot(request).await {
-                    Ok(response) => response.map(axum::body::Body::new).into_response(),
-                    Err(never) => match never {},
-                };
-                // rmcp acknowledges a session's DELETE with 202; clients expect 200/204.
-                if ends_session && response.status() == http::StatusCode::ACCEPTED {
-                    *response.status_mut() = http::StatusCode::NO_CONTENT;
-                }
-                response
-            }
+            serve_request(endpoint, request)
         }),
     )
 }
 
-fn http_service(state: &AppState, options: McpOptions) -> McpService {
+async fn serve_request(endpoint: Endpoint, request: Request) -> Response {
+    let request = match &endpoint.fast {
+        Some(fast) => match fast.handle(request).await {
+            Route::Answered(response) => return response,
+            Route::Rmcp(request) => request,
+        },
+        None => request,
+    };
+    let deleting = request.method() == http::Method::DELETE;
+    let session = request.headers().get("mcp-session-id").cloned();
+    let mut response = match endpoint.rmcp.oneshot(request).await {
+        Ok(response) => response.map(axum::body::Body::new).into_response(),
+        Err(never) => match never {},
+    };
+    // rmcp acknowledges a session's DELETE with 202; clients expect 200/204.
+    if deleting && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::NO_CONTENT;
+        if let (Some(fast), Some(session)) = (&endpoint.fast, session)
+            && let Ok(session) = session.to_str()
+        {
+            fast.end_session(session);
+        }
+    }
+    response
+}
+
+fn http_endpoint(state: &AppState, options: McpOptions) -> Endpoint {
     let lifecycle = Lifecycle {
         shutdown: state.shutdown.clone(),
         calls: TaskTracker::new(),
@@ -67,8 +95,17 @@ fn http_service(state: &AppState, options: McpOptions) -> McpService {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(sessions_end);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let fast = options.links.is_none().then(|| {
+        Arc::new(FastCalls::new(
+            state.clone(),
+            Arc::clone(&sessions),
+            lifecycle.clone(),
+            config.max_request_body_bytes,
+        ))
+    });
     let gateway = Arc::clone(&state.gateway);
-    StreamableHttpService::new(
+    let rmcp = StreamableHttpService::new(
         move || {
             Ok(McpHandler::new(
                 Arc::clone(&gateway),
@@ -77,9 +114,10 @@ fn http_service(state: &AppState, options: McpOptions) -> McpService {
                 lifecycle.clone(),
             ))
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
-    )
+    );
+    Endpoint { rmcp, fast }
 }
 
 /// Once shutdown begins and the calls in flight have answered, ends every session.

@@ -12,15 +12,21 @@
 //!   production.
 //! - [`links`]: [`ClientLinks`], how a running tool reaches the client that called it.
 //! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
+//! - [`fast`]: in front of rmcp on `/mcp`, a plain `tools/call` in a session (no progress
+//!   token) answered with one `application/json` response instead of an SSE stream; every
+//!   other request (and every call when tools use [`ClientLinks`]) is rmcp's.
 //!
 //! # Invariants
 //! - Every `tools/call` goes through `Gateway::call`, so it is authorized, validated,
 //!   policed, approved and audited like a call from any other front end.
 //! - A tool the caller's role cannot see is answered exactly like a tool that does not exist.
 //! - Tool failures are `isError` results carrying the error object, never JSON-RPC errors.
+//! - A call answered as JSON by [`fast`] and the same call through rmcp get the same
+//!   JSON-RPC message: both run [`call::run_call`].
 
 pub mod call;
 pub mod extras;
+pub mod fast;
 pub mod handler;
 pub mod http;
 pub mod links;
