@@ -14,6 +14,8 @@
 //! - [`filter`]: [`FilterChain`], role allowlist → availability → risk policy.
 //! - [`service`]: [`ToolSearch`], the index kept in step with the catalog.
 //! - [`meta`]: [`SearchToolsTool`], the `search_tools {query, k}` meta-tool.
+//! - [`selector`]: [`CatalogSearch`] (the live catalog searched per role) and
+//!   [`RetrievalSelector`], the agent loop's tool list over `[rag] threshold`.
 //! - [`eval`]: [`EvalSet`], the BFCL-based retrieval eval (catalog, queries, samples).
 //! - [`metrics`]: recall@k, MRR, nDCG@k for the retrieval eval.
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
@@ -46,6 +48,7 @@ pub mod fusion;
 pub mod index;
 pub mod meta;
 pub mod metrics;
+pub mod selector;
 pub mod service;
 pub mod tokenize;
 
@@ -60,4 +63,5 @@ pub use fusion::Fusion;
 pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
 pub use meta::{SEARCH_TOOLS, SearchToolsTool};
 pub use metrics::{Metrics, MetricsSum};
+pub use selector::{CatalogSearch, DEFAULT_MAX_LOADED, Found, RetrievalSelector, is_meta_tool};
 pub use service::{RefreshStats, ToolSearch};

@@ -26,3 +26,4 @@ pub fn model_dir() -> PathBuf {
         ),
     }
 }
+mod selector;

@@ -1,0 +1,352 @@
+//! Tool RAG in the model-facing path (R-RAG-2): [`CatalogSearch`], the live catalog searched
+//! for one role at a time, and [`RetrievalSelector`], the agent loop's tool list when a role
+//! sees more than `[rag] threshold` tools.
+//!
+//! What the selector offers at each step, over the threshold:
+//! 1. the top K tools for the latest user message (through the role's [`FilterChain`], so a
+//!    tool the role may not see never appears, however well it matches);
+//! 2. the *loaded* tools: those found by the conversation's earlier `search_tools` calls and
+//!    those the model has called, at most `max_loaded` (32 by default); past the cap, the
+//!    tool found or called longest ago drops out first. They are read back from the history
+//!    (so a resumed conversation keeps them), and re-checked against the filter chain every
+//!    step (a tool that went down or out of the role is no longer offered);
+//! 3. `search_tools` itself, when the role may call it.
+//!
+//! At or below the threshold it offers what the loop offers without Tool RAG (every visible
+//! tool) and never `search_tools`. Either way it only shapes what the model sees: a call of
+//! a tool not offered still goes to the gateway, which authorises it like any other.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolgate_agent::{Message, StepView, ToolSelector, visible_tools};
+use toolgate_gateway::govern::READ_RESULT;
+use toolgate_gateway::policy::{RolePolicy, Roles};
+use toolgate_protocol::ToolSpec;
+use toolgate_registry::{Catalog, Snapshot};
+
+use crate::error::RagError;
+use crate::filter::FilterChain;
+use crate::index::Mode;
+use crate::meta::SEARCH_TOOLS;
+use crate::service::ToolSearch;
+
+/// The most loaded tools a conversation keeps by default.
+pub const DEFAULT_MAX_LOADED: usize = 32;
+
+/// Whether `name` is one of toolgate's own meta tools (`search_tools`, `read_result`), which
+/// are never retrieved and do not count towards the threshold.
+pub fn is_meta_tool(name: &str) -> bool {
+    name == SEARCH_TOOLS || name == READ_RESULT
+}
+
+/// One tool a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub spec: ToolSpec,
+    pub score: f32,
+}
+
+/// A [`ToolSearch`] over a live catalog: refreshed whenever the catalog's snapshot changed,
+/// searched through one role's filter chain at a time.
+pub struct CatalogSearch {
+    search: Arc<ToolSearch>,
+    catalog: Arc<Catalog>,
+    roles: Arc<Roles>,
+    mode: Mode,
+    /// The snapshot the index was last refreshed from.
+    seen: Mutex<Option<Arc<Snapshot>>>,
+}
+
+impl CatalogSearch {
+    /// Without an embedder every mode is BM25 (a dense search would fail every time).
+    pub fn new(
+        search: Arc<ToolSearch>,
+        catalog: Arc<Catalog>,
+        roles: Arc<Roles>,
+        mode: Mode,
+    ) -> Self {
+        let mode = if search.has_embedder() {
+            mode
+        } else {
+            Mode::Bm25
+        };
+        CatalogSearch {
+            search,
+            catalog,
+            roles,
+            mode,
+            seen: Mutex::new(None),
+        }
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    pub fn roles(&self) -> &Roles {
+        &self.roles
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// How many tools `role` sees without retrieval: available, allowed by the role, meta
+    /// tools not counted. This is what `[rag] threshold` is compared with.
+    pub fn visible_count(&self, role: &str) -> usize {
+        let Some(policy) = self.roles.get(role) else {
+            return 0;
+        };
+        self.catalog
+            .snapshot()
+            .entries()
+            .filter(|e| e.is_available() && policy.allows(&e.spec().name))
+            .filter(|e| !is_meta_tool(&e.spec().name))
+            .count()
+    }
+
+    async fn refresh(&self, snap: &Arc<Snapshot>) -> Result<(), RagError> {
+        let stale = {
+            let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            !seen.as_ref().is_some_and(|s| Arc::ptr_eq(s, snap))
+        };
+        if stale {
+            let specs: Vec<ToolSpec> = snap
+                .entries()
+                .map(|e| e.spec().clone())
+                .filter(|s| !is_meta_tool(&s.name))
+                .collect();
+            self.search.refresh(&specs).await?;
+            *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(snap));
+        }
+        Ok(())
+    }
+
+    /// The best `k` tools for `query` among those `role` may see, best first; never a meta
+    /// tool. The filter chain runs before the cut (R-RAG-1).
+    pub async fn find(
+        &self,
+        role: &RolePolicy,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<Found>, RagError> {
+        self.find_as(role, query, k, self.mode).await
+    }
+
+    /// [`find`](Self::find) with another retriever (BM25 needs no model and cannot fail).
+    pub async fn find_as(
+        &self,
+        role: &RolePolicy,
+        query: &str,
+        k: usize,
+        mode: Mode,
+    ) -> Result<Vec<Found>, RagError> {
+        let snap = self.catalog.snapshot();
+        self.refresh(&snap).await?;
+        let chain = FilterChain::new(role, &snap);
+        let admit = |n: &str| !is_meta_tool(n) && chain.admits(n);
+        let hits = self.search.search(query, k, mode, &admit).await?;
+        Ok(hits
+            .into_iter()
+            .filter_map(|h| {
+                Some(Found {
+                    spec: snap.get(&h.name)?.spec().clone(),
+                    score: h.score,
+                })
+            })
+            .collect())
+    }
+}
+
+/// The agent loop's [`ToolSelector`] with Tool RAG (see the module docs).
+pub struct RetrievalSelector {
+    search: Arc<CatalogSearch>,
+    threshold: usize,
+    k: usize,
+    max_loaded: usize,
+    /// What earlier `search_tools` calls found when their result reached the history cut
+    /// by result governance (searched again once, by call id).
+    rerun: Mutex<HashMap<String, Vec<String>>>,
+}
+
+impl RetrievalSelector {
+    /// `threshold` and `k` as in `[rag]`.
+    pub fn new(search: Arc<CatalogSearch>, threshold: usize, k: usize) -> Self {
+        RetrievalSelector {
+            search,
+            threshold,
+            k: k.max(1),
+            max_loaded: DEFAULT_MAX_LOADED,
+            rerun: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// At most `n` loaded tools (found by `search_tools` or called) per conversation.
+    #[must_use]
+    pub fn with_max_loaded(mut self, n: usize) -> Self {
+        self.max_loaded = n;
+        self
+    }
+
+    /// Top K for `query`; if the configured retriever fails (an embeddings endpoint down),
+    /// BM25 instead, so the model is never left without tools.
+    async fn top(&self, role: &RolePolicy, query: &str, k: usize) -> Vec<Found> {
+        match self.search.find(role, query, k).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "tool retrieval failed; falling back to BM25");
+                self.search
+                    .find_as(role, query, k, Mode::Bm25)
+                    .await
+                    .unwrap_or_default()
+            }
+        }
+    }
+
+    /// The names loaded by the conversation so far, least recently found or called first.
+    async fn loaded(&self, history: &[Message], role: &RolePolicy) -> Vec<String> {
+        let mut order: Vec<String> = Vec::new();
+        let touch = |order: &mut Vec<String>, name: &str| {
+            order.retain(|n| n != name);
+            order.push(name.to_owned());
+        };
+        let mut searches: HashMap<&str, &str> = HashMap::new();
+        for message in history {
+            match message {
+                Message::Assistant(turn) => {
+                    for call in &turn.tool_calls {
+                        if call.name == SEARCH_TOOLS {
+                            searches.insert(&call.id, &call.arguments);
+                        } else {
+                            touch(&mut order, &call.name);
+                        }
+                    }
+                }
+                Message::ToolResults { results } => {
+                    for r in results
+                        .iter()
+                        .filter(|r| r.name == SEARCH_TOOLS && !r.is_error)
+                    {
+                        let names = match found_names(&r.content) {
+                            Some(names) => names,
+                            None => {
+                                let args = searches.get(r.call_id.as_str()).copied();
+                                self.search_again(&r.call_id, args.unwrap_or("{}"), role)
+                                    .await
+                            }
+                        };
+                        for name in &names {
+                            touch(&mut order, name);
+                        }
+                    }
+                }
+                Message::User { .. } => {}
+            }
+        }
+        order
+    }
+
+    async fn search_again(&self, call_id: &str, arguments: &str, role: &RolePolicy) -> Vec<String> {
+        if let Some(names) = self
+            .rerun
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(call_id)
+        {
+            return names.clone();
+        }
+        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+        let query = args.get("query").and_then(Value::as_str).unwrap_or("");
+        let k = args
+            .get("k")
+            .and_then(Value::as_u64)
+            .map_or(self.k, |k| usize::try_from(k).unwrap_or(self.k));
+        let names: Vec<String> = self
+            .top(role, query, k)
+            .await
+            .into_iter()
+            .map(|f| f.spec.name)
+            .collect();
+        self.rerun
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(call_id.to_owned(), names.clone());
+        names
+    }
+}
+
+/// The tool names in a `search_tools` result as the model read it (the gateway's envelope);
+/// `None` when the result is not whole (cut by result governance) or not a search result.
+fn found_names(content: &str) -> Option<Vec<String>> {
+    let envelope: Value = serde_json::from_str(content).ok()?;
+    let tools = envelope.get("data")?.get("tools")?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+#[async_trait]
+impl ToolSelector for RetrievalSelector {
+    async fn select(&self, step: &StepView<'_>) -> Vec<ToolSpec> {
+        let mut all = visible_tools(step.gateway, step.role);
+        let count = all.iter().filter(|t| !is_meta_tool(&t.name)).count();
+        if count <= self.threshold {
+            all.retain(|t| t.name != SEARCH_TOOLS);
+            return all;
+        }
+        let Some(role) = step.gateway.roles().get(step.role) else {
+            return Vec::new();
+        };
+        let snap = step.gateway.catalog().snapshot();
+        let chain = FilterChain::new(role, &snap);
+        let admitted = |name: &str| !is_meta_tool(name) && chain.admits(name);
+        let mut offered: Vec<ToolSpec> = self
+            .top(role, step.latest_user_text(), self.k)
+            .await
+            .into_iter()
+            .map(|f| f.spec)
+            .collect();
+        let loaded: Vec<String> = self
+            .loaded(step.history, role)
+            .await
+            .into_iter()
+            .filter(|n| admitted(n))
+            .collect();
+        let keep = &loaded[loaded.len().saturating_sub(self.max_loaded)..];
+        let mut names: HashSet<String> = offered.iter().map(|s| s.name.clone()).collect();
+        for name in keep {
+            if names.insert(name.clone())
+                && let Some(e) = snap.get(name)
+            {
+                offered.push(e.spec().clone());
+            }
+        }
+        if chain.admits(SEARCH_TOOLS)
+            && let Some(e) = snap.get(SEARCH_TOOLS)
+        {
+            offered.push(e.spec().clone());
+        }
+        offered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_from_a_whole_result_only() {
+        let whole =
+            r#"{"ok":true,"call_id":"c","data":{"query":"q","tools":[{"name":"a"},{"name":"b"}]}}"#;
+        assert_eq!(found_names(whole), Some(vec!["a".into(), "b".into()]));
+        let cut = r#"{"ok":true,"call_id":"c","data":"{\n  \"query\": \"q\",\n  \"tools\": [","truncated":{"total_bytes":9000,"returned_bytes":100}}"#;
+        assert_eq!(found_names(cut), None);
+        assert_eq!(found_names("not json"), None);
+    }
+}
