@@ -72,9 +72,16 @@ async fn the_tool_list_can_change_between_turns() {
         assert_eq!(names(&requests[0].body, provider), ["echo"], "{provider:?}");
         // The second request offers other tools while its history holds the echo call
         // and its result, in the provider's own shape.
-        assert_eq!(names(&requests[1].body, provider), ["big", "fail"], "{provider:?}");
+        assert_eq!(
+            names(&requests[1].body, provider),
+            ["big", "fail"],
+            "{provider:?}"
+        );
         let sent = requests[1].body.to_string();
-        assert!(sent.contains("call_1") && sent.contains("echo"), "{provider:?}: {sent}");
+        assert!(
+            sent.contains("call_1") && sent.contains("echo"),
+            "{provider:?}: {sent}"
+        );
         assert_eq!(
             *selector.seen.lock().unwrap(),
             [(1, "say hi".to_owned(), 1), (2, "say hi".to_owned(), 3)],
