@@ -6,7 +6,7 @@
 //!   `mcp__server__tool`), stop words, a light stemmer.
 //! - [`doc`]: [`ToolDoc`], what is indexed of a tool, and its definition key.
 //! - [`bm25`]: an incremental BM25 inverted index.
-//! - [`dense`]: sentence embeddings: [`LocalEmbedder`] (a BERT/MiniLM directory on candle)
+//! - [`dense`]: sentence embeddings: [`LocalEmbedder`] (a BERT/MiniLM directory, run by this crate's own encoder)
 //!   or [`RemoteEmbedder`] (an OpenAI-compatible `/v1/embeddings` through toolgate-net).
 //! - [`cache`]: [`VectorCache`], vectors by model and definition key (SQLite).
 //! - [`fusion`]: convex score fusion and reciprocal rank fusion.

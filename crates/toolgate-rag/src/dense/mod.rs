@@ -2,6 +2,7 @@
 //! OpenAI-compatible endpoint ([`RemoteEmbedder`]), behind one [`Embedder`].
 
 pub mod bert;
+pub mod kernel;
 pub mod local;
 pub mod remote;
 
