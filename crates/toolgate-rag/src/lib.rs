@@ -48,6 +48,7 @@ pub mod fusion;
 pub mod index;
 pub mod meta;
 pub mod metrics;
+pub mod openapi;
 pub mod selector;
 pub mod service;
 pub mod tokenize;

