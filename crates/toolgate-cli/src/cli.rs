@@ -179,11 +179,25 @@ pub enum ToolsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The role's tools in a model API's `tools` format.
+    /// The role's tools in a model API's `tools` format. Over `[rag] threshold`, `--query`
+    /// exports the top K for a request plus `search_tools`, and `--deferred` the API's
+    /// deferred-loading form (docs/rag.md).
     Export {
         /// openai-chat | openai-responses | anthropic | mcp | gemini
         #[arg(long)]
         format: String,
+        /// The user's request: export the K tools that fit it best plus `search_tools`
+        /// (when the role sees more than `[rag] threshold` tools).
+        #[arg(long)]
+        query: Option<String>,
+        /// How many tools `--query` keeps [default: [rag] k].
+        #[arg(short = 'k', long = "top")]
+        k: Option<usize>,
+        /// The API's deferred-loading form: every tool `defer_loading` plus the provider's
+        /// tool search (anthropic, openai-responses); with `--query` its top K stay loaded.
+        /// Other formats have none and fall back to `--query`'s top K + `search_tools`.
+        #[arg(long)]
+        deferred: bool,
     },
     /// Show how a quarantined tool's definition changed since it was pinned, and re-pin it.
     ApproveChange {

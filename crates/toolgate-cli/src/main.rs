@@ -18,6 +18,7 @@ mod diff;
 mod elicit;
 mod output;
 mod prompt;
+mod rag;
 mod settings;
 
 use clap::Parser;

@@ -36,7 +36,18 @@ pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
         interactive.then(|| Arc::new(TerminalApprover { who: local_user() }) as Arc<dyn Approver>);
     let gateway = open_gateway(settings, approver)?;
     // Only the MCP server the tool belongs to is started; a built-in tool starts none.
-    let hub = start_mcp(settings, gateway.catalog(), McpServers::ForTool(&args.name)).await?;
+    // `search_tools` searches the whole catalog: every server, and it exists only when the
+    // catalog exceeds [rag] threshold.
+    let searching = args.name == toolgate_rag::SEARCH_TOOLS;
+    let which = if searching {
+        McpServers::All
+    } else {
+        McpServers::ForTool(&args.name)
+    };
+    let hub = start_mcp(settings, gateway.catalog(), which).await?;
+    if searching {
+        crate::rag::enable(settings, &gateway)?;
+    }
     let mut request = CallRequest::new(args.name, Arguments::Text(text))
         .with_role(settings.role.clone())
         .with_session(args.session)

@@ -125,8 +125,14 @@ impl Session {
             // On a terminal the prompt answers; otherwise [approvals] wait decides.
             wait_for_approval: interactive.then_some(true),
         };
+        let mut agent = Agent::new(client, Arc::clone(&gateway), options);
+        // Over [rag] threshold: search_tools joins the catalog and the model sees retrieved
+        // tools (the selector decides per role and per step).
+        if let Some(rag) = crate::rag::enable(settings, &gateway)? {
+            agent = agent.with_selector(rag.selector());
+        }
         Ok(Session {
-            agent: Agent::new(client, Arc::clone(&gateway), options),
+            agent,
             gateway,
             hub,
             store,

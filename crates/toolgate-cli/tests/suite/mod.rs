@@ -19,3 +19,4 @@ mod rag;
 mod redaction;
 mod tamper;
 mod web;
+mod rag_export;

@@ -1,12 +1,21 @@
 //! `GET /v1/tools`, `GET /v1/tools/{name}`, `GET /v1/tools/export?format=F`: the catalog as
 //! the caller's role sees it. A tool outside the role does not exist for the caller (404
 //! `unknown_tool`, the same answer as for a name nobody registered).
+//!
+//! Tool RAG on the export (docs/rag.md): `query=Q[&k=N]` exports the top K tools for the
+//! request plus `search_tools`, found by calling `search_tools` through the gateway as the
+//! caller (role-checked, audited); `deferred=true` exports the API's deferred-loading form
+//! (Anthropic, OpenAI Responses; with `query`, its top K stay loaded), and for the other
+//! formats falls back to `query`'s top K. The API does what it is asked: `search_tools`
+//! exists only when the catalog exceeds `[rag] threshold`, and without it `query` is refused.
 
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate_protocol::{ErrorCode, ExportFormat};
+use toolgate_gateway::{Arguments, CallRequest};
+use toolgate_protocol::export::export_deferred;
+use toolgate_protocol::{ErrorCode, ExportFormat, ToolSpec, export as export_as};
 use toolgate_registry::Entry;
 
 use super::extract::{ApiPath, ApiQuery};
@@ -76,6 +85,69 @@ pub async fn show(
 #[serde(deny_unknown_fields)]
 pub struct ExportParams {
     format: Option<String>,
+    /// The user's request: the top K tools for it plus `search_tools`.
+    query: Option<String>,
+    /// How many tools `query` keeps (the search's default when absent).
+    k: Option<u32>,
+    /// The API's deferred-loading form.
+    #[serde(default)]
+    deferred: bool,
+}
+
+/// Tool RAG's meta-tool (toolgate-rag's `SEARCH_TOOLS`; this crate does not depend on it).
+const SEARCH_TOOLS: &str = "search_tools";
+
+/// The tools `search_tools` finds for `query`, called through the gateway as `caller`.
+async fn search(
+    state: &AppState,
+    caller: &Caller,
+    query: &str,
+    k: Option<u32>,
+) -> Result<Vec<String>, ApiError> {
+    if query.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            "`query` is empty: give the user's request in words",
+        ));
+    }
+    let visible = state
+        .gateway
+        .catalog()
+        .get(SEARCH_TOOLS)
+        .is_some_and(|e| state.gateway.visible_to(&caller.role, &e));
+    if !visible {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "retrieval is not available to role `{}`: search_tools is not in its catalog",
+                caller.role
+            ),
+        )
+        .with_hint(
+            "search_tools joins the catalog when it holds more than [rag] threshold tools, and the role's allowlist must include it; export without `query` for every tool",
+        ));
+    }
+    let mut args = json!({ "query": query });
+    if let Some(k) = k {
+        args["k"] = json!(k);
+    }
+    let request = CallRequest::new(SEARCH_TOOLS, Arguments::Json(args))
+        .with_principal(caller.principal.clone())
+        .with_role(caller.role.clone())
+        .with_session("tools-export");
+    let envelope = state.run_call(request).await;
+    if let Some(error) = envelope.error {
+        return Err(error.into());
+    }
+    let names = envelope
+        .data
+        .as_ref()
+        .and_then(|d| d.get("tools")?.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+        .collect();
+    Ok(names)
 }
 
 pub async fn export(
@@ -92,9 +164,41 @@ pub async fn export(
             ApiError::new(ErrorCode::InvalidArguments, e)
                 .with_hint("format is one of openai-chat, openai-responses, anthropic, mcp, gemini")
         })?;
-    let tools = state
-        .gateway
-        .catalog()
-        .export(format, |e| state.gateway.visible_to(&caller.role, e));
-    Ok(Json(tools))
+    if params.query.is_none() && !params.deferred {
+        let tools = state
+            .gateway
+            .catalog()
+            .export(format, |e| state.gateway.visible_to(&caller.role, e));
+        return Ok(Json(tools));
+    }
+    let visible: Vec<ToolSpec> = visible(&state, &caller)
+        .into_iter()
+        .filter(Entry::is_available)
+        .map(|e| e.spec().clone())
+        .collect();
+    let found = match &params.query {
+        Some(q) => search(&state, &caller, q, params.k).await?,
+        None => Vec::new(),
+    };
+    if params.deferred && format.has_deferred_form() {
+        let specs: Vec<&ToolSpec> = visible.iter().filter(|s| s.name != SEARCH_TOOLS).collect();
+        let loaded: Vec<&str> = found.iter().map(String::as_str).collect();
+        let tools = export_deferred(&specs, &loaded, format)
+            .ok_or_else(|| ApiError::internal(format!("no deferred form for {format}")))?;
+        return Ok(Json(tools));
+    }
+    if params.query.is_none() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            format!("{format} has no deferred-loading form"),
+        )
+        .with_hint("add `query` (the user's request) for its top K tools plus search_tools; anthropic and openai-responses have a deferred form"));
+    }
+    // The top K in their rank order, then search_tools.
+    let specs: Vec<&ToolSpec> = found
+        .iter()
+        .filter_map(|n| visible.iter().find(|s| &s.name == n))
+        .chain(visible.iter().filter(|s| s.name == SEARCH_TOOLS))
+        .collect();
+    Ok(Json(export_as(&specs, format)))
 }

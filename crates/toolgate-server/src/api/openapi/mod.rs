@@ -104,7 +104,13 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
                 &["400", "401", "403"],
             );
             op["parameters"] = json!([{"name": "format", "in": "query", "required": true,
-                "schema": r("ExportFormat")}]);
+                "schema": r("ExportFormat")},
+                {"name": "query", "in": "query", "required": false, "schema": {"type": "string"},
+                 "description": "The user's request: export its top K tools plus search_tools (Tool RAG)."},
+                {"name": "k", "in": "query", "required": false,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": 20}},
+                {"name": "deferred", "in": "query", "required": false, "schema": {"type": "boolean"},
+                 "description": "The API's deferred-loading form (anthropic, openai-responses)."}]);
             op
         }
         ("GET", "/v1/tools/{name}") => {

@@ -1,0 +1,176 @@
+//! Tool RAG on the model-facing side, from the binary: over `[rag] threshold` the catalog has
+//! `search_tools` (called through the gateway), `tools export --query` exports the top K plus
+//! `search_tools`, `--deferred` the provider's deferred-loading form; a role that sees at most
+//! the threshold keeps every tool and never sees `search_tools`.
+
+use serde_json::{Value, json};
+
+use super::harness::Env;
+
+/// Six built-in task tools: over a threshold of 3 for the default role; role `reader` sees
+/// three (read_file, list_dir, search_files), which is not over it.
+fn env() -> Env {
+    Env::with_config(
+        r#"
+[rag]
+threshold = 3
+k = 2
+
+[roles.reader]
+tools = ["read_*", "list_*", "search_*"]
+"#,
+    )
+}
+
+fn names(exported: &Value, key: &str) -> Vec<String> {
+    exported
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {exported}"))
+        .iter()
+        .map(|t| {
+            t.pointer(key)
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("no {key} in {t}"))
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn export_query_gives_the_top_k_plus_search_tools_over_the_threshold() {
+    let env = env();
+    let listed = env.run(&["tools", "list", "--json"]).assert_code(0).json();
+    assert!(names(&listed, "/name").contains(&"search_tools".to_owned()));
+
+    let run = env.run(&[
+        "tools",
+        "export",
+        "--format",
+        "openai-chat",
+        "--query",
+        "run a shell command to list the files",
+    ]);
+    let got = names(&run.assert_code(0).json(), "/function/name");
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0], "shell");
+    assert_eq!(got[2], "search_tools");
+
+    // Without a query: every tool plus search_tools, and a note saying how to retrieve.
+    let run = env.run(&["tools", "export", "--format", "anthropic"]);
+    let all = names(&run.assert_code(0).json(), "/name");
+    assert_eq!(all.len(), 8, "{all:?}");
+    assert!(run.stderr.contains("--query"), "{}", run.stderr);
+
+    // `reader` sees three task tools: no retrieval, no search_tools, whatever was asked.
+    let run = env.run(&[
+        "--role",
+        "reader",
+        "tools",
+        "export",
+        "--format",
+        "anthropic",
+        "--query",
+        "read a file",
+    ]);
+    let reader = names(&run.assert_code(0).json(), "/name");
+    assert_eq!(
+        reader,
+        ["list_dir", "read_file", "read_result", "search_files"]
+    );
+    assert!(run.stderr.contains("retrieval is off"), "{}", run.stderr);
+}
+
+#[test]
+fn export_deferred_marks_all_but_the_top_k_and_adds_the_provider_search() {
+    let env = env();
+    let anthropic = env
+        .run(&[
+            "tools",
+            "export",
+            "--format",
+            "anthropic",
+            "--deferred",
+            "--query",
+            "run a shell command to list the files",
+            "-k",
+            "1",
+        ])
+        .assert_code(0)
+        .json();
+    let list = anthropic.as_array().unwrap();
+    assert_eq!(
+        list[0],
+        json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+    );
+    for t in &list[1..] {
+        let loaded = t["name"] == "shell";
+        assert_eq!(t.get("defer_loading").is_none(), loaded, "{t}");
+        assert_ne!(t["name"], "search_tools");
+    }
+    assert_eq!(list.len(), 1 + 7);
+
+    let responses = env
+        .run(&[
+            "tools",
+            "export",
+            "--format",
+            "openai-responses",
+            "--deferred",
+        ])
+        .assert_code(0)
+        .json();
+    let list = responses.as_array().unwrap();
+    assert_eq!(list[0], json!({"type": "tool_search"}));
+    assert!(list[1..].iter().all(|t| t["defer_loading"] == json!(true)));
+
+    // No deferred form: the top K plus search_tools with a query, an error without one.
+    let run = env.run(&[
+        "tools",
+        "export",
+        "--format",
+        "gemini",
+        "--deferred",
+        "--query",
+        "run a shell command to list the files",
+    ]);
+    let gemini = run.assert_code(0).json();
+    let decls = &gemini[0]["functionDeclarations"];
+    assert_eq!(names(decls, "/name").last().unwrap(), "search_tools");
+    assert!(
+        run.stderr.contains("no deferred-loading form"),
+        "{}",
+        run.stderr
+    );
+    let run = env.run(&["tools", "export", "--format", "openai-chat", "--deferred"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("--query"), "{}", run.stderr);
+}
+
+#[test]
+fn search_tools_is_a_gateway_call_that_hides_what_the_role_may_not_see() {
+    let env = env();
+    let found = env
+        .call(
+            "search_tools",
+            &json!({"query": "run a shell command to list the files", "k": 3}),
+        )
+        .assert_code(0)
+        .json();
+    assert_eq!(found["data"]["tools"][0]["name"], "shell", "{found:#}");
+    // readonly denies dangerous tools: the best match (shell) is not returned.
+    let found = env
+        .call_with(
+            &["--role", "readonly"],
+            "search_tools",
+            &json!({"query": "run a shell command to list the files"}),
+            &[],
+        )
+        .assert_code(0)
+        .json();
+    let tools = found["data"]["tools"].as_array().unwrap();
+    assert!(!tools.is_empty());
+    assert!(tools.iter().all(|t| t["risk"] == "read"), "{found:#}");
+    // Audited like any call.
+    let records = env.audit_records();
+    assert!(records.iter().any(|r| r["tool"] == "search_tools"));
+}
