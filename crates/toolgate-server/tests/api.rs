@@ -14,6 +14,8 @@ mod audit;
 mod auth;
 #[path = "api/calls.rs"]
 mod calls;
+#[path = "api/export_rag.rs"]
+mod export_rag;
 #[path = "api/mcp_json.rs"]
 mod mcp_json;
 #[path = "api/routes.rs"]

@@ -4,8 +4,9 @@
 //! the threshold keeps every tool and never sees `search_tools`.
 
 use serde_json::{Value, json};
+use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
 
-use super::harness::Env;
+use super::harness::{Env, Run};
 
 /// Six built-in task tools: over a threshold of 3 for the default role; role `reader` sees
 /// three (read_file, list_dir, search_files), which is not over it.
@@ -173,4 +174,55 @@ fn search_tools_is_a_gateway_call_that_hides_what_the_role_may_not_see() {
     // Audited like any call.
     let records = env.audit_records();
     assert!(records.iter().any(|r| r["tool"] == "search_tools"));
+}
+
+#[test]
+fn run_over_the_threshold_offers_the_top_k_then_loads_what_search_tools_found() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "call_1",
+                "search_tools",
+                r#"{"query": "read_file", "k": 1}"#,
+            )])),
+            Reply::Turn(FakeTurn::text("found it")),
+        ]))
+        .unwrap();
+    let port = server.addr.port();
+    let env = Env::with_config(&format!(
+        "[model]\nprovider = \"anthropic\"\nmodel = \"fake-model\"\nbase_url = \"{}\"\n\
+         api_key_env = \"TOOLGATE_TEST_MODEL_KEY\"\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n\n\
+         [rag]\nthreshold = 3\nk = 2\n",
+        server.base_url()
+    ));
+    let out = env
+        .command()
+        .env("TOOLGATE_TEST_MODEL_KEY", "sk-test-model-key-0123456789")
+        .args([
+            "run",
+            "run a shell command to list the files",
+            "--no-stream",
+        ])
+        .output()
+        .unwrap();
+    let run = Run::from_output(out);
+    run.assert_code(0);
+    assert!(run.stdout.contains("found it"), "{run:#?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{run:#?}");
+    let first = names(&requests[0].body["tools"], "/name");
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert_eq!(first[0], "shell");
+    assert_eq!(first[2], "search_tools");
+    let second = names(&requests[1].body["tools"], "/name");
+    assert!(second.contains(&"read_file".to_owned()), "{second:?}");
+    assert_eq!(second.len(), 4, "{second:?}");
+    assert!(
+        env.audit_records()
+            .iter()
+            .any(|r| r["tool"] == "search_tools"),
+        "search_tools is audited"
+    );
 }
