@@ -168,8 +168,9 @@ impl Agent {
         &self.client
     }
 
-    /// The definitions offered for the next step of `history`: the selector's choice, with
-    /// `read_result` only once something was offloaded (and the role may see it).
+    /// The definitions offered for the next step of `history`: the selector's choice, plus
+    /// the tool a forced `tool_choice` names on step 1, with `read_result` only once something
+    /// was offloaded (each only if the role may see it).
     pub async fn tools(&self, history: &[Message], step: u32, offloaded: bool) -> Vec<ToolSpec> {
         let view = StepView {
             gateway: &self.gateway,
@@ -178,6 +179,16 @@ impl Agent {
             step,
         };
         let mut tools = self.selector.select(&view).await;
+        // A tool the first step is forced to call must be offered, whatever was selected.
+        if step == 1
+            && let ToolChoice::Tool(name) = &self.options.tool_choice
+            && !tools.iter().any(|t| &t.name == name)
+            && let Some(entry) = self.gateway.catalog().get(name)
+            && entry.is_available()
+            && self.gateway.visible_to(&self.options.role, &entry)
+        {
+            tools.push(entry.spec().clone());
+        }
         if !offloaded {
             tools.retain(|t| t.name != READ_RESULT);
         } else if !tools.iter().any(|t| t.name == READ_RESULT)

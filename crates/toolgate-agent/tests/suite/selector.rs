@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::fake::{FakeTurn, Reply};
-use toolgate_agent::{Message, Provider, Silent, StepView, ToolSelector, visible_tools};
+use toolgate_agent::{
+    Message, Provider, Silent, StepView, ToolChoice, ToolSelector, visible_tools,
+};
 use toolgate_protocol::ToolSpec;
 
 use super::fixture::{Harness, PROVIDERS, agent, client, server};
@@ -88,4 +90,28 @@ async fn the_tool_list_can_change_between_turns() {
             "{provider:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_forced_tool_is_offered_even_when_the_selector_left_it_out() {
+    let h = Harness::new();
+    let server = server(vec![
+        Reply::Turn(FakeTurn::calls(&[("call_1", "fail", "{}")])),
+        Reply::Turn(FakeTurn::text("done")),
+    ])
+    .await;
+    let mut agent = agent(&h, client(Provider::OpenAiChat, &server), false)
+        .with_selector(Arc::new(ByStep::default()));
+    agent.options_mut().tool_choice = ToolChoice::Tool("fail".into());
+    let mut history = vec![Message::user("fail please")];
+    agent
+        .run(&mut history, &CancellationToken::new(), &Silent)
+        .await
+        .unwrap();
+    let requests = server.requests();
+    assert_eq!(
+        names(&requests[0].body, Provider::OpenAiChat),
+        ["echo", "fail"]
+    );
+    assert_eq!(requests[0].body["tool_choice"]["function"]["name"], "fail");
 }
