@@ -76,40 +76,52 @@ pub fn enable(settings: &Settings, gateway: &Gateway) -> anyhow::Result<Option<R
     }))
 }
 
-/// For a long-running gateway (`serve`): checks now and after every change of an MCP
-/// server's tools, and registers `search_tools` once the catalog exceeds the threshold.
-/// Errors (an unloadable embedding model) are logged, and retrieval stays off.
+/// For a long-running gateway (`serve`): checks now (before anything is served), then after
+/// every change of an MCP server's tools until the catalog exceeds the threshold and
+/// `search_tools` is registered. Errors (an unloadable embedding model) are logged, and
+/// retrieval stays off. `None` when there is nothing left to watch.
 pub fn watch(
-    settings: Settings,
-    gateway: Arc<Gateway>,
+    settings: &Settings,
+    gateway: &Arc<Gateway>,
     hub: Option<&toolgate_mcp::McpHub>,
-) -> tokio::task::JoinHandle<()> {
+) -> Option<tokio::task::JoinHandle<()>> {
+    // Subscribed before the first check, so a listing in between is not missed.
     let mut events = hub.map(toolgate_mcp::McpHub::events);
-    tokio::spawn(async move {
+    if settled(settings, gateway) {
+        return None;
+    }
+    let mut events = events.take()?;
+    let (settings, gateway) = (settings.clone(), Arc::clone(gateway));
+    Some(tokio::spawn(async move {
         loop {
-            match enable(&settings, &gateway) {
-                Ok(Some(_)) => {
-                    tracing::info!(
-                        threshold = settings.file.rag.threshold,
-                        "the catalog exceeds [rag] threshold: search_tools registered"
-                    );
-                    return;
+            match events.recv().await {
+                Ok(toolgate_mcp::McpEvent::ToolsChanged { .. })
+                | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if settled(&settings, &gateway) {
+                        return;
+                    }
                 }
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::error!(error = %format!("{e:#}"), "Tool RAG is off");
-                    return;
-                }
-            }
-            let Some(rx) = events.as_mut() else { return };
-            loop {
-                match rx.recv().await {
-                    Ok(toolgate_mcp::McpEvent::ToolsChanged { .. })
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
-                    Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }
         }
-    })
+    }))
+}
+
+/// [`enable`] for `serve`: `true` once there is nothing more to do (registered, or failed).
+fn settled(settings: &Settings, gateway: &Gateway) -> bool {
+    match enable(settings, gateway) {
+        Ok(Some(_)) => {
+            tracing::info!(
+                threshold = settings.file.rag.threshold,
+                "the catalog exceeds [rag] threshold: search_tools registered"
+            );
+            true
+        }
+        Ok(None) => false,
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "Tool RAG is off");
+            true
+        }
+    }
 }

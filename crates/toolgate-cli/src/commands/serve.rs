@@ -70,7 +70,7 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     let watcher = hub
         .as_ref()
         .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
-    let rag = crate::rag::watch(settings.clone(), Arc::clone(&gateway), hub.as_ref());
+    let rag = crate::rag::watch(settings, &gateway, hub.as_ref());
     if !local_addr.ip().is_loopback() && config.tokens.is_empty() && config.anonymous.is_none() {
         tracing::warn!(
             "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
@@ -92,7 +92,9 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         settings.workspace.display()
     ));
     let served = toolgate_server::serve(listener, state, shutdown_signal()).await;
-    rag.abort();
+    if let Some(rag) = rag {
+        rag.abort();
+    }
     stop_mcp(hub, watcher).await;
     served.context("serving")?;
     Ok(0)
@@ -107,7 +109,7 @@ async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
     let watcher = hub
         .as_ref()
         .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
-    let rag = crate::rag::watch(settings.clone(), Arc::clone(&gateway), hub.as_ref());
+    let rag = crate::rag::watch(settings, &gateway, hub.as_ref());
     let caller = toolgate_server::auth::Caller {
         principal: format!("stdio:{}", crate::commands::local_user()),
         role: settings.role.clone(),
@@ -119,7 +121,9 @@ async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
         toolgate_server::mcp::McpOptions::default(),
     )
     .await;
-    rag.abort();
+    if let Some(rag) = rag {
+        rag.abort();
+    }
     stop_mcp(hub, watcher).await;
     if let Err(e) = gateway.audit().flush().await {
         tracing::error!(error = %e, "flushing the audit log failed");

@@ -226,3 +226,41 @@ fn run_over_the_threshold_offers_the_top_k_then_loads_what_search_tools_found() 
         "search_tools is audited"
     );
 }
+
+#[test]
+fn serve_lists_search_tools_to_mcp_hosts_over_the_threshold() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = env();
+    let mut child = env
+        .command()
+        .args(["serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listed = loop {
+        let line = lines.next().expect("an answer to tools/list").unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v;
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    let tools = names(&listed["result"]["tools"], "/name");
+    // Every visible tool plus search_tools: MCP hosts do their own selection.
+    assert_eq!(tools.len(), 8, "{tools:?}");
+    assert!(tools.contains(&"search_tools".to_owned()), "{tools:?}");
+}
