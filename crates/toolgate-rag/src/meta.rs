@@ -17,7 +17,7 @@ use crate::selector::CatalogSearch;
 /// The meta-tool's catalog name.
 pub const SEARCH_TOOLS: &str = "search_tools";
 /// The most tools one search returns.
-const MAX_K: u64 = 20;
+pub(crate) const MAX_K: u64 = 20;
 
 /// The `search_tools` meta-tool.
 pub struct SearchToolsTool {

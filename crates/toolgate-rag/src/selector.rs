@@ -30,7 +30,7 @@ use toolgate_registry::{Catalog, Snapshot};
 use crate::error::RagError;
 use crate::filter::FilterChain;
 use crate::index::Mode;
-use crate::meta::SEARCH_TOOLS;
+use crate::meta::{MAX_K, SEARCH_TOOLS};
 use crate::service::ToolSearch;
 
 /// The most loaded tools a conversation keeps by default.
@@ -260,10 +260,9 @@ impl RetrievalSelector {
         }
         let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
         let query = args.get("query").and_then(Value::as_str).unwrap_or("");
-        let k = args
-            .get("k")
-            .and_then(Value::as_u64)
-            .map_or(self.k, |k| usize::try_from(k).unwrap_or(self.k));
+        let k = args.get("k").and_then(Value::as_u64).map_or(self.k, |k| {
+            usize::try_from(k.clamp(1, MAX_K)).unwrap_or(self.k)
+        });
         let names: Vec<String> = self
             .top(role, query, k)
             .await
