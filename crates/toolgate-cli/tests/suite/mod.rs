@@ -16,7 +16,7 @@ mod mcp_login;
 mod pins;
 mod prompt;
 mod rag;
+mod rag_export;
 mod redaction;
 mod tamper;
 mod web;
-mod rag_export;
