@@ -129,6 +129,15 @@ impl Session {
         // Over [rag] threshold: search_tools joins the catalog and the model sees retrieved
         // tools (the selector decides per role and per step).
         if let Some(rag) = crate::rag::enable(settings, &gateway)? {
+            if rag.applies_to(&settings.role) {
+                note(&format!(
+                    "  role `{}` sees {} tools (over [rag] threshold {}): the model is offered the top {} per request plus search_tools",
+                    settings.role,
+                    rag.search.visible_count(&settings.role),
+                    rag.threshold,
+                    rag.k
+                ));
+            }
             agent = agent.with_selector(rag.selector());
         }
         Ok(Session {
@@ -182,6 +191,11 @@ impl Session {
         view.end_line();
         result
     }
+}
+
+#[allow(clippy::print_stderr)]
+fn note(line: &str) {
+    eprintln!("{line}");
 }
 
 fn new_session_id(prefix: &str) -> String {
