@@ -397,3 +397,31 @@ async fn a_search_result_cut_by_result_governance_still_loads_what_it_found() {
         "{second:?}"
     );
 }
+
+#[tokio::test]
+async fn loaded_tools_stay_for_the_next_user_message_of_the_conversation() {
+    let s = setup(40);
+    let server = FakeServer::start(vec![
+        Reply::Turn(FakeTurn::calls(&[(
+            "call_s",
+            SEARCH_TOOLS,
+            r#"{"query": "convert currency", "k": 1}"#,
+        )])),
+        Reply::Turn(FakeTurn::text("found")),
+        Reply::Turn(FakeTurn::text("and the glacier too")),
+    ])
+    .await
+    .unwrap();
+    let agent = agent(&s, Provider::OpenAiResponses, &server);
+    let mut history = vec![Message::user("What is the weather forecast in Paris?")];
+    let cancel = CancellationToken::new();
+    agent.run(&mut history, &cancel, &Silent).await.unwrap();
+    // A second turn of the chat (or a resumed session): a new question, new top K, and the
+    // tool found earlier is still offered.
+    history.push(Message::user("Show the glacier records"));
+    agent.run(&mut history, &cancel, &Silent).await.unwrap();
+    let third = names(&server.requests()[2].body, Provider::OpenAiResponses);
+    assert!(third.contains(&"convert_currency".to_owned()), "{third:?}");
+    assert!(!third.contains(&"get_weather".to_owned()), "{third:?}");
+    assert!(third.iter().any(|n| n.starts_with("filler_")), "{third:?}");
+}
