@@ -293,16 +293,21 @@ fn found_names(content: &str) -> Option<Vec<String>> {
 #[async_trait]
 impl ToolSelector for RetrievalSelector {
     async fn select(&self, step: &StepView<'_>) -> Vec<ToolSpec> {
-        let mut all = visible_tools(step.gateway, step.role);
-        let count = all.iter().filter(|t| !is_meta_tool(&t.name)).count();
+        let snap = step.gateway.catalog().snapshot();
+        // Counted on the snapshot: over the threshold nothing needs all the definitions.
+        let count = snap
+            .entries()
+            .filter(|e| !is_meta_tool(&e.spec().name) && e.is_available())
+            .filter(|e| step.gateway.visible_to(step.role, e))
+            .count();
         if count <= self.threshold {
+            let mut all = visible_tools(step.gateway, step.role);
             all.retain(|t| t.name != SEARCH_TOOLS);
             return all;
         }
         let Some(role) = step.gateway.roles().get(step.role) else {
             return Vec::new();
         };
-        let snap = step.gateway.catalog().snapshot();
         let chain = FilterChain::new(role, &snap);
         let admitted = |name: &str| !is_meta_tool(name) && chain.admits(name);
         let mut offered: Vec<ToolSpec> = self
