@@ -68,7 +68,9 @@ async fn serve_request(endpoint: Endpoint, request: Request) -> Response {
         None => request,
     };
     let deleting = request.method() == http::Method::DELETE;
-    let session = request.headers().get("mcp-session-id").cloned();
+    let session = deleting
+        .then(|| request.headers().get("mcp-session-id").cloned())
+        .flatten();
     let mut response = match endpoint.rmcp.oneshot(request).await {
         Ok(response) => response.map(axum::body::Body::new).into_response(),
         Err(never) => match never {},

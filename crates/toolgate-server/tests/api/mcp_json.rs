@@ -320,3 +320,51 @@ async fn shutdown_lets_a_json_call_in_flight_finish() {
         .collect();
     assert_eq!(outcomes, [json!("ok")]);
 }
+
+#[tokio::test]
+async fn deleting_the_session_cancels_its_json_calls() {
+    let s = TestServer::start().await;
+    let session = Session::open(&s, DEV).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"sleep_ms": 600000}}});
+    let call = tokio::spawn(session.post(&body, ACCEPT).send());
+    eventually("the slow call to start", || async {
+        (s.echo.calls.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    let resp = s
+        .client
+        .delete(s.url("/mcp"))
+        .bearer_auth(DEV)
+        .header("mcp-session-id", &session.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 204);
+    let resp = call.await.unwrap().unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    assert_eq!(resp.text().await.unwrap(), "");
+    assert_eq!(audited_outcome(&s, &session.id).await, json!("cancelled"));
+}
+
+/// A body over rmcp's limit can no longer be handed on once read: it gets rmcp's answer.
+#[tokio::test]
+async fn an_oversized_body_gets_rmcps_413() {
+    let s = TestServer::start().await;
+    let session = Session::open(&s, DEV).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"note": "x".repeat(5 << 20)}}});
+    let mut answers = Vec::new();
+    for accept in [ACCEPT, "application/json;q=0.9, text/event-stream"] {
+        let resp = session.post(&body, accept).send().await.unwrap();
+        answers.push((resp.status().as_u16(), resp.text().await.unwrap()));
+    }
+    assert_eq!(
+        answers[0],
+        (
+            413,
+            "Payload Too Large: request body exceeds 4194304 bytes".to_owned()
+        )
+    );
+    assert_eq!(answers[0], answers[1]);
+}
