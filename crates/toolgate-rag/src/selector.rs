@@ -170,6 +170,8 @@ pub struct RetrievalSelector {
     /// What earlier `search_tools` calls found when their result reached the history cut
     /// by result governance (searched again once, by call id).
     rerun: Mutex<HashMap<String, Vec<String>>>,
+    /// The last count of a role's tools: (snapshot, role, count).
+    counted: Mutex<Option<(Arc<Snapshot>, String, usize)>>,
 }
 
 impl RetrievalSelector {
@@ -181,6 +183,7 @@ impl RetrievalSelector {
             k: k.max(1),
             max_loaded: DEFAULT_MAX_LOADED,
             rerun: Mutex::new(HashMap::new()),
+            counted: Mutex::new(None),
         }
     }
 
@@ -277,6 +280,27 @@ impl RetrievalSelector {
     }
 }
 
+impl RetrievalSelector {
+    /// The role's available task tools in `snap`, counted once per snapshot and role (over
+    /// the threshold nothing else needs to walk the whole catalog).
+    fn visible_count(&self, step: &StepView<'_>, snap: &Arc<Snapshot>) -> usize {
+        let mut memo = self.counted.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, role, n)) = memo.as_ref()
+            && Arc::ptr_eq(seen, snap)
+            && role == step.role
+        {
+            return *n;
+        }
+        let n = snap
+            .entries()
+            .filter(|e| !is_meta_tool(&e.spec().name) && e.is_available())
+            .filter(|e| step.gateway.visible_to(step.role, e))
+            .count();
+        *memo = Some((Arc::clone(snap), step.role.to_owned(), n));
+        n
+    }
+}
+
 /// The tool names in a `search_tools` result as the model read it (the gateway's envelope);
 /// `None` when the result is not whole (cut by result governance) or not a search result.
 fn found_names(content: &str) -> Option<Vec<String>> {
@@ -294,13 +318,7 @@ fn found_names(content: &str) -> Option<Vec<String>> {
 impl ToolSelector for RetrievalSelector {
     async fn select(&self, step: &StepView<'_>) -> Vec<ToolSpec> {
         let snap = step.gateway.catalog().snapshot();
-        // Counted on the snapshot: over the threshold nothing needs all the definitions.
-        let count = snap
-            .entries()
-            .filter(|e| !is_meta_tool(&e.spec().name) && e.is_available())
-            .filter(|e| step.gateway.visible_to(step.role, e))
-            .count();
-        if count <= self.threshold {
+        if self.visible_count(step, &snap) <= self.threshold {
             let mut all = visible_tools(step.gateway, step.role);
             all.retain(|t| t.name != SEARCH_TOOLS);
             return all;
