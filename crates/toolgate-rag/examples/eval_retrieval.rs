@@ -51,10 +51,13 @@ fn main() {
         model_dir: Some(model),
         cache: Some(root.join("target/rag-eval-vectors.db")),
         export_dir: Some(tmp.clone()),
-        python: Some((
-            python,
-            root.join("crates/toolgate-rag/scripts/rag_reference.py"),
-        )),
+        // `--no-references`: ours only (rank-bm25 takes minutes at 10,000 docs).
+        python: (!std::env::args().any(|a| a == "--no-references")).then(|| {
+            (
+                python,
+                root.join("crates/toolgate-rag/scripts/rag_reference.py"),
+            )
+        }),
         fusions,
         by_name: true,
     };
