@@ -9,7 +9,7 @@
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
-use super::kernel::Dense;
+use super::kernel::{Dense, gelu_in_place};
 
 /// The fields of `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -252,7 +252,7 @@ impl Bert {
             add(&mut a, &x);
             l.attn_norm.apply(&mut a);
             let mut i = l.inter.forward(&a, len);
-            i.iter_mut().for_each(|v| *v = gelu_erf(*v));
+            gelu_in_place(&mut i);
             let mut o = l.out.forward(&i, len);
             add(&mut o, &a);
             l.out_norm.apply(&mut o);
@@ -305,11 +305,6 @@ impl Bert {
 
 fn add(into: &mut [f32], other: &[f32]) {
     into.iter_mut().zip(other).for_each(|(a, b)| *a += b);
-}
-
-/// GELU with the exact error function (BERT's `gelu`).
-fn gelu_erf(x: f32) -> f32 {
-    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 #[cfg(test)]
