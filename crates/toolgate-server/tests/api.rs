@@ -16,6 +16,8 @@ mod auth;
 mod calls;
 #[path = "api/export_rag.rs"]
 mod export_rag;
+#[path = "api/list_changed.rs"]
+mod list_changed;
 #[path = "api/mcp_json.rs"]
 mod mcp_json;
 #[path = "api/routes.rs"]

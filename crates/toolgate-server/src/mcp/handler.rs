@@ -11,13 +11,14 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
     ToolsCapability, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_gateway::Gateway;
 
 use super::call::{ToolCall, run_tool_call};
+use super::changes::{CHECK_EVERY, Served, fingerprint, notify_tool_changes};
 use super::extras::{McpExtras, NoExtras};
 use super::links::ClientLinks;
 use super::tools::visible_tools;
@@ -77,6 +78,8 @@ pub struct McpHandler {
     identity: Identity,
     options: McpOptions,
     lifecycle: Lifecycle,
+    /// What this session's last `tools/list` answered (for `tools/list_changed`).
+    served: Served,
 }
 
 /// The session name of stateless (2026-07-28) HTTP requests.
@@ -100,6 +103,7 @@ impl McpHandler {
             identity,
             options,
             lifecycle,
+            served: Served::default(),
         }
     }
 
@@ -143,10 +147,37 @@ fn no_caller(why: &str) -> ErrorData {
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = self.options.extras.capabilities();
-        capabilities.tools = Some(ToolsCapability::default());
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(true);
+        capabilities.tools = Some(tools);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    /// From here on the session hears `notifications/tools/list_changed` when its role's
+    /// tools change (see [`super::changes`]).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let caller = match &self.identity {
+            Identity::Fixed { caller, .. } => Some(caller.clone()),
+            Identity::Http => context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| http_caller(&parts.extensions, &parts.headers).ok())
+                .map(|(caller, _)| caller),
+        };
+        let Some(caller) = caller else {
+            tracing::debug!("initialized without a known caller; no tools/list_changed");
+            return;
+        };
+        tokio::spawn(notify_tool_changes(
+            Arc::clone(&self.gateway),
+            context.peer,
+            caller.role,
+            self.served.clone(),
+            CHECK_EVERY,
+            self.lifecycle.shutdown.child_token(),
+        ));
     }
 
     async fn list_tools(
@@ -155,8 +186,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let (caller, _) = self.caller(&context)?;
-        let mut result =
-            ListToolsResult::with_all_items(visible_tools(&self.gateway, &caller.role));
+        let tools = visible_tools(&self.gateway, &caller.role);
+        self.served.set(fingerprint(&tools));
+        let mut result = ListToolsResult::with_all_items(tools);
         // The list depends on the caller's role: no shared cache may serve it to another.
         result.cache_scope = Some(rmcp::model::CacheScope::Private);
         Ok(result)

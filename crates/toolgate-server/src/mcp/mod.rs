@@ -8,6 +8,7 @@
 //! - [`call`]: a `tools/call` as a `CallRequest`; waiting for approval with progress.
 //! - [`result`]: the envelope → `CallToolResult` mapping.
 //! - [`tools`]: the visible tools in MCP shape; hidden tools look unknown.
+//! - [`changes`]: `notifications/tools/list_changed` when a session's visible tools change.
 //! - [`extras`]: [`McpExtras`] (resources, prompts, completions, logging); empty in
 //!   production.
 //! - [`links`]: [`ClientLinks`], how a running tool reaches the client that called it.
@@ -25,6 +26,7 @@
 //!   JSON-RPC message: both run [`call::run_call`].
 
 pub mod call;
+pub mod changes;
 pub mod extras;
 pub mod fast;
 pub mod handler;

@@ -1,0 +1,89 @@
+//! `notifications/tools/list_changed`: a session is told when what its role may see changes —
+//! a federated server's tools come or go or change, a tool becomes (un)available or is
+//! quarantined, `search_tools` joins a catalog that outgrew `[rag] threshold`.
+//!
+//! The baseline is what the session was last *served*: `tools/list` records the fingerprint of
+//! the list it answered in the session's [`Served`]. The catalog is lock-free snapshots
+//! without subscribers, so each initialized session checks every [`CHECK_EVERY`]: only when
+//! the snapshot changed is the role's visible list fingerprinted, and only when it differs from
+//! what was served is the client notified (once; the next `tools/list` sets a new baseline) —
+//! a change to tools the role cannot see sends nothing, and a session that never listed its
+//! tools hears nothing. The task ends with the session (transport closed), on shutdown, or when
+//! the client can no longer be reached.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::{Peer, RoleServer};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+use toolgate_gateway::Gateway;
+
+use super::tools::visible_tools;
+
+/// How often a session looks for a new catalog snapshot.
+pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// A digest of a tool list as served (names, definitions, annotations; sorted by name).
+pub fn fingerprint(tools: &[rmcp::model::Tool]) -> [u8; 32] {
+    let text = serde_json::to_vec(tools).unwrap_or_default();
+    Sha256::digest(&text).into()
+}
+
+/// The fingerprint of the tool list a session was last served (`None`: never listed).
+#[derive(Debug, Clone, Default)]
+pub struct Served(Arc<Mutex<Option<[u8; 32]>>>);
+
+impl Served {
+    pub fn set(&self, print: [u8; 32]) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(print);
+    }
+
+    fn get(&self) -> Option<[u8; 32]> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Watches the catalog for `role` and notifies `peer` of changes until the session ends.
+pub async fn notify_tool_changes(
+    gateway: Arc<Gateway>,
+    peer: Peer<RoleServer>,
+    role: String,
+    served: Served,
+    every: Duration,
+    stop: CancellationToken,
+) {
+    let mut snapshot = gateway.catalog().snapshot();
+    let mut checked = served.get();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        if peer.is_transport_closed() {
+            return;
+        }
+        // Look again when the catalog or the served baseline moved.
+        let now = gateway.catalog().snapshot();
+        let baseline = served.get();
+        if Arc::ptr_eq(&now, &snapshot) && baseline == checked {
+            continue;
+        }
+        snapshot = now;
+        checked = baseline;
+        let Some(baseline) = baseline else {
+            continue;
+        };
+        let print = fingerprint(&visible_tools(&gateway, &role));
+        if print == baseline {
+            continue;
+        }
+        // Once per change: the client's next tools/list sets the next baseline.
+        served.set(print);
+        checked = Some(print);
+        if let Err(e) = peer.notify_tool_list_changed().await {
+            tracing::debug!(error = %e, "tools/list_changed not delivered; the session is gone");
+            return;
+        }
+    }
+}
