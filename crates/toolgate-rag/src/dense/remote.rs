@@ -82,10 +82,13 @@ impl RemoteEmbedder {
             if let Some(key) = &self.api_key {
                 req = req.bearer_auth(key);
             }
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| RagError::Endpoint(format!("{}: {e}", self.url)))?;
+            let resp = req.send().await.map_err(|e| {
+                // An egress refusal says what to allow; reqwest's own text would not.
+                match toolgate_net::egress_refusal(&e) {
+                    Some(refusal) => RagError::Endpoint(refusal.to_string()),
+                    None => RagError::Endpoint(format!("{}: {e}", self.url)),
+                }
+            })?;
             let status = resp.status();
             if !status.is_success() {
                 return Err(RagError::Endpoint(format!(

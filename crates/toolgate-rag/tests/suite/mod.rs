@@ -1,5 +1,6 @@
 mod filter;
 mod model;
+mod remote;
 
 use std::path::PathBuf;
 
