@@ -112,7 +112,17 @@ where
     let progress = client.as_ref().and_then(|c| c.progress.clone());
     let tool = params.name.to_string();
     let arguments = Value::Object(params.arguments.unwrap_or_default());
-    let call_id = format!("call_{}", uuid::Uuid::now_v7().simple());
+    // Only a call registered in ClientLinks needs its id before it starts; otherwise the
+    // gateway assigns one (without a `getrandom` per call).
+    let linked = client
+        .as_ref()
+        .and_then(|c| c.links.map(|links| (c.peer, links)));
+    let call_id = match linked {
+        Some(_) => format!("call_{}", uuid::Uuid::now_v7().simple()),
+        None => String::new(),
+    };
+    // The call's events are read only while waiting with progress.
+    let waiting = progress.is_some() && client.is_some();
     let (events, received) = unbounded_channel();
     let request = CallRequest {
         call_id: call_id.clone(),
@@ -124,18 +134,16 @@ where
         idempotency_key: None,
         cancel: cancel.clone(),
         wait_for_approval: Some(progress.is_some()),
-        events: Some(events),
+        events: waiting.then_some(events),
     };
-    let _link = client.as_ref().and_then(|c| {
-        c.links.map(|links| {
-            links.register(
-                &call_id,
-                ClientLink {
-                    peer: c.peer.clone(),
-                    progress_token: progress.clone(),
-                },
-            )
-        })
+    let _link = linked.map(|(peer, links)| {
+        links.register(
+            &call_id,
+            ClientLink {
+                peer: peer.clone(),
+                progress_token: progress.clone(),
+            },
+        )
     });
     let envelope = match (progress, &client) {
         (Some(token), Some(client)) => {
