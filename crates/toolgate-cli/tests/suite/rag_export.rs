@@ -210,7 +210,11 @@ fn run_over_the_threshold_offers_the_top_k_then_loads_what_search_tools_found() 
     let run = Run::from_output(out);
     run.assert_code(0);
     assert!(run.stdout.contains("found it"), "{run:#?}");
-    assert!(run.stderr.contains("over [rag] threshold 3"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("over [rag] threshold 3"),
+        "{}",
+        run.stderr
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "{run:#?}");
     let first = names(&requests[0].body["tools"], "/name");
