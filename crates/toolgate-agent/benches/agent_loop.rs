@@ -26,11 +26,7 @@ use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
-use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
-use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
+use toolgate_store::audit::Durability;
 
 struct Echo(ToolSpec);
 
@@ -61,23 +57,7 @@ fn gateway(dir: &std::path::Path) -> Arc<Gateway> {
         roles: BTreeMap::from([("default".to_owned(), RoleConfig::default())]),
         ..GatewayConfig::default()
     };
-    let db = dir.join("toolgate.db");
-    let deps = GatewayDeps {
-        catalog,
-        audit: Arc::new(
-            AuditLog::open(
-                &dir.join("logs/tool-audit.jsonl"),
-                &db,
-                Durability::Buffered,
-            )
-            .unwrap(),
-        ),
-        approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
-        results: Arc::new(ResultStore::open(&dir.join("results")).unwrap()),
-        idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
-        redactor: Arc::new(Redactor::default()),
-        approver: None,
-    };
+    let deps = GatewayDeps::open_dir(dir, catalog, Durability::Buffered).unwrap();
     Arc::new(Gateway::new(deps, &cfg).unwrap())
 }
 

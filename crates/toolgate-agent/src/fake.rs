@@ -101,6 +101,20 @@ pub struct Recorded {
     pub body: Value,
 }
 
+impl Recorded {
+    /// The names of the tools the request offered, in order, in any of the three APIs'
+    /// shapes (`function.name` for Chat Completions, `name` otherwise).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 #[derive(Default)]
 struct Shared {
     script: Mutex<VecDeque<Reply>>,

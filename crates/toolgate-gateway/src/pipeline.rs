@@ -13,13 +13,15 @@
 //! execute      concurrency limit, timeout, cancellation, panic isolation → the tool
 //! ```
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate_protocol::Envelope;
 use toolgate_registry::{Catalog, Entry};
+use toolgate_store::StoreResult;
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::AuditLog;
+use toolgate_store::audit::{AuditLog, Durability};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
@@ -48,6 +50,32 @@ pub struct GatewayDeps {
     pub redactor: Arc<Redactor>,
     /// A channel that can ask a human while the call waits (the terminal prompt).
     pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl GatewayDeps {
+    /// Stores in one directory, laid out like a data dir: `toolgate.db` (audit index,
+    /// approvals, idempotency), `logs/tool-audit.jsonl`, `results/`. No pins, no approver,
+    /// the default redactor — what tests, benchmarks and embeddings start from.
+    pub fn open_dir(
+        dir: &Path,
+        catalog: Arc<Catalog>,
+        durability: Durability,
+    ) -> StoreResult<Self> {
+        let db = dir.join("toolgate.db");
+        Ok(GatewayDeps {
+            catalog,
+            audit: Arc::new(AuditLog::open(
+                &dir.join("logs/tool-audit.jsonl"),
+                &db,
+                durability,
+            )?),
+            approvals: Arc::new(ApprovalStore::open(&db)?),
+            results: Arc::new(ResultStore::open(&dir.join("results"))?),
+            idempotency: Arc::new(IdempotencyStore::open(&db)?),
+            redactor: Arc::new(Redactor::default()),
+            approver: None,
+        })
+    }
 }
 
 /// The one entry point for every call from every front end.

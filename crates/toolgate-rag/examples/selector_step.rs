@@ -19,11 +19,7 @@ use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{ToolOutput, ToolSpec};
 use toolgate_rag::{CatalogSearch, Fusion, Mode, RetrievalSelector, ToolSearch};
 use toolgate_registry::Catalog;
-use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
-use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
+use toolgate_store::audit::Durability;
 
 const TOOLS: usize = 10_000;
 const WORDS: [&str; 24] = [
@@ -146,19 +142,8 @@ async fn main() {
         Arc::new(Roles::compile(&cfg.roles).unwrap()),
         Mode::Bm25,
     ));
-    let db = p.join("toolgate.db");
     let gateway = Gateway::new(
-        GatewayDeps {
-            catalog,
-            audit: Arc::new(
-                AuditLog::open(&p.join("audit.jsonl"), &db, Durability::Buffered).unwrap(),
-            ),
-            approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
-            results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
-            idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
-            redactor: Arc::new(Redactor::default()),
-            approver: None,
-        },
+        GatewayDeps::open_dir(p, catalog, Durability::Buffered).unwrap(),
         &cfg,
     )
     .unwrap();

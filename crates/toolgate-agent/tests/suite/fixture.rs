@@ -15,11 +15,7 @@ use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
-use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
-use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
+use toolgate_store::audit::Durability;
 
 /// `echo` (needs `text`), `fail` (always fails), `big` (5,000 bytes), `slow` (waits for
 /// cancellation).
@@ -79,18 +75,7 @@ impl Harness {
         let mut cfg = GatewayConfig::default();
         cfg.limits.result_budget_bytes = 1_000;
         cfg.roles = BTreeMap::from([("default".to_owned(), RoleConfig::default())]);
-        let db = p.join("toolgate.db");
-        let deps = GatewayDeps {
-            catalog,
-            audit: Arc::new(
-                AuditLog::open(&p.join("logs/tool-audit.jsonl"), &db, Durability::Durable).unwrap(),
-            ),
-            approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
-            results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
-            idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
-            redactor: Arc::new(Redactor::default()),
-            approver: None,
-        };
+        let deps = GatewayDeps::open_dir(p, catalog, Durability::Durable).unwrap();
         Harness {
             gateway: Arc::new(Gateway::new(deps, &cfg).unwrap()),
             dir,

@@ -56,21 +56,6 @@ fn code(result_content: &str) -> String {
     }
 }
 
-fn tool_names(body: &Value, provider: Provider) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| match provider {
-                    Provider::OpenAiChat => t["function"]["name"].as_str().unwrap().to_owned(),
-                    _ => t["name"].as_str().unwrap().to_owned(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn a_busy_turn_runs_every_call_and_the_model_reads_each_outcome() {
     for provider in PROVIDERS {
@@ -122,8 +107,8 @@ async fn a_busy_turn_runs_every_call_and_the_model_reads_each_outcome() {
             assert_eq!(reqs.len(), 4, "{ctx}");
             assert_eq!(reqs[1].body, reqs[2].body, "{ctx}");
             assert_eq!(reqs[2].body, reqs[3].body, "{ctx}");
-            let first = tool_names(&reqs[0].body, provider);
-            let second = tool_names(&reqs[1].body, provider);
+            let first = reqs[0].tool_names();
+            let second = reqs[1].tool_names();
             assert_eq!(first, vec!["big", "echo", "fail", "slow"], "{ctx}");
             assert_eq!(
                 second,

@@ -21,11 +21,7 @@ use toolgate_rag::{
     CatalogSearch, Fusion, Mode, RetrievalSelector, SEARCH_TOOLS, SearchToolsTool, ToolSearch,
 };
 use toolgate_registry::Catalog;
-use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
-use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
+use toolgate_store::audit::Durability;
 
 struct Fake(ToolSpec);
 
@@ -119,18 +115,7 @@ fn setup_with(fillers: usize, mut cfg: GatewayConfig) -> Setup {
             Arc::new(SearchToolsTool::new(Arc::clone(&search), K)) as Arc<dyn Tool>
         ])
         .unwrap();
-    let db = p.join("toolgate.db");
-    let deps = GatewayDeps {
-        catalog,
-        audit: Arc::new(
-            AuditLog::open(&p.join("logs/tool-audit.jsonl"), &db, Durability::Durable).unwrap(),
-        ),
-        approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
-        results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
-        idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
-        redactor: Arc::new(Redactor::default()),
-        approver: None,
-    };
+    let deps = GatewayDeps::open_dir(p, catalog, Durability::Durable).unwrap();
     Setup {
         gateway: Arc::new(Gateway::new(deps, &cfg).unwrap()),
         search,
@@ -157,21 +142,6 @@ fn agent(s: &Setup, provider: Provider, server: &FakeServer) -> Agent {
     Agent::new(client, Arc::clone(&s.gateway), options).with_selector(Arc::new(
         RetrievalSelector::new(Arc::clone(&s.search), THRESHOLD, K),
     ))
-}
-
-fn names(body: &Value, provider: Provider) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| match provider {
-                    Provider::OpenAiChat => t["function"]["name"].as_str().unwrap().to_owned(),
-                    _ => t["name"].as_str().unwrap().to_owned(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn code(r: &ToolResult) -> String {
@@ -219,7 +189,7 @@ async fn over_the_threshold_the_model_sees_top_k_then_what_it_searched_for() {
         assert_eq!(out.text, "done");
         let requests = server.requests();
         assert_eq!(requests.len(), 3, "{provider:?}");
-        let [first, second, third] = [0, 1, 2].map(|i| names(&requests[i].body, provider));
+        let [first, second, third] = [0, 1, 2].map(|i| requests[i].tool_names());
 
         // Step 1: the (at most K) tools matching the question plus search_tools, nothing
         // else: BM25 finds two permitted weather tools; the denied one would rank first.
@@ -259,7 +229,7 @@ async fn over_the_threshold_the_model_sees_top_k_then_what_it_searched_for() {
                 !r.body.to_string().contains(&format!("\"{DENIED}\"")) || i == 2,
                 "{provider:?}: request {i} names {DENIED}"
             );
-            assert!(!names(&r.body, provider).contains(&DENIED.to_owned()));
+            assert!(!r.tool_names().contains(&DENIED.to_owned()));
         }
         // The search result the model read does not name it either.
         let Message::ToolResults { results } = &history[2] else {
@@ -295,7 +265,7 @@ async fn at_or_below_the_threshold_every_tool_and_no_search_tools() {
         .run(&mut history, &CancellationToken::new(), &Silent)
         .await
         .unwrap();
-    let offered = names(&server.requests()[0].body, Provider::OpenAiChat);
+    let offered = server.requests()[0].tool_names();
     assert_eq!(offered.len(), THRESHOLD, "{offered:?}");
     assert!(!offered.contains(&SEARCH_TOOLS.to_owned()));
     assert!(!offered.contains(&DENIED.to_owned()));
@@ -342,8 +312,8 @@ async fn loaded_tools_are_capped_and_the_oldest_drop_out() {
         .await
         .unwrap();
     let requests = server.requests();
-    let second = names(&requests[1].body, Provider::OpenAiChat);
-    let third = names(&requests[2].body, Provider::OpenAiChat);
+    let second = requests[1].tool_names();
+    let third = requests[2].tool_names();
     let garden = |v: &[String]| v.iter().filter(|n| is_topic(n, 0)).count();
     let violin = |v: &[String]| v.iter().filter(|n| is_topic(n, 3)).count();
     assert_eq!(garden(&second), 3, "{second:?}");
@@ -387,7 +357,7 @@ async fn a_search_result_cut_by_result_governance_still_loads_what_it_found() {
         "{}",
         results[0].content
     );
-    let second = names(&server.requests()[1].body, Provider::Anthropic);
+    let second = server.requests()[1].tool_names();
     assert!(
         second.contains(&"convert_currency".to_owned()),
         "{second:?}"
@@ -420,7 +390,7 @@ async fn loaded_tools_stay_for_the_next_user_message_of_the_conversation() {
     // tool found earlier is still offered.
     history.push(Message::user("Show the glacier records"));
     agent.run(&mut history, &cancel, &Silent).await.unwrap();
-    let third = names(&server.requests()[2].body, Provider::OpenAiResponses);
+    let third = server.requests()[2].tool_names();
     assert!(third.contains(&"convert_currency".to_owned()), "{third:?}");
     assert!(!third.contains(&"get_weather".to_owned()), "{third:?}");
     assert!(third.iter().any(|n| n.starts_with("filler_")), "{third:?}");

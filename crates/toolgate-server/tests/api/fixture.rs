@@ -22,10 +22,7 @@ use toolgate_registry::Catalog;
 use toolgate_server::config::TokenConfig;
 use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
-use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
+use toolgate_store::audit::Durability;
 
 /// Behaviour by argument: `sleep_ms` (cancellable), `fail`; otherwise echoes.
 pub struct Scripted {
@@ -189,16 +186,7 @@ impl TestServer {
             .register_many(vec![echo.clone(), writer.clone(), danger])
             .unwrap();
         let db = db_path(p);
-        let audit = Arc::new(AuditLog::open(&audit_path(p), &db, Durability::Durable).unwrap());
-        let deps = GatewayDeps {
-            catalog,
-            audit,
-            approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
-            results: Arc::new(ResultStore::open(&p.join("results")).unwrap()),
-            idempotency: Arc::new(IdempotencyStore::open(&db).unwrap()),
-            redactor: Arc::new(Redactor::default()),
-            approver: None,
-        };
+        let deps = GatewayDeps::open_dir(p, catalog, Durability::Durable).unwrap();
         let gateway = Arc::new(Gateway::new(deps, &setup.gateway).unwrap());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
