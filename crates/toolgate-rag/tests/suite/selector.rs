@@ -6,37 +6,25 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use super::SpecTool;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
 use toolgate_agent::{
     Agent, AgentOptions, Message, ModelConfig, Provider, Silent, ToolResult, connect_with_key,
 };
-use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_core::Tool;
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
-use toolgate_protocol::{ToolOutput, ToolSpec};
+use toolgate_protocol::ToolSpec;
 use toolgate_rag::{
     CatalogSearch, Fusion, Mode, RetrievalSelector, SEARCH_TOOLS, SearchToolsTool, ToolSearch,
 };
 use toolgate_registry::Catalog;
 use toolgate_store::audit::Durability;
 
-struct Fake(ToolSpec);
-
-#[async_trait]
-impl Tool for Fake {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::json(json!({"done": self.0.name})))
-    }
-}
-
 fn tool(name: &str, description: &str) -> Arc<dyn Tool> {
-    Arc::new(Fake(ToolSpec::new(
+    Arc::new(SpecTool(ToolSpec::new(
         name,
         description,
         json!({"type": "object"}),
