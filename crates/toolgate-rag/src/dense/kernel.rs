@@ -224,40 +224,75 @@ fn erf(x: f32) -> f32 {
 /// `v · row` for every `dim`-long row of `matrix`, in one vectorised pass (the dense
 /// retriever's scan over the catalog's vectors).
 pub fn dot_rows(matrix: &[f32], dim: usize, v: &[f32]) -> Vec<f32> {
+    scan(matrix, dim, v, None)
+}
+
+/// `v · row` for the rows numbered in `rows`, in that order (the exact rescoring of the
+/// candidates a quantised scan picked), in one vectorised pass.
+pub fn dot_rows_of(matrix: &[f32], dim: usize, v: &[f32], rows: &[u32]) -> Vec<f32> {
+    scan(matrix, dim, v, Some(rows))
+}
+
+fn scan(matrix: &[f32], dim: usize, v: &[f32], rows: Option<&[u32]>) -> Vec<f32> {
     struct Rows<'a> {
         matrix: &'a [f32],
         dim: usize,
         v: &'a [f32],
+        rows: Option<&'a [u32]>,
     }
     impl WithSimd for Rows<'_> {
         type Output = Vec<f32>;
         #[inline(always)]
         fn with_simd<S: Simd>(self, simd: S) -> Vec<f32> {
-            let (vv, vt) = S::as_simd_f32s(self.v);
-            self.matrix
-                .chunks_exact(self.dim)
-                .map(|row| {
-                    let (rv, rt) = S::as_simd_f32s(row);
-                    let mut acc = [simd.splat_f32s(0.0); 2];
-                    let mut pairs = rv.chunks_exact(2).zip(vv.chunks_exact(2));
-                    for (r, q) in pairs.by_ref() {
-                        acc[0] = simd.mul_add_f32s(r[0], q[0], acc[0]);
-                        acc[1] = simd.mul_add_f32s(r[1], q[1], acc[1]);
-                    }
-                    if rv.len() % 2 == 1 {
-                        let last = rv.len() - 1;
-                        acc[0] = simd.mul_add_f32s(rv[last], vv[last], acc[0]);
-                    }
-                    let tail: f32 = rt.iter().zip(vt).map(|(a, b)| a * b).sum();
-                    simd.reduce_sum_f32s(simd.add_f32s(acc[0], acc[1])) + tail
-                })
-                .collect()
+            let Rows {
+                matrix,
+                dim,
+                v,
+                rows,
+            } = self;
+            match rows {
+                None => matrix
+                    .chunks_exact(dim)
+                    .map(|row| row_dot(simd, row, v))
+                    .collect(),
+                Some(rows) => rows
+                    .iter()
+                    .map(|&r| {
+                        let at = r as usize * dim;
+                        matrix
+                            .get(at..at + dim)
+                            .map_or(0.0, |row| row_dot(simd, row, v))
+                    })
+                    .collect(),
+            }
         }
     }
     if dim == 0 || v.len() != dim {
         return Vec::new();
     }
-    Arch::new().dispatch(Rows { matrix, dim, v })
+    Arch::new().dispatch(Rows {
+        matrix,
+        dim,
+        v,
+        rows,
+    })
+}
+
+#[inline(always)]
+fn row_dot<S: Simd>(simd: S, row: &[f32], v: &[f32]) -> f32 {
+    let (vv, vt) = S::as_simd_f32s(v);
+    let (rv, rt) = S::as_simd_f32s(row);
+    let mut acc = [simd.splat_f32s(0.0); 2];
+    for (r, q) in rv.chunks_exact(2).zip(vv.chunks_exact(2)) {
+        acc[0] = simd.mul_add_f32s(r[0], q[0], acc[0]);
+        acc[1] = simd.mul_add_f32s(r[1], q[1], acc[1]);
+    }
+    if rv.len() % 2 == 1 {
+        let last = rv.len() - 1;
+        acc[0] = simd.mul_add_f32s(rv[last], vv[last], acc[0]);
+    }
+    let tail: f32 = rt.iter().zip(vt).map(|(a, b)| a * b).sum();
+    simd.reduce_sum_f32s(simd.add_f32s(acc[0], acc[1])) + tail
 }
 
 /// Quantises `v` to `out` (same length) as `round(v / scale)` in −127..=127; returns the
@@ -370,6 +405,7 @@ mod tests {
             let v = pseudo(dim, 5);
             let got = dot_rows(&m, dim, &v);
             assert_eq!(got.len(), 5);
+            assert_eq!(dot_rows_of(&m, dim, &v, &[4, 1]), [got[4], got[1]]);
             for (r, g) in got.iter().enumerate() {
                 let want: f64 = (0..dim).map(|i| m[r * dim + i] as f64 * v[i] as f64).sum();
                 assert!((*g as f64 - want).abs() < 1e-4, "dim {dim}: {g} vs {want}");
