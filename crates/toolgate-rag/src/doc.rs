@@ -31,6 +31,7 @@ impl ToolDoc {
         let mut params = Vec::new();
         collect_params(input_schema, "", 0, &mut params);
         let mut h = Sha256::new();
+        h.update(TEXT_FORMAT.as_bytes());
         for part in [name, description, &input_schema.to_string()] {
             h.update(part.as_bytes());
             h.update(b"\0");
@@ -55,6 +56,7 @@ impl ToolDoc {
             .unwrap_or_default()
             .to_owned();
         let mut extra = Sha256::new();
+        extra.update(TEXT_FORMAT.as_bytes());
         extra.update(spec.source.as_bytes());
         for t in &spec.tags {
             extra.update(b"\0");
@@ -103,6 +105,46 @@ impl ToolDoc {
     }
 }
 
+/// What the key covers besides the definition: the version of the text the index derives
+/// from it. Bumped whenever that text changes (e.g. enum values joined the parameters), so
+/// vectors cached for the old text are not reused.
+const TEXT_FORMAT: &str = "toolgate-rag doc text v2\0";
+
+/// At most this many characters of a parameter's allowed values are indexed.
+const ENUM_CHARS: usize = 160;
+
+/// Appends ` (one of: a, b, c)`: the allowed values are the words users say ("Family
+/// Counselor", "Theater"), often nowhere else in the definition.
+fn push_enum(values: Option<&Value>, line: &mut String) {
+    let Some(values) = values.and_then(Value::as_array) else {
+        return;
+    };
+    let mut list = String::new();
+    for v in values {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            Value::Number(_) | Value::Bool(_) => v.to_string(),
+            _ => continue,
+        };
+        if v.trim().is_empty() {
+            continue;
+        }
+        if list.len() + v.len() > ENUM_CHARS {
+            list.push_str(", …");
+            break;
+        }
+        if !list.is_empty() {
+            list.push_str(", ");
+        }
+        list.push_str(&v);
+    }
+    if !list.is_empty() {
+        line.push_str(" (one of: ");
+        line.push_str(&list);
+        line.push(')');
+    }
+}
+
 fn collect_params(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<String>) {
     if depth > 3 {
         return;
@@ -117,11 +159,16 @@ fn collect_params(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<Stri
             format!("{prefix}.{name}")
         };
         let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
-        out.push(if desc.is_empty() {
+        let mut line = if desc.is_empty() {
             full.clone()
         } else {
             format!("{full}: {desc}")
-        });
+        };
+        push_enum(
+            p.get("enum").or_else(|| p.get("items")?.get("enum")),
+            &mut line,
+        );
+        out.push(line);
         collect_params(p, &full, depth + 1, out);
         if let Some(items) = p.get("items") {
             collect_params(items, &full, depth + 1, out);
@@ -141,20 +188,45 @@ mod tests {
             "Current weather.",
             json!({"type": "object", "properties": {
                 "city": {"type": "string", "description": "City name"},
-                "opts": {"type": "object", "properties": {"units": {"type": "string"}}}
+                "opts": {"type": "object", "properties": {"units": {"type": "string", "enum": ["metric", "imperial", ""]}}}
             }}),
         )
         .with_source("mcp:wx")
         .with_tags(["weather"]);
         let doc = ToolDoc::from_spec(&spec);
-        assert_eq!(doc.params, ["city: City name", "opts", "opts.units"]);
+        assert_eq!(
+            doc.params,
+            [
+                "city: City name",
+                "opts",
+                "opts.units (one of: metric, imperial)"
+            ]
+        );
         assert_eq!(doc.server, "wx");
         assert_eq!(
             doc.embedding_text(),
-            "get weather (wx): Current weather. Parameters: city: City name; opts; opts.units Tags: weather"
+            "get weather (wx): Current weather. Parameters: city: City name; opts; opts.units (one of: metric, imperial) Tags: weather"
         );
         let retagged = ToolDoc::from_spec(&spec.clone().with_tags(["other"]));
         assert_ne!(doc.key, retagged.key);
         assert_eq!(doc.key, ToolDoc::from_spec(&spec).key);
+    }
+
+    #[test]
+    fn long_enums_are_cut_and_array_items_read() {
+        let many: Vec<String> = (0..100).map(|i| format!("value{i:03}")).collect();
+        let doc = ToolDoc::new(
+            "t",
+            "t",
+            "",
+            &json!({"type": "object", "properties": {
+                "big": {"type": "string", "enum": many},
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", 1, true, null]}}
+            }}),
+        );
+        assert!(doc.params[0].starts_with("big (one of: value000, value001,"));
+        assert!(doc.params[0].ends_with(", …)"));
+        assert!(doc.params[0].len() < 200);
+        assert_eq!(doc.params[1], "tags (one of: a, 1, true)");
     }
 }
