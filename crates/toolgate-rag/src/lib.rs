@@ -49,6 +49,7 @@ pub mod index;
 pub mod meta;
 pub mod metrics;
 pub mod openapi;
+pub mod recent;
 pub mod selector;
 pub mod service;
 pub mod tokenize;

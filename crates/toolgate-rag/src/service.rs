@@ -14,6 +14,7 @@ use crate::dense::Embedder;
 use crate::error::RagError;
 use crate::fusion::Fusion;
 use crate::index::{Hit, Mode, Query, SyncStats, ToolIndex};
+use crate::recent::RecentQueries;
 
 /// What one refresh did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -33,6 +34,8 @@ pub struct ToolSearch {
     embedder: Option<Embedder>,
     cache: Option<VectorCache>,
     fusion: Fusion,
+    /// The last query texts' vectors: the agent loop asks for the same one at every step.
+    queries: RecentQueries,
 }
 
 impl ToolSearch {
@@ -43,6 +46,7 @@ impl ToolSearch {
             embedder,
             cache,
             fusion,
+            queries: RecentQueries::default(),
         }
     }
 
@@ -134,9 +138,17 @@ impl ToolSearch {
         admit: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Vec<Hit>, RagError> {
         let vector = match (&self.embedder, mode) {
-            (Some(e), Mode::Dense | Mode::Hybrid) => {
-                e.embed(&[text.to_owned()]).await?.into_iter().next()
-            }
+            (Some(e), Mode::Dense | Mode::Hybrid) => match self.queries.get(text) {
+                Some(v) => Some(v),
+                None => {
+                    let v = e.embed(&[text.to_owned()]).await?.into_iter().next();
+                    let v = v.map(std::sync::Arc::new);
+                    if let Some(v) = &v {
+                        self.queries.put(text, std::sync::Arc::clone(v));
+                    }
+                    v
+                }
+            },
             _ => None,
         };
         if mode == Mode::Dense && vector.is_none() {
@@ -147,7 +159,7 @@ impl ToolSearch {
         }
         let q = Query {
             text,
-            vector: vector.as_deref(),
+            vector: vector.as_deref().map(Vec::as_slice),
             mode,
             k,
             fusion: self.fusion,

@@ -142,3 +142,51 @@ async fn loopback_is_refused_without_an_egress_grant() {
         "the request reached the server"
     );
 }
+
+#[tokio::test]
+async fn a_repeated_query_is_embedded_once() {
+    use toolgate_protocol::ToolSpec;
+    use toolgate_rag::{Embedder, Fusion, Mode, ToolSearch};
+    let (base, seen) = fake().await;
+    let e = RemoteEmbedder::new(&base, "m", None, &allowing(&base)).unwrap();
+    let search = ToolSearch::new(Some(Embedder::Remote(e)), None, Fusion::default());
+    let specs = [
+        ToolSpec::new("read_file", "Read a file.", json!({"type": "object"})),
+        ToolSpec::new("send_mail", "Send an email.", json!({"type": "object"})),
+    ];
+    search.refresh(&specs).await.unwrap();
+    let admit = |_: &str| true;
+    let query_requests = |q: &str| {
+        seen.lock()
+            .unwrap()
+            .bodies
+            .iter()
+            .filter(|b| b["input"] == json!([q]))
+            .count()
+    };
+    // The agent loop ranks for the same user message at every step of a turn.
+    for _ in 0..5 {
+        let hits = search
+            .search("read a file", 2, Mode::Hybrid, &admit)
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 2);
+    }
+    assert_eq!(query_requests("read a file"), 1);
+    search
+        .search("send mail", 2, Mode::Dense, &admit)
+        .await
+        .unwrap();
+    search
+        .search("read a file", 2, Mode::Dense, &admit)
+        .await
+        .unwrap();
+    assert_eq!(query_requests("send mail"), 1);
+    assert_eq!(query_requests("read a file"), 1);
+    // BM25 never embeds.
+    search
+        .search("bm25 only", 2, Mode::Bm25, &admit)
+        .await
+        .unwrap();
+    assert_eq!(query_requests("bm25 only"), 0);
+}
