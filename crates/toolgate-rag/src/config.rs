@@ -24,6 +24,28 @@ pub struct RagConfig {
     pub model_dir: Option<PathBuf>,
     /// An OpenAI-compatible embeddings endpoint instead of a local model.
     pub endpoint: Option<EndpointConfig>,
+    /// A `/rerank` endpoint that reorders the best fused candidates (a second stage).
+    pub reranker: Option<RerankerConfig>,
+}
+
+/// `[rag.reranker]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RerankerConfig {
+    /// API root, e.g. `https://api.cohere.com/v2` or a vLLM/Infinity server's `/v1`
+    /// (`/rerank` is appended).
+    pub url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// How many fused candidates are sent to be reordered (at least k).
+    #[serde(default = "default_rerank_depth")]
+    pub depth: usize,
+}
+
+fn default_rerank_depth() -> usize {
+    30
 }
 
 /// `[rag.endpoint]`.
@@ -48,6 +70,7 @@ impl Default for RagConfig {
             fusion: "convex:0.6".to_owned(),
             model_dir: None,
             endpoint: None,
+            reranker: None,
         }
     }
 }
@@ -62,5 +85,27 @@ impl RagConfig {
         self.fusion
             .parse()
             .map_err(|e| format!("[rag] fusion: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reranker_depth_defaults_and_unknown_keys_are_refused() {
+        let cfg: RagConfig = serde_json::from_value(serde_json::json!({
+            "reranker": {"url": "https://api.cohere.com/v2", "model": "rerank-v3.5",
+                         "api_key_env": "COHERE_API_KEY"}
+        }))
+        .unwrap();
+        let r = cfg.reranker.unwrap();
+        assert_eq!((r.depth, r.model.as_str()), (30, "rerank-v3.5"));
+        let err = serde_json::from_value::<RagConfig>(serde_json::json!({
+            "reranker": {"url": "u", "model": "m", "api_key": "sk-inline"}
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("unknown field `api_key`"), "{err}");
     }
 }

@@ -58,6 +58,9 @@ pub struct Hit {
     pub bm25: Option<RetrieverScore>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense: Option<RetrieverScore>,
+    /// The reranker's rank among the candidates it scored, and its score (`[rag.reranker]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RetrieverScore>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -420,6 +423,7 @@ impl ToolIndex {
                     score,
                     bm25: rank_of(&lexical, slot),
                     dense: rank_of(&dense, slot),
+                    rerank: None,
                 })
             })
             .collect()

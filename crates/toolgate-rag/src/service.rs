@@ -13,8 +13,9 @@ use crate::cache::VectorCache;
 use crate::dense::Embedder;
 use crate::error::RagError;
 use crate::fusion::Fusion;
-use crate::index::{Hit, Mode, Query, SyncStats, ToolIndex};
+use crate::index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
 use crate::recent::RecentQueries;
+use crate::rerank::RemoteReranker;
 
 /// What one refresh did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -36,6 +37,8 @@ pub struct ToolSearch {
     fusion: Fusion,
     /// The last query texts' vectors: the agent loop asks for the same one at every step.
     queries: RecentQueries,
+    /// The second stage and how many fused candidates it reorders.
+    reranker: Option<(RemoteReranker, usize)>,
 }
 
 impl ToolSearch {
@@ -47,7 +50,16 @@ impl ToolSearch {
             cache,
             fusion,
             queries: RecentQueries::default(),
+            reranker: None,
         }
+    }
+
+    /// Reorders the best `depth` permitted candidates of every search with `reranker`
+    /// before the top K is cut.
+    #[must_use]
+    pub fn with_reranker(mut self, reranker: RemoteReranker, depth: usize) -> Self {
+        self.reranker = Some((reranker, depth.max(1)));
+        self
     }
 
     pub fn has_embedder(&self) -> bool {
@@ -157,13 +169,57 @@ impl ToolSearch {
                     .to_owned(),
             ));
         }
+        let candidates = match &self.reranker {
+            Some((_, depth)) => k.max(*depth),
+            None => k,
+        };
         let q = Query {
             text,
             vector: vector.as_deref().map(Vec::as_slice),
             mode,
-            k,
+            k: candidates,
             fusion: self.fusion,
         };
-        Ok(self.with_index(|ix| ix.search(&q, admit)))
+        let mut hits = self.with_index(|ix| ix.search(&q, admit));
+        if let Some((reranker, _)) = &self.reranker {
+            self.rerank(reranker, text, &mut hits).await;
+        }
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// Reorders `hits` (already filtered) by the reranker's scores; on failure keeps the
+    /// fused order, so a search never fails because the second stage is down.
+    async fn rerank(&self, reranker: &RemoteReranker, query: &str, hits: &mut [Hit]) {
+        if hits.len() < 2 {
+            return;
+        }
+        let texts: Vec<String> = self.with_index(|ix| {
+            hits.iter()
+                .map(|h| {
+                    ix.doc(&h.name)
+                        .map(|d| d.embedding_text())
+                        .unwrap_or_default()
+                })
+                .collect()
+        });
+        let scores = match reranker.scores(query, &texts).await {
+            Ok(scores) => scores,
+            Err(e) => {
+                tracing::warn!(error = %e, "reranking failed; keeping the fused order");
+                return;
+            }
+        };
+        for (h, s) in hits.iter_mut().zip(scores) {
+            h.rerank = Some(RetrieverScore { rank: 0, score: s });
+            h.score = s;
+        }
+        // Stable: equal scores keep the fused order.
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        for (i, h) in hits.iter_mut().enumerate() {
+            if let Some(r) = &mut h.rerank {
+                r.rank = i + 1;
+            }
+        }
     }
 }

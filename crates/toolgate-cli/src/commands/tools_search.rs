@@ -12,7 +12,8 @@ use serde_json::json;
 use toolgate_gateway::Gateway;
 use toolgate_protocol::ToolSpec;
 use toolgate_rag::{
-    Embedder, FilterChain, LocalEmbedder, Mode, RagConfig, RemoteEmbedder, ToolSearch, VectorCache,
+    Embedder, FilterChain, LocalEmbedder, Mode, RagConfig, RemoteEmbedder, RemoteReranker,
+    ToolSearch, VectorCache,
 };
 
 use crate::app::{McpServers, open_gateway, start_mcp};
@@ -35,7 +36,7 @@ pub struct SearchArgs {
     /// Also show each retriever's rank and score, and how many tools each filter removed.
     #[arg(long)]
     pub explain: bool,
-    /// A JSON list of {name, score, bm25, dense, risk, description}, best first.
+    /// A JSON list of {name, score, bm25, dense, rerank, risk, description}, best first.
     #[arg(long)]
     pub json: bool,
 }
@@ -52,12 +53,7 @@ pub fn embedder(settings: &Settings, cfg: &RagConfig) -> anyhow::Result<Option<E
         return Ok(Some(Embedder::Local(Box::new(model))));
     }
     if let Some(ep) = &cfg.endpoint {
-        let key = match &ep.api_key_env {
-            Some(var) => Some(std::env::var(var).with_context(|| {
-                format!("[rag.endpoint] api_key_env: the environment variable `{var}` is not set")
-            })?),
-            None => None,
-        };
+        let key = api_key(ep.api_key_env.as_ref(), "[rag.endpoint]")?;
         let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &settings.file.egress)
             .context("[rag.endpoint]")?;
         return Ok(Some(Embedder::Remote(remote)));
@@ -65,7 +61,18 @@ pub fn embedder(settings: &Settings, cfg: &RagConfig) -> anyhow::Result<Option<E
     Ok(None)
 }
 
-/// A [`ToolSearch`] for `[rag]`, with its vector cache in the data directory.
+/// The value of the environment variable `var` names (`section` for the error).
+fn api_key(var: Option<&String>, section: &str) -> anyhow::Result<Option<String>> {
+    var.map(|var| {
+        std::env::var(var).with_context(|| {
+            format!("{section} api_key_env: the environment variable `{var}` is not set")
+        })
+    })
+    .transpose()
+}
+
+/// A [`ToolSearch`] for `[rag]`, with its vector cache in the data directory and the
+/// `[rag.reranker]` second stage when configured.
 pub fn tool_search(settings: &Settings) -> anyhow::Result<ToolSearch> {
     let cfg = &settings.file.rag;
     let fusion = cfg.fusion().map_err(anyhow::Error::msg)?;
@@ -74,7 +81,14 @@ pub fn tool_search(settings: &Settings) -> anyhow::Result<ToolSearch> {
         Some(_) => Some(open_cache(&settings.data_dir)?),
         None => None,
     };
-    Ok(ToolSearch::new(embedder, cache, fusion))
+    let mut search = ToolSearch::new(embedder, cache, fusion);
+    if let Some(r) = &cfg.reranker {
+        let key = api_key(r.api_key_env.as_ref(), "[rag.reranker]")?;
+        let reranker = RemoteReranker::new(&r.url, &r.model, key, &settings.file.egress)
+            .context("[rag.reranker]")?;
+        search = search.with_reranker(reranker, r.depth);
+    }
+    Ok(search)
 }
 
 fn open_cache(data_dir: &Path) -> anyhow::Result<VectorCache> {
@@ -140,7 +154,7 @@ async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> any
                 let s = snap.get(&h.name)?.spec().clone();
                 Some(
                     json!({"name": h.name, "score": h.score, "bm25": h.bm25, "dense": h.dense,
-                            "risk": s.risk, "description": s.description}),
+                            "rerank": h.rerank, "risk": s.risk, "description": s.description}),
                 )
             })
             .collect();
@@ -175,6 +189,7 @@ async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> any
     let show = |r: Option<toolgate_rag::RetrieverScore>| {
         r.map_or("-".to_owned(), |r| format!("#{} {:.3}", r.rank, r.score))
     };
+    let reranked = hits.iter().any(|h| h.rerank.is_some());
     let rows: Vec<Vec<String>> = hits
         .iter()
         .enumerate()
@@ -188,13 +203,30 @@ async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> any
             if args.explain {
                 row.push(show(h.bm25));
                 row.push(show(h.dense));
+                if reranked {
+                    row.push(show(h.rerank));
+                }
             }
             row.push(s.risk.to_string());
             row.push(output::short(&s.description, 60));
             Some(row)
         })
         .collect();
-    if args.explain {
+    if args.explain && reranked {
+        output::table(
+            &[
+                "#",
+                "NAME",
+                "SCORE",
+                "BM25",
+                "DENSE",
+                "RERANK",
+                "RISK",
+                "DESCRIPTION",
+            ],
+            &rows,
+        );
+    } else if args.explain {
         output::table(
             &["#", "NAME", "SCORE", "BM25", "DENSE", "RISK", "DESCRIPTION"],
             &rows,

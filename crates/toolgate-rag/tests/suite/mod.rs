@@ -1,6 +1,7 @@
 mod filter;
 mod model;
 mod remote;
+mod rerank;
 
 use std::path::PathBuf;
 
@@ -46,3 +47,19 @@ pub fn model_dir() -> PathBuf {
     }
 }
 mod selector;
+
+/// An egress policy that lets the client reach `base` (a fake endpoint on loopback) over
+/// plain HTTP.
+pub fn allowing(base: &str) -> toolgate_net::EgressPolicy {
+    let host = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    toolgate_net::EgressPolicy::default()
+        .allow_host(&host)
+        .unwrap()
+        .allow_plain_http(&host)
+        .unwrap()
+}

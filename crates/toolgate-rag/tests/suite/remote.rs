@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 use toolgate_net::EgressPolicy;
 use toolgate_rag::RemoteEmbedder;
 
+use super::allowing;
+
 #[derive(Default)]
 struct Seen {
     bodies: Vec<Value>,
@@ -61,20 +63,6 @@ async fn fake() -> (String, Arc<Mutex<Seen>>) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (format!("http://{addr}/v1"), seen)
-}
-
-fn allowing(base: &str) -> EgressPolicy {
-    let host = base
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    EgressPolicy::default()
-        .allow_host(&host)
-        .unwrap()
-        .allow_plain_http(&host)
-        .unwrap()
 }
 
 #[tokio::test]
