@@ -45,7 +45,7 @@ pub struct RerankerConfig {
 }
 
 fn default_rerank_depth() -> usize {
-    30
+    50
 }
 
 /// `[rag.endpoint]`.
@@ -100,7 +100,7 @@ mod tests {
         }))
         .unwrap();
         let r = cfg.reranker.unwrap();
-        assert_eq!((r.depth, r.model.as_str()), (30, "rerank-v3.5"));
+        assert_eq!((r.depth, r.model.as_str()), (50, "rerank-v3.5"));
         let err = serde_json::from_value::<RagConfig>(serde_json::json!({
             "reranker": {"url": "u", "model": "m", "api_key": "sk-inline"}
         }))
