@@ -60,6 +60,7 @@ fn main() {
         }),
         fusions,
         by_name: true,
+        rerank: None,
     };
     println!(
         "catalog: {} docs ({} from single-turn entries), {} queries",

@@ -286,8 +286,28 @@ impl ReportRow {
     }
 }
 
+/// A second stage for the eval: relevance scores for `documents` given the query, in their
+/// order (`toolgate eval retrieval --rerank` wraps `[rag.reranker]` in one).
+pub type RerankFn = dyn Fn(&str, &[String]) -> Result<Vec<f32>, crate::RagError> + Send + Sync;
+
+/// A reranker and how many fused candidates it reorders.
+#[derive(Clone)]
+pub struct Rerank {
+    pub scores: std::sync::Arc<RerankFn>,
+    pub depth: usize,
+}
+
+impl std::fmt::Debug for Rerank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rerank")
+            .field("depth", &self.depth)
+            .finish()
+    }
+}
+
 /// Scores BM25, dense (when vectors are given) and hybrid with each of `fusions` on one
-/// subset. With `by_name`, every retriever is scored a second time at the name level: docs
+/// subset. With `rerank`, the first fusion's best `depth` candidates are also reordered by
+/// it (`hybrid F + rerank`). With `by_name`, every retriever is scored a second time at the name level: docs
 /// sharing a name count as one (the first ranked stands for the name), and a query's relevant
 /// set is its ground-truth names — what a catalog with unique names (R-REG-1) would show. `doc_vectors[i]` belongs to `set.docs[i]`, `query_vectors[i]` to `set.queries[i]`.
 pub fn evaluate(
@@ -297,7 +317,8 @@ pub fn evaluate(
     vectors: Option<Vectors<'_>>,
     fusions: &[(String, crate::Fusion)],
     by_name: bool,
-) -> Vec<ReportRow> {
+    rerank: Option<&Rerank>,
+) -> Result<Vec<ReportRow>, crate::RagError> {
     use crate::index::{FUSION_DEPTH, ToolIndex};
     use crate::metrics::{Metrics, MetricsSum};
     let mut ix = ToolIndex::new(params);
@@ -311,6 +332,9 @@ pub fn evaluate(
     if vectors.is_some() {
         labels.push("dense".to_owned());
         labels.extend(fusions.iter().map(|(l, _)| format!("hybrid {l}")));
+        if let (Some(_), Some((l, _))) = (rerank, fusions.first()) {
+            labels.push(format!("hybrid {l} + rerank"));
+        }
     }
     if by_name {
         let named: Vec<String> = labels.iter().map(|l| format!("{l} (by name)")).collect();
@@ -329,6 +353,10 @@ pub fn evaluate(
             rankings.push(dense.clone());
             for (_, f) in fusions {
                 rankings.push(crate::fusion::fuse(*f, &lexical, &dense));
+            }
+            if let (Some(r), Some(fused)) = (rerank, rankings.get(2)) {
+                let reranked = rerank_ranking(&ix, r, &q.text, fused)?;
+                rankings.push(reranked);
             }
         }
         for (i, ranking) in rankings.iter().enumerate() {
@@ -355,11 +383,45 @@ pub fn evaluate(
             }
         }
     }
-    labels
+    Ok(labels
         .iter()
         .zip(&sums)
         .map(|(label, s)| ReportRow::new(subset, label, s.mean()))
-        .collect()
+        .collect())
+}
+
+/// `fused`'s best `depth` reordered by the reranker (stable on ties), the rest after them.
+fn rerank_ranking(
+    ix: &crate::index::ToolIndex,
+    r: &Rerank,
+    query: &str,
+    fused: &[(u32, f32)],
+) -> Result<Vec<(u32, f32)>, crate::RagError> {
+    let depth = r.depth.min(fused.len());
+    let texts: Vec<String> = fused[..depth]
+        .iter()
+        .map(|(slot, _)| {
+            ix.id_of(*slot)
+                .and_then(|id| ix.doc(id))
+                .map(ToolDoc::embedding_text)
+                .unwrap_or_default()
+        })
+        .collect();
+    let scores = (r.scores)(query, &texts)?;
+    if scores.len() != depth {
+        return Err(crate::RagError::Endpoint(format!(
+            "the reranker scored {} of {depth} candidates",
+            scores.len()
+        )));
+    }
+    let mut head: Vec<(u32, f32)> = fused[..depth]
+        .iter()
+        .zip(scores)
+        .map(|(&(slot, _), s)| (slot, s))
+        .collect();
+    head.sort_by(|a, b| b.1.total_cmp(&a.1));
+    head.extend_from_slice(&fused[depth..]);
+    Ok(head)
 }
 
 /// Writes the eval set for the Python references (`scripts/rag_reference.py`):
@@ -426,6 +488,8 @@ pub struct RunOptions {
     pub fusions: Vec<(String, crate::Fusion)>,
     /// Also score at the name level (see [`evaluate`]).
     pub by_name: bool,
+    /// A second stage over the first fusion (see [`evaluate`]).
+    pub rerank: Option<Rerank>,
 }
 
 /// `name#2` → `name`.
@@ -515,7 +579,8 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
             refs,
             &opts.fusions,
             opts.by_name,
-        ));
+            opts.rerank.as_ref(),
+        )?);
     }
     if let Some(dir) = &opts.export_dir {
         export(set, &subsets, refs, dir)
@@ -541,4 +606,127 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
         }
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    /// Three weather tools (two sharing a name), one unrelated; one query wanting `forecast`.
+    fn tiny() -> (EvalSet, Vec<Vec<f32>>, Vec<Vec<f32>>) {
+        let doc = |id: &str, name: &str, desc: &str| ToolDoc::new(id, name, desc, &json!({}));
+        let docs = vec![
+            doc(
+                "weather_now",
+                "weather_now",
+                "Current weather in a city, weather now.",
+            ),
+            doc(
+                "forecast",
+                "forecast",
+                "Weather forecast for the next days.",
+            ),
+            doc("forecast#2", "forecast", "Weather forecast, hourly."),
+            doc("tides", "tides", "Tide tables."),
+        ];
+        let queries = vec![EvalQuery {
+            id: "q".into(),
+            text: "weather now and later".into(),
+            relevant: vec!["forecast".into()],
+        }];
+        // The dense side agrees with BM25: weather_now first.
+        let dv = vec![
+            vec![1.0, 0.0],
+            vec![0.8, 0.6],
+            vec![0.6, 0.8],
+            vec![0.0, 1.0],
+        ];
+        let qv = vec![vec![1.0, 0.0]];
+        let set = EvalSet {
+            docs,
+            queries,
+            from_entries: 4,
+        };
+        (set, dv, qv)
+    }
+
+    fn row<'a>(rows: &'a [ReportRow], label: &str) -> &'a ReportRow {
+        rows.iter()
+            .find(|r| r.retriever == label)
+            .unwrap_or_else(|| panic!("no row {label}"))
+    }
+
+    #[test]
+    fn a_reranker_reorders_the_first_fusion_and_is_scored_at_both_levels() {
+        let (set, dv, qv) = tiny();
+        let fusions = vec![("convex:0.6".to_owned(), "convex:0.6".parse().unwrap())];
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let rerank = Rerank {
+            // Prefers what says "forecast, hourly": the query's own copy comes second.
+            scores: Arc::new(move |q: &str, docs: &[String]| {
+                log.lock().unwrap().push((q.to_owned(), docs.len()));
+                Ok(docs
+                    .iter()
+                    .map(|d| {
+                        d.matches("forecast").count() as f32 + d.matches("hourly").count() as f32
+                    })
+                    .collect())
+            }),
+            depth: 3,
+        };
+        let rows = evaluate(
+            &set,
+            &set.full(),
+            crate::bm25::Bm25Params::default(),
+            Some((&dv, &qv)),
+            &fusions,
+            true,
+            Some(&rerank),
+        )
+        .unwrap();
+        let fused = row(&rows, "hybrid convex:0.6");
+        let reranked = row(&rows, "hybrid convex:0.6 + rerank");
+        assert_eq!(fused.recall_at_1, 0.0);
+        // forecast#2 first, forecast (the relevant doc) second.
+        assert_eq!((reranked.recall_at_1, reranked.mrr), (0.0, 0.5));
+        // By name both copies are `forecast`: first place.
+        assert_eq!(
+            row(&rows, "hybrid convex:0.6 + rerank (by name)").recall_at_1,
+            1.0
+        );
+        assert_eq!(rows.len(), 8);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [("weather now and later".to_owned(), 3)]
+        );
+    }
+
+    #[test]
+    fn a_failing_reranker_fails_the_eval_with_its_message() {
+        let (set, dv, qv) = tiny();
+        let fusions = vec![("rrf:60".to_owned(), "rrf:60".parse().unwrap())];
+        let rerank = Rerank {
+            scores: Arc::new(|_: &str, _: &[String]| {
+                Err(crate::RagError::Endpoint(
+                    "http://r/v1/rerank answered 503".into(),
+                ))
+            }),
+            depth: 50,
+        };
+        let err = evaluate(
+            &set,
+            &set.full(),
+            crate::bm25::Bm25Params::default(),
+            Some((&dv, &qv)),
+            &fusions,
+            false,
+            Some(&rerank),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("503"), "{err}");
+    }
 }

@@ -9,8 +9,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use std::sync::Arc;
 use toolgate_eval::bfcl::BfclData;
-use toolgate_rag::eval::{EvalSet, ReportRow, RunOptions, run};
+
+use toolgate_rag::eval::{EvalSet, ReportRow, Rerank, RunOptions, run};
 
 use crate::output;
 use crate::settings::Settings;
@@ -50,9 +52,29 @@ pub struct RetrievalArgs {
     /// With --pad-openapi: the catalog size to pad up to.
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub pad_to: usize,
+    /// Also score the first fusion reordered by `[rag.reranker]` (its best `depth`
+    /// candidates per question; one request per question, through `[egress]`).
+    #[arg(long)]
+    pub rerank: bool,
     /// One JSON list of rows instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `[rag.reranker]` as the eval's synchronous second stage (the eval itself is synchronous;
+/// each question's request runs on this multi-threaded runtime).
+fn rerank(settings: &Settings) -> anyhow::Result<Rerank> {
+    let Some((reranker, depth)) = crate::commands::tools_search::reranker(settings)? else {
+        bail!("--rerank needs [rag.reranker] (url, model) in the configuration");
+    };
+    let reranker = Arc::new(reranker);
+    let handle = tokio::runtime::Handle::current();
+    Ok(Rerank {
+        scores: Arc::new(move |query: &str, docs: &[String]| {
+            tokio::task::block_in_place(|| handle.block_on(reranker.scores(query, docs)))
+        }),
+        depth,
+    })
 }
 
 /// The reference script ships in the source tree; an installed binary finds it there.
@@ -109,6 +131,7 @@ pub fn run_retrieval(settings: &Settings, args: RetrievalArgs) -> anyhow::Result
         python,
         fusions,
         by_name: args.by_name,
+        rerank: args.rerank.then(|| rerank(settings)).transpose()?,
     };
     let rows = run(&set, &opts)?;
     if args.json {

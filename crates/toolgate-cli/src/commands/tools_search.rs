@@ -82,13 +82,21 @@ pub fn tool_search(settings: &Settings) -> anyhow::Result<ToolSearch> {
         None => None,
     };
     let mut search = ToolSearch::new(embedder, cache, fusion);
-    if let Some(r) = &cfg.reranker {
-        let key = api_key(r.api_key_env.as_ref(), "[rag.reranker]")?;
-        let reranker = RemoteReranker::new(&r.url, &r.model, key, &settings.file.egress)
-            .context("[rag.reranker]")?;
-        search = search.with_reranker(reranker, r.depth);
+    if let Some((reranker, depth)) = reranker(settings)? {
+        search = search.with_reranker(reranker, depth);
     }
     Ok(search)
+}
+
+/// The `[rag.reranker]` client and its depth, if configured.
+pub fn reranker(settings: &Settings) -> anyhow::Result<Option<(RemoteReranker, usize)>> {
+    let Some(r) = &settings.file.rag.reranker else {
+        return Ok(None);
+    };
+    let key = api_key(r.api_key_env.as_ref(), "[rag.reranker]")?;
+    let reranker = RemoteReranker::new(&r.url, &r.model, key, &settings.file.egress)
+        .context("[rag.reranker]")?;
+    Ok(Some((reranker, r.depth)))
 }
 
 fn open_cache(data_dir: &Path) -> anyhow::Result<VectorCache> {
