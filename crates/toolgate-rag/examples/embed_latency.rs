@@ -58,6 +58,24 @@ fn main() {
         "dense scan of 10,000 × 384: p50 {:?} min {:?}",
         scan[25], scan[0]
     );
+    let codes: Vec<i8> = (0..10_000 * 384)
+        .map(|i| ((i % 251) as i32 - 125) as i8)
+        .collect();
+    let qcodes: Vec<i8> = (0..384).map(|i| ((i % 29) as i32 - 14) as i8).collect();
+    let mut scan: Vec<Duration> = (0..50)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(toolgate_rag::dense::kernel::dot_rows_i8(
+                &codes, 384, &qcodes,
+            ));
+            t.elapsed()
+        })
+        .collect();
+    scan.sort();
+    println!(
+        "i8 scan of 10,000 × 384 (the first pass): p50 {:?} min {:?}",
+        scan[25], scan[0]
+    );
     let hello = model.embed(&["hello world".to_owned()]).expect("embed");
     println!(
         "\"hello world\" → {:?} (reference −0.0345, 0.0310, 0.0067, 0.0261)",
