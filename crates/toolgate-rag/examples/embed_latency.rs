@@ -58,10 +58,8 @@ fn main() {
         "dense scan of 10,000 × 384: p50 {:?} min {:?}",
         scan[25], scan[0]
     );
-    let codes: Vec<i8> = (0..10_000 * 384)
-        .map(|i| ((i % 251) as i32 - 125) as i8)
-        .collect();
-    let qcodes: Vec<i8> = (0..384).map(|i| ((i % 29) as i32 - 14) as i8).collect();
+    let codes: Vec<i8> = (0..10_000 * 384).map(|i| (i % 251 - 125) as i8).collect();
+    let qcodes: Vec<i8> = (0..384).map(|i| (i % 29 - 14) as i8).collect();
     let mut scan: Vec<Duration> = (0..50)
         .map(|_| {
             let t = Instant::now();
