@@ -10,6 +10,9 @@ pub enum RagError {
     /// The embeddings endpoint refused or failed.
     #[error("embeddings endpoint: {0}")]
     Endpoint(String),
+    /// The reranker endpoint refused or failed.
+    #[error("reranker: {0}")]
+    Reranker(String),
     /// The vector cache could not be opened, read or written.
     #[error("vector cache {path}: {message}")]
     Cache { path: PathBuf, message: String },

@@ -409,8 +409,8 @@ fn rerank_ranking(
         .collect();
     let scores = (r.scores)(query, &texts)?;
     if scores.len() != depth {
-        return Err(crate::RagError::Endpoint(format!(
-            "the reranker scored {} of {depth} candidates",
+        return Err(crate::RagError::Reranker(format!(
+            "scored {} of {depth} candidates",
             scores.len()
         )));
     }
@@ -710,7 +710,7 @@ mod tests {
         let fusions = vec![("rrf:60".to_owned(), "rrf:60".parse().unwrap())];
         let rerank = Rerank {
             scores: Arc::new(|_: &str, _: &[String]| {
-                Err(crate::RagError::Endpoint(
+                Err(crate::RagError::Reranker(
                     "http://r/v1/rerank answered 503".into(),
                 ))
             }),

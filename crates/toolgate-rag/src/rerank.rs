@@ -62,7 +62,7 @@ impl RemoteReranker {
             let path = format!("{}/rerank", url.path().trim_end_matches('/'));
             url.set_path(&path);
         }
-        let client = toolgate_net::client(egress).map_err(|e| RagError::Endpoint(e.to_string()))?;
+        let client = toolgate_net::client(egress).map_err(|e| RagError::Reranker(e.to_string()))?;
         Ok(RemoteReranker {
             client,
             url,
@@ -89,12 +89,12 @@ impl RemoteReranker {
             .send()
             .await
             .map_err(|e| match toolgate_net::egress_refusal(&e) {
-                Some(refusal) => RagError::Endpoint(refusal.to_string()),
-                None => RagError::Endpoint(format!("{}: {e}", self.url)),
+                Some(refusal) => RagError::Reranker(refusal.to_string()),
+                None => RagError::Reranker(format!("{}: {e}", self.url)),
             })?;
         let status = resp.status();
         if !status.is_success() {
-            return Err(RagError::Endpoint(format!(
+            return Err(RagError::Reranker(format!(
                 "{} answered {status}",
                 self.url
             )));
@@ -102,11 +102,11 @@ impl RemoteReranker {
         let answer: Answer = resp
             .json()
             .await
-            .map_err(|e| RagError::Endpoint(format!("{}: unreadable answer: {e}", self.url)))?;
+            .map_err(|e| RagError::Reranker(format!("{}: unreadable answer: {e}", self.url)))?;
         let mut scores = vec![None; documents.len()];
         for s in answer.results {
             let slot = scores.get_mut(s.index).ok_or_else(|| {
-                RagError::Endpoint(format!(
+                RagError::Reranker(format!(
                     "{} scored document {} of {}",
                     self.url,
                     s.index,
@@ -117,7 +117,7 @@ impl RemoteReranker {
         }
         let missing = scores.iter().filter(|s| s.is_none()).count();
         if missing > 0 {
-            return Err(RagError::Endpoint(format!(
+            return Err(RagError::Reranker(format!(
                 "{} left {missing} of {} documents unscored",
                 self.url,
                 documents.len()

@@ -4,8 +4,9 @@
 //!
 //! Checks: Landlock (by the version syscall), seccomp, the process limit, hiding toolgate's
 //! own files from commands, the shell sandbox end to end (`true` run through the configured shell tool), the data dir, the workspace,
-//! chromium (report only), and one `mcp server NAME` check per configured MCP server
-//! (connected as `serve` would; an enabled server that cannot be reached fails).
+//! chromium (report only), Tool RAG (`[rag]`: the model loads and embeds, the embeddings
+//! endpoint and the reranker answer), and one `mcp server NAME` check per configured MCP
+//! server (connected as `serve` would; an enabled server that cannot be reached fails).
 
 use std::path::Path;
 
@@ -128,6 +129,7 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
             )
         },
     ];
+    checks.extend(rag(settings).await);
     checks.extend(mcp_servers(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
@@ -147,6 +149,55 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
         output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// `[rag]`: one embedding through the configured embedder (local model or endpoint), one
+/// scoring through `[rag.reranker]`; without either, BM25 only is fine.
+async fn rag(settings: &Settings) -> Vec<Check> {
+    use crate::commands::tools_search::{embedder, reranker};
+    let cfg = &settings.file.rag;
+    let mut checks = Vec::new();
+    let probe = "toolgate doctor".to_owned();
+    checks.push(match embedder(settings, cfg) {
+        Ok(None) => check(
+            "tool rag",
+            Status::Ok,
+            "BM25 only (no [rag] model_dir or [rag.endpoint])",
+        ),
+        Ok(Some(e)) => {
+            let started = std::time::Instant::now();
+            match e.embed(std::slice::from_ref(&probe)).await {
+                Ok(v) => check(
+                    "tool rag",
+                    Status::Ok,
+                    format!(
+                        "{}: {} dimensions, one query embedded in {} ms",
+                        e.id(),
+                        v.first().map_or(0, Vec::len),
+                        started.elapsed().as_millis()
+                    ),
+                ),
+                Err(err) => check("tool rag", Status::Fail, format!("{}: {err}", e.id())),
+            }
+        }
+        Err(err) => check("tool rag", Status::Fail, format!("{err:#}")),
+    });
+    match reranker(settings) {
+        Ok(None) => {}
+        Ok(Some((r, depth))) => {
+            let docs = [probe.clone(), "tide tables".to_owned()];
+            checks.push(match r.scores(&probe, &docs).await {
+                Ok(_) => check(
+                    "tool rag reranker",
+                    Status::Ok,
+                    format!("answers; reorders the best {depth} candidates"),
+                ),
+                Err(err) => check("tool rag reranker", Status::Fail, err.to_string()),
+            });
+        }
+        Err(err) => checks.push(check("tool rag reranker", Status::Fail, format!("{err:#}"))),
+    }
+    checks
 }
 
 fn landlock_detail(abi: u32) -> String {

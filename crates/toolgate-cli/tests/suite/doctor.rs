@@ -34,6 +34,7 @@ fn doctor_reports_every_check_and_passes_on_a_sandbox_capable_machine() {
         ("data dir", "ok"),
         ("workspace", "ok"),
         ("chromium", chromium),
+        ("tool rag", "ok"),
     ]
     .iter()
     .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))

@@ -121,3 +121,51 @@ fn hybrid_search_embeds_once_then_reads_the_cache() {
     assert_eq!(hits[0]["name"], "shell", "{hits:#}");
     assert!(hits[0]["dense"]["rank"].as_u64().is_some(), "{hits:#}");
 }
+
+/// `doctor`'s `tool rag` checks, by name: (status, detail).
+fn rag_checks(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("tool rag"))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+                c["detail"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn doctor_embeds_with_the_model_and_fails_a_refused_reranker() {
+    let env = Env::with_config(&format!(
+        "[rag]\nmodel_dir = {:?}\n\n[rag.reranker]\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"rerank-small\"\n",
+        model_dir().display().to_string()
+    ));
+    let run = env.run(&["doctor", "--json"]);
+    let report = run.json();
+    let checks = rag_checks(&report);
+    assert_eq!(checks.len(), 2, "{report:#}");
+    assert_eq!(checks[0].1, "ok", "{report:#}");
+    assert!(checks[0].2.contains("384 dimensions"), "{report:#}");
+    // Loopback is not allowed by [egress]: the guard's refusal, not a connection error.
+    assert_eq!(checks[1].1, "fail", "{report:#}");
+    assert!(checks[1].2.contains("127.0.0.1"), "{report:#}");
+    assert_eq!(report["ok"], false);
+    run.assert_code(1);
+
+    let env = Env::with_config(
+        "[rag.endpoint]\nurl = \"https://api.example.com/v1\"\nmodel = \"m\"\napi_key_env = \"TOOLGATE_TEST_UNSET_KEY\"\n",
+    );
+    let report = env.run(&["doctor", "--json"]).json();
+    let checks = rag_checks(&report);
+    assert_eq!(checks.len(), 1, "{report:#}");
+    assert_eq!(checks[0].1, "fail");
+    assert!(
+        checks[0].2.contains("`TOOLGATE_TEST_UNSET_KEY` is not set"),
+        "{report:#}"
+    );
+}
