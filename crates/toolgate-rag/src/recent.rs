@@ -1,4 +1,5 @@
-//! [`RecentQueries`]: the vectors of the last few query texts.
+//! [`RecentQueries`]: the vectors of the last few query texts (and, keyed the same way, the
+//! reranker's scores for the last few query + candidates pairs).
 //!
 //! The agent loop ranks the catalog for the latest user message before every model call, so
 //! a turn with five tool steps asks for the same query vector five times: ~4–9 ms of CPU each

@@ -39,6 +39,9 @@ pub struct ToolSearch {
     queries: RecentQueries,
     /// The second stage and how many fused candidates it reorders.
     reranker: Option<(RemoteReranker, usize)>,
+    /// The reranker's scores for the last (query, candidates) pairs: each step of a turn
+    /// asks for the same ones, and each is a remote request.
+    reranked: RecentQueries,
 }
 
 impl ToolSearch {
@@ -51,6 +54,7 @@ impl ToolSearch {
             fusion,
             queries: RecentQueries::default(),
             reranker: None,
+            reranked: RecentQueries::default(),
         }
     }
 
@@ -194,23 +198,35 @@ impl ToolSearch {
         if hits.len() < 2 {
             return;
         }
-        let texts: Vec<String> = self.with_index(|ix| {
-            hits.iter()
+        // The candidates by definition key: a changed tool is scored again.
+        let (texts, key) = self.with_index(|ix| {
+            let mut key = query.to_owned();
+            let texts: Vec<String> = hits
+                .iter()
                 .map(|h| {
-                    ix.doc(&h.name)
-                        .map(|d| d.embedding_text())
-                        .unwrap_or_default()
+                    let doc = ix.doc(&h.name);
+                    key.push('\0');
+                    key.push_str(doc.map_or("", |d| d.key.as_str()));
+                    doc.map(|d| d.embedding_text()).unwrap_or_default()
                 })
-                .collect()
+                .collect();
+            (texts, key)
         });
-        let scores = match reranker.scores(query, &texts).await {
-            Ok(scores) => scores,
-            Err(e) => {
-                tracing::warn!(error = %e, "reranking failed; keeping the fused order");
-                return;
-            }
+        let scores = match self.reranked.get(&key) {
+            Some(scores) => scores,
+            None => match reranker.scores(query, &texts).await {
+                Ok(scores) => {
+                    let scores = std::sync::Arc::new(scores);
+                    self.reranked.put(&key, std::sync::Arc::clone(&scores));
+                    scores
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "reranking failed; keeping the fused order");
+                    return;
+                }
+            },
         };
-        for (h, s) in hits.iter_mut().zip(scores) {
+        for (h, &s) in hits.iter_mut().zip(scores.iter()) {
             h.rerank = Some(RetrieverScore { rank: 0, score: s });
             h.score = s;
         }

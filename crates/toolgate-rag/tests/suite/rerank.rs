@@ -126,6 +126,14 @@ async fn reorders_the_permitted_candidates_and_never_sends_a_hidden_tool() {
     assert_eq!(hits[0].score, 3.0);
     assert!(hits[0].bm25.unwrap().rank > 1, "{hits:#?}");
 
+    // The agent loop asks again at every step of a turn: answered from memory.
+    for _ in 0..4 {
+        let again = search
+            .search("animal photo search", 2, Mode::Bm25, &not_secret)
+            .await
+            .unwrap();
+        assert_eq!(again, hits);
+    }
     let s = seen.lock().unwrap();
     assert_eq!(s.bodies.len(), 1);
     let body = &s.bodies[0];
@@ -156,8 +164,26 @@ async fn depth_bounds_what_is_sent_and_reordered() {
     // Only the fused top 2 were candidates: animal_facts (BM25 #3) cannot come back.
     let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(names, ["photo_search", "animal_photo_search"]);
-    let s = seen.lock().unwrap();
-    assert_eq!(s.bodies[0]["documents"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        seen.lock().unwrap().bodies[0]["documents"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // A changed definition among the candidates is scored again.
+    let mut changed = specs();
+    changed[0] = ToolSpec::new(
+        "animal_photo_search",
+        "Animal photo search: search animal photos, zebra.",
+        json!({"type": "object"}),
+    );
+    search.refresh(&changed).await.unwrap();
+    search
+        .search("animal photo search", 2, Mode::Bm25, &not_secret)
+        .await
+        .unwrap();
+    assert_eq!(seen.lock().unwrap().bodies.len(), 2);
 }
 
 #[tokio::test]
