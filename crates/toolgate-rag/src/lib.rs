@@ -41,6 +41,7 @@ pub mod cache;
 pub mod config;
 pub mod dense;
 pub mod doc;
+mod endpoint;
 pub mod error;
 pub mod eval;
 pub mod filter;

@@ -13,25 +13,14 @@
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_net::EgressPolicy;
-use url::Url;
 
+use crate::endpoint::{JsonEndpoint, SetupError};
 use crate::error::RagError;
 
+#[derive(Debug)]
 pub struct RemoteReranker {
-    client: reqwest::Client,
-    url: Url,
+    endpoint: JsonEndpoint,
     model: String,
-    api_key: Option<String>,
-}
-
-impl std::fmt::Debug for RemoteReranker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemoteReranker")
-            .field("url", &self.url.as_str())
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .finish()
-    }
 }
 
 #[derive(Deserialize)]
@@ -56,18 +45,14 @@ impl RemoteReranker {
         api_key: Option<String>,
         egress: &EgressPolicy,
     ) -> Result<Self, RagError> {
-        let mut url = Url::parse(base_url)
-            .map_err(|e| RagError::Config(format!("reranker url `{base_url}`: {e}")))?;
-        if !url.path().ends_with("/rerank") {
-            let path = format!("{}/rerank", url.path().trim_end_matches('/'));
-            url.set_path(&path);
-        }
-        let client = toolgate_net::client(egress).map_err(|e| RagError::Reranker(e.to_string()))?;
+        let endpoint =
+            JsonEndpoint::new(base_url, "rerank", api_key, egress).map_err(|e| match e {
+                SetupError::Url(e) => RagError::Config(format!("reranker {e}")),
+                SetupError::Client(e) => RagError::Reranker(e),
+            })?;
         Ok(RemoteReranker {
-            client,
-            url,
+            endpoint,
             model: model.to_owned(),
-            api_key,
         })
     }
 
@@ -76,39 +61,22 @@ impl RemoteReranker {
         if documents.is_empty() {
             return Ok(Vec::new());
         }
-        let mut req = self.client.post(self.url.clone()).json(&json!({
-            "model": self.model,
-            "query": query,
-            "documents": documents,
-            "top_n": documents.len(),
-        }));
-        if let Some(key) = &self.api_key {
-            req = req.bearer_auth(key);
-        }
-        let resp = req
-            .send()
+        let answer: Answer = self
+            .endpoint
+            .post(&json!({
+                "model": self.model,
+                "query": query,
+                "documents": documents,
+                "top_n": documents.len(),
+            }))
             .await
-            .map_err(|e| match toolgate_net::egress_refusal(&e) {
-                Some(refusal) => RagError::Reranker(refusal.to_string()),
-                None => RagError::Reranker(format!("{}: {e}", self.url)),
-            })?;
-        let status = resp.status();
-        if !status.is_success() {
-            return Err(RagError::Reranker(format!(
-                "{} answered {status}",
-                self.url
-            )));
-        }
-        let answer: Answer = resp
-            .json()
-            .await
-            .map_err(|e| RagError::Reranker(format!("{}: unreadable answer: {e}", self.url)))?;
+            .map_err(RagError::Reranker)?;
+        let url = self.endpoint.url();
         let mut scores = vec![None; documents.len()];
         for s in answer.results {
             let slot = scores.get_mut(s.index).ok_or_else(|| {
                 RagError::Reranker(format!(
-                    "{} scored document {} of {}",
-                    self.url,
+                    "{url} scored document {} of {}",
                     s.index,
                     documents.len()
                 ))
@@ -118,8 +86,7 @@ impl RemoteReranker {
         let missing = scores.iter().filter(|s| s.is_none()).count();
         if missing > 0 {
             return Err(RagError::Reranker(format!(
-                "{} left {missing} of {} documents unscored",
-                self.url,
+                "{url} left {missing} of {} documents unscored",
                 documents.len()
             )));
         }

@@ -5,30 +5,19 @@
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_net::EgressPolicy;
-use url::Url;
 
 use super::normalize;
+use crate::endpoint::{JsonEndpoint, SetupError};
 use crate::error::RagError;
 
 /// Texts per request.
 const BATCH: usize = 64;
 
+#[derive(Debug)]
 pub struct RemoteEmbedder {
-    client: reqwest::Client,
-    url: Url,
+    endpoint: JsonEndpoint,
     model: String,
-    api_key: Option<String>,
     id: String,
-}
-
-impl std::fmt::Debug for RemoteEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemoteEmbedder")
-            .field("url", &self.url.as_str())
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .finish()
-    }
 }
 
 #[derive(Deserialize)]
@@ -51,19 +40,15 @@ impl RemoteEmbedder {
         api_key: Option<String>,
         egress: &EgressPolicy,
     ) -> Result<Self, RagError> {
-        let mut url = Url::parse(base_url)
-            .map_err(|e| RagError::Config(format!("embeddings url `{base_url}`: {e}")))?;
-        if !url.path().ends_with("/embeddings") {
-            let path = format!("{}/embeddings", url.path().trim_end_matches('/'));
-            url.set_path(&path);
-        }
-        let client = toolgate_net::client(egress).map_err(|e| RagError::Endpoint(e.to_string()))?;
-        let id = format!("remote:{}:{model}", url.host_str().unwrap_or(""));
+        let endpoint =
+            JsonEndpoint::new(base_url, "embeddings", api_key, egress).map_err(|e| match e {
+                SetupError::Url(e) => RagError::Config(format!("embeddings {e}")),
+                SetupError::Client(e) => RagError::Endpoint(e),
+            })?;
+        let id = format!("remote:{}:{model}", endpoint.url().host_str().unwrap_or(""));
         Ok(RemoteEmbedder {
-            client,
-            url,
+            endpoint,
             model: model.to_owned(),
-            api_key,
             id,
         })
     }
@@ -75,35 +60,15 @@ impl RemoteEmbedder {
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, RagError> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(BATCH) {
-            let mut req = self
-                .client
-                .post(self.url.clone())
-                .json(&json!({"model": self.model, "input": chunk}));
-            if let Some(key) = &self.api_key {
-                req = req.bearer_auth(key);
-            }
-            let resp = req.send().await.map_err(|e| {
-                // An egress refusal says what to allow; reqwest's own text would not.
-                match toolgate_net::egress_refusal(&e) {
-                    Some(refusal) => RagError::Endpoint(refusal.to_string()),
-                    None => RagError::Endpoint(format!("{}: {e}", self.url)),
-                }
-            })?;
-            let status = resp.status();
-            if !status.is_success() {
-                return Err(RagError::Endpoint(format!(
-                    "{} answered {status}",
-                    self.url
-                )));
-            }
-            let mut body: Response = resp
-                .json()
+            let mut body: Response = self
+                .endpoint
+                .post(&json!({"model": self.model, "input": chunk}))
                 .await
-                .map_err(|e| RagError::Endpoint(format!("{}: unreadable answer: {e}", self.url)))?;
+                .map_err(RagError::Endpoint)?;
             if body.data.len() != chunk.len() {
                 return Err(RagError::Endpoint(format!(
                     "{} returned {} vectors for {} inputs",
-                    self.url,
+                    self.endpoint.url(),
                     body.data.len(),
                     chunk.len()
                 )));

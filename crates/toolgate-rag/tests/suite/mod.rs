@@ -63,3 +63,19 @@ pub fn allowing(base: &str) -> toolgate_net::EgressPolicy {
         .allow_plain_http(&host)
         .unwrap()
 }
+
+/// What a fake endpoint received: the JSON bodies and the `authorization` headers.
+#[derive(Default)]
+pub struct Seen {
+    pub bodies: Vec<Value>,
+    pub auth: Vec<String>,
+}
+
+impl Seen {
+    pub fn record(&mut self, headers: &axum::http::HeaderMap, body: &Value) {
+        self.bodies.push(body.clone());
+        if let Some(a) = headers.get("authorization") {
+            self.auth.push(a.to_str().unwrap().to_owned());
+        }
+    }
+}

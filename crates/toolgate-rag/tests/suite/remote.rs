@@ -11,13 +11,7 @@ use serde_json::{Value, json};
 use toolgate_net::EgressPolicy;
 use toolgate_rag::RemoteEmbedder;
 
-use super::allowing;
-
-#[derive(Default)]
-struct Seen {
-    bodies: Vec<Value>,
-    auth: Vec<String>,
-}
+use super::{Seen, allowing};
 
 /// Answers each input with `[len, 0, index]`, listing the items in reverse order; inputs
 /// containing "boom" get a 500, "short" one vector too few.
@@ -32,13 +26,7 @@ async fn embeddings(
         .iter()
         .map(|v| v.as_str().unwrap().to_owned())
         .collect();
-    {
-        let mut s = seen.lock().unwrap();
-        s.bodies.push(body.clone());
-        if let Some(a) = headers.get("authorization") {
-            s.auth.push(a.to_str().unwrap().to_owned());
-        }
-    }
+    seen.lock().unwrap().record(&headers, &body);
     if inputs.iter().any(|i| i.contains("boom")) {
         return Err(StatusCode::INTERNAL_SERVER_ERROR);
     }

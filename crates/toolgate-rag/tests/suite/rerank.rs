@@ -13,13 +13,7 @@ use toolgate_net::EgressPolicy;
 use toolgate_protocol::ToolSpec;
 use toolgate_rag::{Fusion, Mode, RemoteReranker, ToolSearch};
 
-use super::allowing;
-
-#[derive(Default)]
-struct Seen {
-    bodies: Vec<Value>,
-    auth: Vec<String>,
-}
+use super::{Seen, allowing};
 
 /// Scores each document by how often it says "zebra"; a query containing "boom" gets a 500,
 /// "short" leaves the last document unscored, "voyage" answers in Voyage's `data` form.
@@ -28,13 +22,7 @@ async fn rerank(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>, StatusCode> {
-    {
-        let mut s = seen.lock().unwrap();
-        s.bodies.push(body.clone());
-        if let Some(a) = headers.get("authorization") {
-            s.auth.push(a.to_str().unwrap().to_owned());
-        }
-    }
+    seen.lock().unwrap().record(&headers, &body);
     let query = body["query"].as_str().unwrap();
     if query.contains("boom") {
         return Err(StatusCode::INTERNAL_SERVER_ERROR);
