@@ -66,6 +66,11 @@ impl ToolSearch {
         self
     }
 
+    /// How many fused candidates the reranker reorders, when one is configured.
+    pub fn reranker_depth(&self) -> Option<usize> {
+        self.reranker.as_ref().map(|(_, depth)| *depth)
+    }
+
     pub fn has_embedder(&self) -> bool {
         self.embedder.is_some()
     }

@@ -183,6 +183,15 @@ async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> any
             tally.availability,
             tally.risk
         ));
+        match search.reranker_depth() {
+            Some(depth) if hits.iter().any(|h| h.rerank.is_some()) => output::line(&format!(
+                "reranked: the best {depth} permitted candidates reordered by [rag.reranker]"
+            )),
+            Some(_) if hits.len() > 1 => output::line(
+                "[rag.reranker] did not answer: fused order (`toolgate doctor` says why)",
+            ),
+            _ => {}
+        }
     }
     if let Some(n) = note {
         output::line(n);

@@ -169,3 +169,24 @@ fn doctor_embeds_with_the_model_and_fails_a_refused_reranker() {
         "{report:#}"
     );
 }
+
+#[test]
+fn a_refused_reranker_leaves_the_fused_order_and_explain_says_so() {
+    let env = Env::with_config(
+        "[rag.reranker]\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"rerank-small\"\n",
+    );
+    let run = env.run(&["tools", "search", "write text to a file", "--explain"]);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("[rag.reranker] did not answer: fused order"),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("write_file"), "{run:#?}");
+    assert!(run.stderr.contains("reranking failed"), "{run:#?}");
+    let hits = env
+        .run(&["tools", "search", "write text to a file", "--json"])
+        .assert_code(0)
+        .json();
+    assert!(hits[0]["rerank"].is_null(), "{hits:#}");
+}
