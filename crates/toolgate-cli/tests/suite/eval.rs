@@ -288,3 +288,64 @@ fn bad_categories_and_malformed_outputs_are_explained() {
         r.stderr
     );
 }
+
+#[test]
+fn retrieval_scores_bm25_on_the_real_catalog_and_refuses_rerank_without_a_reranker() {
+    let env = Env::new();
+    let data = data_dir();
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "retrieval",
+            "--data",
+            &data,
+            "--sizes",
+            "100",
+            "--by-name",
+            "--json",
+        ],
+    );
+    r.assert_code(0);
+    let rows = r.json();
+    let find = |catalog: &str, retriever: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|x| {
+                x["catalog"].as_str().unwrap().starts_with(catalog) && x["retriever"] == retriever
+            })
+            .unwrap_or_else(|| panic!("no row {catalog} {retriever}: {rows:#}"))
+            .clone()
+    };
+    // No model configured: BM25 only, at 100 and at the full BFCL catalog (3,526 docs, 2,501
+    // questions), each also by name.
+    assert_eq!(rows.as_array().unwrap().len(), 4, "{rows:#}");
+    let full = find("full", "bm25");
+    assert_eq!(full["tools"], 3526, "{full:#}");
+    assert_eq!(full["queries"], 2501, "{full:#}");
+    let by_name = find("full", "bm25 (by name)");
+    let (r5, named_r5) = (
+        full["recall_at_5"].as_f64().unwrap(),
+        by_name["recall_at_5"].as_f64().unwrap(),
+    );
+    // docs/rag.md: 0.661 / 0.877 at 10,000 tools; fewer distractors here.
+    assert!(r5 > 0.6 && named_r5 > r5 && named_r5 < 1.0, "{rows:#}");
+    let small = find("100", "bm25");
+    assert!(small["recall_at_10"].as_f64().unwrap() > r5, "{rows:#}");
+
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "retrieval",
+            "--data",
+            &data,
+            "--rerank",
+            "--sizes",
+            "100",
+        ],
+    );
+    r.assert_code(1);
+    assert!(r.stderr.contains("--rerank needs [rag.reranker]"), "{r:#?}");
+}
