@@ -28,7 +28,17 @@ use crate::settings::Settings;
 
 fn main() {
     toolgate_tools::sandbox::run_helper_if_invoked();
-    let cli = Cli::parse();
+    // Bad flags are a fatal error (1), not clap's usage code 2, which here means "the call
+    // failed"; `--help` and `--version` print to stdout and succeed.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 1 } else { 0 };
+            // Printing can only fail on a closed stream, where nothing is left to tell.
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

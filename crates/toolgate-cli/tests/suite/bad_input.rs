@@ -329,3 +329,17 @@ fn symlink_loops_and_symlinks_out_of_the_workspace_are_policy_denied() {
     assert_eq!(run.json()["error"]["code"], json!("policy_denied"));
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret\n");
 }
+
+#[test]
+fn bad_flags_are_a_fatal_error_not_a_failed_call() {
+    let env = Env::new();
+    // Exit 2 means "the call failed" (the envelope says why); a typo in a flag is not that.
+    let run = env.run(&["tools", "list", "--no-such-flag"]);
+    run.assert_code(1);
+    assert!(run.stderr.contains("--no-such-flag"), "{run:#?}");
+    let run = env.run(&["call"]);
+    run.assert_code(1);
+    let help = env.run(&["--help"]);
+    help.assert_code(0);
+    assert!(help.stdout.contains("Usage"), "{help:#?}");
+}
