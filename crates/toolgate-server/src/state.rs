@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_gateway::{CallRequest, Gateway, LimitsConfig};
@@ -22,12 +23,18 @@ use toolgate_store::ApprovalStore;
 use crate::api::feed::ApprovalFeed;
 use crate::config::ServerConfig;
 
+/// The federated MCP servers' status, one JSON object per server in config order (the
+/// objects `toolgate mcp status --json` prints: name, transport, state, error, tools, …).
+/// Set by whoever runs the MCP client; this crate does not depend on it.
+pub type McpStatus = Arc<dyn Fn() -> Vec<Value> + Send + Sync>;
+
 /// Cheap to clone; handlers take it by value.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
     machinery: Arc<Machinery>,
     max_argument_bytes: usize,
+    mcp_status: Option<McpStatus>,
 }
 
 pub struct Inner {
@@ -64,7 +71,20 @@ impl AppState {
                 calls_stop: CancellationToken::new(),
             }),
             max_argument_bytes: LimitsConfig::default().max_argument_bytes,
+            mcp_status: None,
         }
+    }
+
+    /// Where `/v1/ready` reads the federated MCP servers' status from (shown to operators).
+    /// Without it the server federates none.
+    pub fn with_mcp_status(mut self, status: McpStatus) -> Self {
+        self.mcp_status = Some(status);
+        self
+    }
+
+    /// The federated MCP servers' status; empty when none is federated.
+    pub fn mcp_servers(&self) -> Vec<Value> {
+        self.mcp_status.as_ref().map(|f| f()).unwrap_or_default()
     }
 
     /// The gateway's `[limits] max_argument_bytes`, which sizes the largest call body

@@ -20,6 +20,8 @@ mod export_rag;
 mod list_changed;
 #[path = "api/mcp_json.rs"]
 mod mcp_json;
+#[path = "api/pins.rs"]
+mod pins;
 #[path = "api/routes.rs"]
 mod routes;
 #[path = "api/shutdown.rs"]

@@ -66,17 +66,17 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     })?;
     let local_addr = listener.local_addr()?;
     // MCP servers come up in the background: one that is slow or down never delays serving.
-    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?;
+    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?.map(Arc::new);
     let watcher = hub
         .as_ref()
         .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
-    let rag = crate::rag::watch(settings, &gateway, hub.as_ref());
+    let rag = crate::rag::watch(settings, &gateway, hub.as_deref());
     if !local_addr.ip().is_loopback() && config.tokens.is_empty() && config.anonymous.is_none() {
         tracing::warn!(
             "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
         );
     }
-    let state = AppState::new(Inner {
+    let mut state = AppState::new(Inner {
         gateway,
         approvals,
         audit_jsonl: settings.audit_path(),
@@ -87,6 +87,16 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         shutdown: CancellationToken::new(),
     })
     .with_max_argument_bytes(settings.file.limits.max_argument_bytes);
+    if let Some(hub) = &hub {
+        // Operators see the servers' state in `/v1/ready` (the console's Health page).
+        let hub = Arc::clone(hub);
+        state = state.with_mcp_status(Arc::new(move || {
+            hub.status()
+                .iter()
+                .filter_map(|s| serde_json::to_value(s).ok())
+                .collect()
+        }));
+    }
     output::line(&format!(
         "toolgate serving at http://{local_addr}/  (MCP: http://{local_addr}/mcp · API: http://{local_addr}/v1 · workspace: {})",
         settings.workspace.display()
@@ -95,7 +105,7 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
     if let Some(rag) = rag {
         rag.abort();
     }
-    stop_mcp(hub, watcher).await;
+    stop_mcp(hub.as_deref(), watcher).await;
     served.context("serving")?;
     Ok(0)
 }
@@ -124,7 +134,7 @@ async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
     if let Some(rag) = rag {
         rag.abort();
     }
-    stop_mcp(hub, watcher).await;
+    stop_mcp(hub.as_ref(), watcher).await;
     if let Err(e) = gateway.audit().flush().await {
         tracing::error!(error = %e, "flushing the audit log failed");
     }
@@ -133,7 +143,10 @@ async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
 }
 
 /// Stops the MCP servers (stdio children included) and the quarantine watcher.
-async fn stop_mcp(hub: Option<toolgate_mcp::McpHub>, watcher: Option<tokio::task::JoinHandle<()>>) {
+async fn stop_mcp(
+    hub: Option<&toolgate_mcp::McpHub>,
+    watcher: Option<tokio::task::JoinHandle<()>>,
+) {
     if let Some(w) = watcher {
         w.abort();
     }

@@ -2,12 +2,14 @@
 //!
 //! Readiness checks what a call needs beyond the process being up: the audit log can be
 //! opened for appending and its writer answers a flush (no evidence, no action), and the
-//! approvals database answers a query.
+//! approvals database answers a query. Operators also see the federated MCP servers
+//! (`mcp_servers`: name, transport, state, error, tool count); a server that is down makes
+//! its tools unavailable, never the gateway unready, so it is shown, not checked.
 
 use std::time::Duration;
 
-use axum::Json;
 use axum::extract::State;
+use axum::{Extension, Json};
 use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::approvals::ApprovalStatus;
@@ -57,27 +59,39 @@ async fn check_approvals(state: &AppState) -> Result<(), String> {
     }
 }
 
-/// 200 `{ready: true, checks}`, or 503 `unavailable` with the checks in `details`.
-pub async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+/// 200 `{ready: true, checks}`, or 503 `unavailable` with the checks in `details`; for an
+/// operator, both also carry `mcp_servers`. The route is public: the caller is known only
+/// when the request authenticates (or the anonymous grant applies).
+pub async fn ready(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<Value>, ApiError> {
     let (audit, approvals) = tokio::join!(check_audit(&state), check_approvals(&state));
     let shown = |r: &Result<(), String>| match r {
         Ok(()) => "ok".to_owned(),
         Err(e) => e.clone(),
     };
     let checks = json!({"audit": shown(&audit), "approvals": shown(&approvals)});
+    let body = |ready: bool| {
+        let mut body = json!({"ready": ready, "checks": checks});
+        if caller.as_ref().is_some_and(|c| c.operator) {
+            body["mcp_servers"] = Value::Array(state.mcp_servers());
+        }
+        body
+    };
     if state.is_shutting_down() {
         return Err(
             ApiError::new(ErrorCode::Unavailable, "the server is shutting down")
-                .with_details(json!({"ready": false, "checks": checks})),
+                .with_details(body(false)),
         );
     }
     if audit.is_err() || approvals.is_err() {
         return Err(
             ApiError::new(ErrorCode::Unavailable, "the server is not ready")
-                .with_details(json!({"ready": false, "checks": checks})),
+                .with_details(body(false)),
         );
     }
-    Ok(Json(json!({"ready": true, "checks": checks})))
+    Ok(Json(body(true)))
 }
 
 pub async fn me(caller: Caller) -> Json<Value> {

@@ -8,6 +8,10 @@
 //! (Anthropic, OpenAI Responses; with `query`, its top K stay loaded), and for the other
 //! formats falls back to `query`'s top K. The API does what it is asked: `search_tools`
 //! exists only when the catalog exceeds `[rag] threshold`, and without it `query` is refused.
+//!
+//! Each tool carries its pin state (docs/pinning.md) as the catalog snapshot knows it, with
+//! no pin-book query: the listing reads the snapshot only; `GET /v1/tools/{name}` adds when
+//! and by whom the definition was pinned (one pin-book read).
 
 use axum::Json;
 use axum::extract::State;
@@ -16,12 +20,61 @@ use serde_json::{Value, json};
 use toolgate_gateway::{Arguments, CallRequest};
 use toolgate_protocol::export::export_deferred;
 use toolgate_protocol::{ErrorCode, ExportFormat, ToolSpec, export as export_as};
-use toolgate_registry::Entry;
+use toolgate_registry::pins::format_time;
+use toolgate_registry::{Availability, Entry, Snapshot, definition_hash};
 
 use super::extract::{ApiPath, ApiQuery};
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
+
+/// How many hex digits of a definition hash are shown (as `toolgate tools approve-change`).
+const HASH_DIGITS: usize = 12;
+
+/// The tool's pin state: `quarantined` (its definition changed since pinned: refused until
+/// approved), `pinned` (a pinned source's tool whose definition matches its pin) or
+/// `unpinned` (built-in tools; nothing is pinned without a pin book). `hash` is the start of
+/// the SHA-256 of the definition the catalog holds: for `pinned` the pin itself, for
+/// `quarantined` the changed definition an approval would pin.
+fn pin(snap: &Snapshot, e: &Entry) -> Value {
+    let state = if matches!(e.availability, Availability::Quarantined(_)) {
+        "quarantined"
+    } else if snap.is_pinned(e) {
+        "pinned"
+    } else {
+        return json!({"state": "unpinned"});
+    };
+    let hash = definition_hash(e.spec());
+    json!({"state": state, "hash": hash.get(..HASH_DIGITS).unwrap_or(&hash)})
+}
+
+/// [`pin`], plus what the pin book holds about the pin: `since` (RFC 3339), `pinned_by` and
+/// `pinned_hash`. A pin book that cannot answer leaves them out (the state stands).
+async fn pin_detail(state: &AppState, snap: &Snapshot, e: &Entry) -> Value {
+    let mut doc = pin(snap, e);
+    let Some(book) = state.gateway.catalog().pins().cloned() else {
+        return doc;
+    };
+    if doc["state"] == "unpinned" {
+        return doc;
+    }
+    let name = e.spec().name.clone();
+    let read = tokio::task::spawn_blocking(move || book.get(&name)).await;
+    match read {
+        Ok(Ok(Some(record))) => {
+            let hash = &record.pinned_hash;
+            doc["since"] = json!(format_time(record.pinned_at_ms));
+            doc["pinned_by"] = json!(record.pinned_by);
+            doc["pinned_hash"] = json!(hash.get(..HASH_DIGITS).unwrap_or(hash));
+        }
+        Ok(Ok(None)) => {}
+        Ok(Err(err)) => {
+            tracing::warn!(tool = %e.spec().name, error = %err, "reading the pin failed")
+        }
+        Err(err) => tracing::warn!(tool = %e.spec().name, error = %err, "the pin read died"),
+    }
+    doc
+}
 
 fn visible(state: &AppState, caller: &Caller) -> Vec<Entry> {
     state
@@ -34,7 +87,7 @@ fn visible(state: &AppState, caller: &Caller) -> Vec<Entry> {
 }
 
 /// One row of the listing.
-fn summary(e: &Entry) -> Value {
+fn summary(snap: &Snapshot, e: &Entry) -> Value {
     let s = e.spec();
     let mut row = json!({
         "name": s.name,
@@ -44,6 +97,7 @@ fn summary(e: &Entry) -> Value {
         "availability": e.availability,
         "tags": s.tags,
         "annotations": s.annotations,
+        "pin": pin(snap, e),
     });
     if let Some(title) = &s.annotations.title {
         row["title"] = json!(title);
@@ -52,7 +106,13 @@ fn summary(e: &Entry) -> Value {
 }
 
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Json<Vec<Value>> {
-    Json(visible(&state, &caller).iter().map(summary).collect())
+    let snap = state.gateway.catalog().snapshot();
+    Json(
+        snap.entries()
+            .filter(|e| state.gateway.visible_to(&caller.role, e))
+            .map(|e| summary(&snap, e))
+            .collect(),
+    )
 }
 
 pub async fn show(
@@ -60,9 +120,8 @@ pub async fn show(
     caller: Caller,
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let entry = state
-        .gateway
-        .catalog()
+    let snap = state.gateway.catalog().snapshot();
+    let entry = snap
         .get(&name)
         .filter(|e| state.gateway.visible_to(&caller.role, e))
         .ok_or_else(|| {
@@ -78,6 +137,7 @@ pub async fn show(
     let mut doc = serde_json::to_value(entry.spec())
         .map_err(|e| ApiError::internal(format!("serialising tool `{name}`: {e}")))?;
     doc["availability"] = json!(entry.availability);
+    doc["pin"] = pin_detail(&state, &snap, entry).await;
     Ok(Json(doc))
 }
 

@@ -69,8 +69,12 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
 /// Middleware: puts a [`Caller`] in the request's extensions, or answers 401 with a
 /// `WWW-Authenticate` header pointing at the protected-resource metadata.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    // Discovery documents, liveness and readiness (the `Public` routes of the API).
+    // Discovery documents, liveness and readiness (the `Public` routes of the API): never
+    // refused, but a caller that can be resolved is attached (readiness shows operators more).
     if crate::api::is_public(req.uri().path()) {
+        if let Ok(caller) = resolve(&state, req.headers().get(header::AUTHORIZATION)) {
+            req.extensions_mut().insert(caller);
+        }
         return next.run(req).await;
     }
     match resolve(&state, req.headers().get(header::AUTHORIZATION)) {

@@ -18,8 +18,9 @@ use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
-use toolgate_registry::Catalog;
+use toolgate_registry::{Catalog, PinBook};
 use toolgate_server::config::TokenConfig;
+use toolgate_server::state::McpStatus;
 use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::Durability;
@@ -125,6 +126,10 @@ pub struct Setup {
     pub pretend_addr: Option<SocketAddr>,
     /// Where readiness looks for the audit log (default: the real one).
     pub audit_jsonl: Option<PathBuf>,
+    /// The catalog's pin book (default: none, nothing is pinned).
+    pub pins: Option<Arc<dyn PinBook>>,
+    /// The federated MCP servers' status `/v1/ready` shows operators (default: none).
+    pub mcp_status: Option<McpStatus>,
 }
 
 impl Default for Setup {
@@ -138,6 +143,8 @@ impl Default for Setup {
             gateway: gateway_config(),
             pretend_addr: None,
             audit_jsonl: None,
+            pins: None,
+            mcp_status: None,
         }
     }
 }
@@ -178,7 +185,10 @@ impl TestServer {
     pub async fn with(setup: Setup) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
-        let catalog = Arc::new(Catalog::new());
+        let catalog = Arc::new(match setup.pins {
+            Some(pins) => Catalog::new().with_pins(pins),
+            None => Catalog::new(),
+        });
         let echo = scripted("echo", Risk::Read);
         let writer = scripted("writer", Risk::Write);
         let danger = scripted("danger", Risk::Dangerous);
@@ -190,7 +200,7 @@ impl TestServer {
         let gateway = Arc::new(Gateway::new(deps, &setup.gateway).unwrap());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = AppState::new(Inner {
+        let mut state = AppState::new(Inner {
             gateway,
             approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
             audit_jsonl: setup.audit_jsonl.unwrap_or_else(|| audit_path(p)),
@@ -201,6 +211,9 @@ impl TestServer {
             shutdown: CancellationToken::new(),
         })
         .with_max_argument_bytes(setup.gateway.limits.max_argument_bytes);
+        if let Some(status) = setup.mcp_status {
+            state = state.with_mcp_status(status);
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(toolgate_server::serve(
             listener,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 use toolgate_server::api::{Access, ROUTES};
 
-use crate::fixture::{OP, Setup, TestServer, answer, approval_id};
+use crate::fixture::{DEV, OP, Setup, TestServer, answer, approval_id};
 
 #[tokio::test]
 async fn every_route_answers_an_operator_with_success() {
@@ -101,8 +101,13 @@ async fn health_ready_and_me() {
     let health = s.get_json("/v1/health", None, 200).await;
     assert_eq!(health["status"], json!("ok"));
     assert!(health["uptime_secs"].is_u64());
+    // On loopback without a token the caller is the local operator, who sees the servers.
     assert_eq!(
         s.get_json("/v1/ready", None, 200).await,
+        json!({"ready": true, "checks": {"audit": "ok", "approvals": "ok"}, "mcp_servers": []})
+    );
+    assert_eq!(
+        s.get_json("/v1/ready", Some(DEV), 200).await,
         json!({"ready": true, "checks": {"audit": "ok", "approvals": "ok"}})
     );
     assert_eq!(
@@ -144,7 +149,7 @@ async fn not_ready_when_the_audit_log_cannot_be_opened() {
         body,
         json!({"error": {"code": "unavailable", "message": "the server is not ready",
             "retryable": true, "details": {"ready": false,
-                "checks": {"audit": audit_check, "approvals": "ok"}}}})
+                "checks": {"audit": audit_check, "approvals": "ok"}, "mcp_servers": []}}})
     );
 }
 
@@ -163,7 +168,7 @@ async fn tools_are_those_of_the_callers_role() {
         list[1],
         json!({"name": "echo", "description": "Scripted test tool echo.", "risk": "read",
             "source": "builtin", "availability": {"state": "available"}, "tags": ["test"],
-            "annotations": {}})
+            "annotations": {}, "pin": {"state": "unpinned"}})
     );
 
     let narrow = s

@@ -77,7 +77,7 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
         ("GET", "/v1/ready") => operation(
             "ready",
             "server",
-            "Readiness: the audit log is writable and the approvals database answers.",
+            "Readiness: the audit log is writable and the approvals database answers. An operator's request also gets the federated MCP servers' state.",
             ok("Ready.", r("Ready")),
             &["503"],
         ),

@@ -46,6 +46,38 @@ pub fn schemas() -> Value {
                 "reason": {"type": "string"}
             }
         },
+        "Pin": {
+            "type": "object",
+            "description": "The tool's definition pin (docs/pinning.md) as the catalog knows it.",
+            "required": ["state"],
+            "properties": {
+                "state": {
+                    "type": "string",
+                    "enum": ["pinned", "quarantined", "unpinned"],
+                    "description": "`pinned`: matches its pin. `quarantined`: changed since pinned, refused until `toolgate tools approve-change`. `unpinned`: built-in tools (only MCP servers' tools are pinned)."
+                },
+                "hash": {"type": "string", "description": "First 12 hex digits of the SHA-256 of the definition the catalog holds (for `quarantined`, the changed one)."},
+                "since": {"type": "string", "format": "date-time", "description": "When the pin was made (`GET /v1/tools/{name}` only)."},
+                "pinned_by": {"type": "string", "description": "`first sight` or the approving operator (`GET /v1/tools/{name}` only)."},
+                "pinned_hash": {"type": "string", "description": "First 12 hex digits of the pinned definition's hash (`GET /v1/tools/{name}` only)."}
+            }
+        },
+        "McpServer": {
+            "type": "object",
+            "description": "A federated MCP server, as `toolgate mcp status --json` shows it.",
+            "required": ["name", "source", "transport", "state", "tools"],
+            "properties": {
+                "name": {"type": "string"},
+                "source": {"type": "string", "description": "The catalog source of its tools: `mcp:{name}`."},
+                "transport": {"type": "string", "enum": ["stdio", "streamable_http"]},
+                "state": {"type": "string", "enum": ["disabled", "connecting", "ready", "failed", "stopped"]},
+                "error": {"type": "string", "description": "Why the last attempt failed (`failed` only)."},
+                "retry_at": {"type": "string", "format": "date-time", "description": "When the next attempt starts (`failed` only)."},
+                "protocol_version": {"type": ["string", "null"]},
+                "tools": {"type": "integer", "description": "Tools federated into the catalog."},
+                "restarts": {"type": "integer"}
+            }
+        },
         "Annotations": {
             "type": "object",
             "description": "MCP tool annotations (untrusted hints).",
@@ -59,7 +91,7 @@ pub fn schemas() -> Value {
         },
         "ToolSummary": {
             "type": "object",
-            "required": ["name", "description", "risk", "source", "availability", "tags", "annotations"],
+            "required": ["name", "description", "risk", "source", "availability", "tags", "annotations", "pin"],
             "properties": {
                 "name": {"type": "string"},
                 "title": {"type": "string"},
@@ -68,13 +100,14 @@ pub fn schemas() -> Value {
                 "source": {"type": "string", "description": "`builtin` or the MCP server the tool comes from."},
                 "availability": r("Availability"),
                 "tags": {"type": "array", "items": {"type": "string"}},
-                "annotations": r("Annotations")
+                "annotations": r("Annotations"),
+                "pin": r("Pin")
             }
         },
         "Tool": {
             "type": "object",
             "description": "A tool's full definition and whether it can be called now.",
-            "required": ["name", "description", "input_schema", "risk", "source", "availability"],
+            "required": ["name", "description", "input_schema", "risk", "source", "availability", "pin"],
             "properties": {
                 "name": {"type": "string"},
                 "description": {"type": "string"},
@@ -84,7 +117,8 @@ pub fn schemas() -> Value {
                 "annotations": r("Annotations"),
                 "source": {"type": "string"},
                 "tags": {"type": "array", "items": {"type": "string"}},
-                "availability": r("Availability")
+                "availability": r("Availability"),
+                "pin": r("Pin")
             }
         },
         "CallRequest": {
@@ -219,6 +253,11 @@ pub fn schemas() -> Value {
                     "type": "object",
                     "properties": {"audit": {"type": "string"}, "approvals": {"type": "string"}},
                     "description": "`ok`, or what failed."
+                },
+                "mcp_servers": {
+                    "type": "array",
+                    "items": r("McpServer"),
+                    "description": "Operators only: the federated MCP servers, in config order. Shown, not checked: a server that is down makes its tools unavailable, never the gateway unready."
                 }
             }
         },
