@@ -5,7 +5,9 @@
 //! approved by a click, after which the client's waiting call completes; approvals requested
 //! over `/v1/calls` are decided by click, typed confirmation and keyboard; the audit chain is
 //! verified before and after tampering; every page is screenshotted into
-//! `target/console-screenshots/`.
+//! `target/console-screenshots/`. A second server federates real MCP servers (one quarantined
+//! tool, one server down, one disabled) for the Tools page's Pin column and the Health page's
+//! MCP servers panel (`tests/console/pins.cjs`).
 //!
 //! Needs `node`, `/usr/bin/chromium` (or `TOOLGATE_CHROMIUM`), playwright-core under
 //! `tests/peers/console/` and the Python MCP peers in `.venv` — `scripts/test.sh` installs
@@ -308,6 +310,57 @@ fn console_in_headless_chromium() {
         })
         .collect();
     assert_eq!(pngs, SCREENSHOTS.map(|n| (n, true)));
+}
+
+/// Three MCP servers: the Python SDK peer `py`, `gone` (its command does not exist) and `off`
+/// (disabled).
+fn mcp_config(python: &Path) -> String {
+    let peer = repo_root().join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    format!(
+        "{}\n[[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\n\
+         [[mcp.servers]]\nname = \"gone\"\ncommand = \"toolgate-no-such-server\"\n\n\
+         [[mcp.servers]]\nname = \"off\"\ncommand = \"toolgate-no-such-server\"\nenabled = false\n",
+        config(),
+        python.display(),
+        peer.display()
+    )
+}
+
+/// The pin column and the MCP servers panel: `mcp__py__add` was pinned with another
+/// definition than the one the peer serves (as if the server changed it since), so the
+/// catalog quarantines it; the peer's other tools are pinned on first sight.
+#[test]
+fn console_shows_pins_and_federated_mcp_servers() {
+    let p = prerequisites();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let base = tmp.path().canonicalize().expect("canonical temp dir");
+    let (ws, data) = (base.join("ws"), base.join("data"));
+    std::fs::create_dir(&ws).expect("workspace dir");
+    std::fs::create_dir(&data).expect("data dir");
+    std::fs::write(ws.join("toolgate.toml"), mcp_config(&p.python)).expect("write config");
+    let earlier = toolgate_protocol::ToolSpec::new(
+        "mcp__py__add",
+        "Add two integers.",
+        serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+    )
+    .with_source("mcp:py");
+    let pins = toolgate_store::PinStore::open(&data.join("toolgate.db")).expect("pin store");
+    toolgate_registry::PinBook::observe(&pins, &earlier).expect("pin the earlier definition");
+    drop(pins);
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("console-screenshots");
+
+    let server = start_server(&ws, &data);
+    let mut child = node(&p, "pins.cjs", &server, &ws, &data, &shots)
+        .spawn()
+        .expect("spawn node");
+    let status = wait_bounded(&mut child);
+    assert!(
+        status.success(),
+        "the browser run failed ({status}); see its output above"
+    );
 }
 
 /// The restart case: a call needing approval, the server SIGKILLed and started again on the

@@ -1,5 +1,7 @@
 // health.js — the Health page: liveness and uptime, readiness and its checks, where the
-// server listens, who you are to it, and the MCP servers it federates. Refreshed every 5 s.
+// server listens, who you are to it, and the MCP servers it federates (name, transport, state
+// with the error of a server that is down, tool count — in /v1/ready, for operators).
+// Refreshed every 5 s.
 
 import { ApiError, api } from './api.js';
 import { fill, fmtUptime, h } from './ui.js';
@@ -9,9 +11,9 @@ const REFRESH_MS = 5000;
 export function mount(el, ctx) {
   const updated = h('p', { class: 'sub' }, 'Checking…');
   const grid = h('div', { class: 'tiles', id: 'health-tiles' });
+  const servers = h('div', { class: 'panel', id: 'mcp-servers' }, h('p', { class: 'muted' }, 'Checking…'));
   el.append(h('header', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Health'), updated)), grid,
-    h('h2', { class: 'section' }, 'MCP servers'),
-    h('div', { class: 'panel', id: 'mcp-servers' }, h('p', { class: 'muted' }, 'no MCP servers configured')));
+    h('h2', { class: 'section' }, 'MCP servers'), servers);
 
   async function readiness() {
     try {
@@ -39,6 +41,7 @@ export function mount(el, ctx) {
         ctx.me ? `role ${ctx.me.role} · ${ctx.me.operator ? 'operator' : 'not an operator'}` : 'no identity', 'health-me'),
       tile('Approvals feed', ctx.feed.state, ctx.feed.state === 'live' ? 'ok' : 'plain',
         `${ctx.feed.pending().length} pending`, 'health-feed'));
+    fill(servers, mcpServers(rv, ready.reason));
     updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
   }
 
@@ -52,6 +55,29 @@ function tile(label, value, tone, sub, id) {
     h('div', { class: 'tile-label' }, label),
     h('div', { class: 'tile-value' }, tone === 'ok' || tone === 'bad' ? h('span', { class: 'dot' }) : null, value),
     sub ? h('div', { class: 'tile-sub' }, sub) : null);
+}
+
+const TRANSPORTS = { stdio: 'stdio', streamable_http: 'http' };
+
+// The federated MCP servers from readiness: only operators get `mcp_servers`.
+function mcpServers(rv, failure) {
+  if (!rv) return h('p', { class: 'muted' }, `unknown: ${failure?.message || 'readiness did not answer'}`);
+  if (!Array.isArray(rv.mcp_servers)) return h('p', { class: 'muted' }, 'MCP server status is shown to operators');
+  if (!rv.mcp_servers.length) return h('p', { class: 'muted' }, 'no MCP servers configured');
+  return h('table', { class: 'grid', id: 'mcp-table' },
+    h('thead', {}, h('tr', {}, ['Name', 'Transport', 'State', 'Tools'].map((c) => h('th', {}, c)))),
+    h('tbody', {}, rv.mcp_servers.map((s) => h('tr', { dataset: { key: s.name } },
+      h('td', { class: 'mono strong' }, s.name),
+      h('td', {}, TRANSPORTS[s.transport] || s.transport),
+      h('td', {}, serverState(s)),
+      h('td', { class: 'num' }, String(s.tools ?? 0))))));
+}
+
+function serverState(s) {
+  const tone = s.state === 'ready' ? 'ok' : s.state === 'failed' ? 'bad' : 'plain';
+  const label = s.state === 'failed' ? 'down' : s.state;
+  return h('span', { class: `avail avail-${tone}`, title: s.error || s.state },
+    h('span', { class: 'dot' }), label, s.error ? h('span', { class: 'muted server-error' }, ` — ${s.error}`) : null);
 }
 
 function checks(c) {

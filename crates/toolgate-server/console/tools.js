@@ -1,6 +1,7 @@
 // tools.js — the Tools page: every tool the caller's role can see, with its risk, source,
-// availability and pin status, filtered as you type. Enter (or a click) opens a tool's full
-// definition, fetched from GET /v1/tools/{name}.
+// availability and pin status (docs/pinning.md: an MCP tool whose definition changed since it
+// was pinned is quarantined), filtered as you type. Enter (or a click) opens a tool's full
+// definition, fetched from GET /v1/tools/{name}, with when and by whom it was pinned.
 
 import { api } from './api.js';
 import { Selection, emptyState, errorNotice, fill, h, jsonBlock, riskBadge } from './ui.js';
@@ -25,7 +26,7 @@ export function mount(el, ctx) {
 
   function matches(t, q) {
     if (!q) return true;
-    const hay = [t.name, t.title, t.description, t.risk, t.source, t.availability?.state, ...(t.tags || [])]
+    const hay = [t.name, t.title, t.description, t.risk, t.source, t.availability?.state, t.pin?.state, ...(t.tags || [])]
       .filter(Boolean).join(' ').toLowerCase();
     return q.split(/\s+/).every((w) => hay.includes(w));
   }
@@ -36,6 +37,32 @@ export function mount(el, ctx) {
       h('span', { class: 'dot' }), state, a?.reason ? h('span', { class: 'muted' }, ` — ${a.reason}`) : null);
   }
 
+  // The Pin column: quarantined in red (with why), pinned in green, `—` for built-in tools.
+  function pinCell(t) {
+    const p = t.pin || {};
+    if (p.state === 'quarantined') {
+      const why = t.availability?.reason || 'its definition changed since it was pinned';
+      return h('td', { class: 'pin', title: `quarantined: ${why}` },
+        h('span', { class: 'pill outcome-bad' }, 'quarantined'), ' ', h('span', { class: 'mono muted small pin-hash' }, p.hash || ''));
+    }
+    if (p.state === 'pinned') {
+      return h('td', { class: 'pin', title: `definition pinned (sha256 ${p.hash}…); a change quarantines the tool` },
+        h('span', { class: 'pill outcome-ok' }, 'pinned'), ' ', h('span', { class: 'mono muted small pin-hash' }, p.hash || ''));
+    }
+    return h('td', { class: 'pin muted', title: 'not pinned: only MCP servers\' tools are pinned, built-in tools are not' }, '—');
+  }
+
+  // What the pin book holds about a pinned tool, in the opened definition.
+  function pinDetail(name, p) {
+    if (!p || p.state === 'unpinned' || !p.since) return null;
+    const pinned = `sha256 ${p.pinned_hash}… pinned ${p.since} by ${p.pinned_by}`;
+    const text = p.state === 'quarantined'
+      ? [`Quarantined: the definition now served (sha256 ${p.hash}…) differs from the one ${pinned}. Review and approve it with `,
+        h('code', {}, `toolgate tools approve-change ${name}`), '.']
+      : [`Definition ${pinned}.`];
+    return [h('h3', {}, 'Pin'), h('p', { class: 'prose pin-detail' }, ...text)];
+  }
+
   function detailRow(t) {
     const d = details.get(t.name);
     let content;
@@ -43,6 +70,7 @@ export function mount(el, ctx) {
     else if (d instanceof Error) content = errorNotice(d, `Cannot load ${t.name}`);
     else content = h('div', { class: 'detail-grid' },
       h('div', {}, h('h3', {}, 'Description'), h('p', { class: 'prose' }, d.description || '—'),
+        pinDetail(t.name, d.pin),
         d.annotations && Object.keys(d.annotations).length ? [h('h3', {}, 'Annotations'), jsonBlock(d.annotations)] : null),
       h('div', {}, h('h3', {}, 'Input schema'), jsonBlock(d.input_schema ?? d.inputSchema ?? d.parameters ?? {})));
     return h('tr', { class: 'detail' }, h('td', { colspan: 6 }, content));
@@ -83,7 +111,7 @@ export function mount(el, ctx) {
       h('td', {}, riskBadge(t.risk)),
       h('td', { class: 'mono' }, t.source || '—'),
       h('td', {}, availability(t.availability)),
-      h('td', { class: 'muted', title: 'tool pinning is not available yet' }, t.pinned ? String(t.pinned) : '—'),
+      pinCell(t),
       h('td', { class: 'desc' }, h('div', { class: 'clamp', title: t.description || '' }, t.description || ''))));
       if (open.has(t.name)) rows.push(detailRow(t));
     }
