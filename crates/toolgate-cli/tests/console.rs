@@ -238,6 +238,16 @@ fn restart_phase(
         .unwrap_or_else(|e| panic!("restart.cjs {phase} printed no JSON last ({e}): {last:?}"))
 }
 
+/// A temporary directory holding an empty workspace `ws` and data dir `data`.
+fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let base = tmp.path().canonicalize().expect("canonical temp dir");
+    let (ws, data) = (base.join("ws"), base.join("data"));
+    std::fs::create_dir(&ws).expect("workspace dir");
+    std::fs::create_dir(&data).expect("data dir");
+    (tmp, ws, data)
+}
+
 /// Runs the main browser script to completion (or the limit), echoing its output.
 fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots: &Path) {
     let mut child = node(p, "run.cjs", server, ws, data, shots)
@@ -253,10 +263,7 @@ fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots
 #[test]
 fn console_in_headless_chromium() {
     let p = prerequisites();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let base = tmp.path().canonicalize().expect("canonical temp dir");
-    let (ws, data) = (base.join("ws"), base.join("data"));
-    std::fs::create_dir(&ws).expect("workspace dir");
+    let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
@@ -332,11 +339,7 @@ fn mcp_config(python: &Path) -> String {
 #[test]
 fn console_shows_pins_and_federated_mcp_servers() {
     let p = prerequisites();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let base = tmp.path().canonicalize().expect("canonical temp dir");
-    let (ws, data) = (base.join("ws"), base.join("data"));
-    std::fs::create_dir(&ws).expect("workspace dir");
-    std::fs::create_dir(&data).expect("data dir");
+    let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), mcp_config(&p.python)).expect("write config");
     let earlier = toolgate_protocol::ToolSpec::new(
         "mcp__py__add",
@@ -369,10 +372,7 @@ fn console_shows_pins_and_federated_mcp_servers() {
 #[test]
 fn console_decides_an_approval_across_a_server_restart() {
     let p = prerequisites();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let base = tmp.path().canonicalize().expect("canonical temp dir");
-    let (ws, data) = (base.join("ws"), base.join("data"));
-    std::fs::create_dir(&ws).expect("workspace dir");
+    let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
