@@ -248,9 +248,16 @@ fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (tmp, ws, data)
 }
 
-/// Runs the main browser script to completion (or the limit), echoing its output.
-fn run_browser(p: &Prerequisites, server: &Server, ws: &Path, data: &Path, shots: &Path) {
-    let mut child = node(p, "run.cjs", server, ws, data, shots)
+/// Runs a browser script to completion (or the limit), echoing its output.
+fn run_browser(
+    p: &Prerequisites,
+    script: &str,
+    server: &Server,
+    ws: &Path,
+    data: &Path,
+    shots: &Path,
+) {
+    let mut child = node(p, script, server, ws, data, shots)
         .spawn()
         .expect("spawn node");
     let status = wait_bounded(&mut child);
@@ -274,7 +281,7 @@ fn console_in_headless_chromium() {
     }
 
     let server = start_server(&ws, &data);
-    run_browser(&p, &server, &ws, &data, &shots);
+    run_browser(&p, "run.cjs", &server, &ws, &data, &shots);
     drop(server);
 
     // What the browser did, seen from outside it.
@@ -356,14 +363,7 @@ fn console_shows_pins_and_federated_mcp_servers() {
         .join("console-screenshots");
 
     let server = start_server(&ws, &data);
-    let mut child = node(&p, "pins.cjs", &server, &ws, &data, &shots)
-        .spawn()
-        .expect("spawn node");
-    let status = wait_bounded(&mut child);
-    assert!(
-        status.success(),
-        "the browser run failed ({status}); see its output above"
-    );
+    run_browser(&p, "pins.cjs", &server, &ws, &data, &shots);
 }
 
 /// The restart case: a call needing approval, the server SIGKILLed and started again on the
