@@ -108,7 +108,7 @@ impl ToolDoc {
 /// What the key covers besides the definition: the version of the text the index derives
 /// from it. Bumped whenever that text changes (e.g. enum values joined the parameters), so
 /// vectors cached for the old text are not reused.
-const TEXT_FORMAT: &str = "toolgate-rag doc text v2\0";
+const TEXT_FORMAT: &str = "toolgate-rag doc text v3\0";
 
 /// At most this many characters of a parameter's allowed values are indexed.
 const ENUM_CHARS: usize = 160;
@@ -130,7 +130,10 @@ fn push_enum(values: Option<&Value>, line: &mut String) {
             continue;
         }
         if list.len() + v.len() > ENUM_CHARS {
-            list.push_str(", …");
+            // Nothing fits (one huge value): nothing is added.
+            if !list.is_empty() {
+                list.push_str(", …");
+            }
             break;
         }
         if !list.is_empty() {
@@ -228,5 +231,14 @@ mod tests {
         assert!(doc.params[0].ends_with(", …)"));
         assert!(doc.params[0].len() < 200);
         assert_eq!(doc.params[1], "tags (one of: a, 1, true)");
+        let huge = ToolDoc::new(
+            "t",
+            "t",
+            "",
+            &json!({"type": "object", "properties": {
+                "sql": {"type": "string", "description": "A query.", "enum": ["x".repeat(500), "y"]}
+            }}),
+        );
+        assert_eq!(huge.params, ["sql: A query."]);
     }
 }
