@@ -537,6 +537,12 @@ fn text_key(prefix: &str, text: &str) -> String {
 /// Builds the catalog sizes, embeds (through the cache), scores every retriever, and runs
 /// the Python references on the same export. Rows: ours first, then the references.
 pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::RagError> {
+    if opts.rerank.is_some() && opts.model_dir.is_none() {
+        // The reranker reorders the hybrid ranking; without vectors there is none.
+        return Err(crate::RagError::Config(
+            "reranking in the eval needs an embedding model (--model-dir or [rag] model_dir): it reorders the hybrid ranking".to_owned(),
+        ));
+    }
     let mut subsets: Vec<Subset> = opts
         .sizes
         .iter()

@@ -348,4 +348,23 @@ fn retrieval_scores_bm25_on_the_real_catalog_and_refuses_rerank_without_a_rerank
     );
     r.assert_code(1);
     assert!(r.stderr.contains("--rerank needs [rag.reranker]"), "{r:#?}");
+
+    // A reranker but no model: there is no hybrid ranking to reorder, and it says so
+    // rather than leaving the row out.
+    let env =
+        Env::with_config("[rag.reranker]\nurl = \"https://rerank.example/v1\"\nmodel = \"m\"\n");
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "retrieval",
+            "--data",
+            &data,
+            "--rerank",
+            "--sizes",
+            "100",
+        ],
+    );
+    r.assert_code(1);
+    assert!(r.stderr.contains("needs an embedding model"), "{r:#?}");
 }
