@@ -2,7 +2,7 @@
 //! `toolgate audit query --json`: the stored record plus its `seq` and `hash`. Queries catch
 //! the index up with the file first, so records other processes appended are included.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use axum::Json;
 use axum::extract::State;
@@ -29,21 +29,66 @@ fn record_json(r: &StoredRecord) -> Value {
     v
 }
 
-/// `10m`, `2h`, `1d` ago, or an RFC 3339 time.
+/// `since`/`until`: a whole number of seconds, minutes, hours, days or weeks ago (`10m`,
+/// `2h`; at most nine digits), or an RFC 3339 time with any offset. Exactly the grammar the
+/// OpenAPI document declares, so a value the document admits is never refused and one it
+/// rejects is never half-understood.
 fn parse_time(name: &str, s: &str) -> Result<SystemTime, ApiError> {
-    if let Ok(d) = humantime::parse_duration(s) {
-        return Ok(SystemTime::now()
-            .checked_sub(d)
-            .unwrap_or(SystemTime::UNIX_EPOCH));
+    // Times before the epoch are the epoch: the log holds nothing older.
+    let epoch = SystemTime::UNIX_EPOCH;
+    if let Some(ago) = parse_ago(s) {
+        let then = SystemTime::now().checked_sub(ago).unwrap_or(epoch);
+        return Ok(then.max(epoch));
     }
-    humantime::parse_rfc3339_weak(s).map_err(|_| {
-        ApiError::new(
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| {
+            let ms = u64::try_from(t.timestamp_millis()).unwrap_or(0);
+            epoch + Duration::from_millis(ms)
+        })
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "`{name}` is neither a duration like 10m (digits, then s, m, h, d or w) nor an RFC 3339 time like 2026-12-02T10:00:00Z"
+                ),
+            )
+        })
+}
+
+/// `^[0-9]{1,9}(s|m|h|d|w)$` as a duration.
+fn parse_ago(s: &str) -> Option<Duration> {
+    let unit = s.chars().last()?;
+    let digits = &s[..s.len() - unit.len_utf8()];
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let secs = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3_600,
+        'd' => 86_400,
+        'w' => 604_800,
+        _ => return None,
+    };
+    Some(Duration::from_secs(n * secs))
+}
+
+/// The listing size: `limit` if given (at most `max`), else `default`.
+pub(crate) fn bounded_limit(
+    limit: Option<usize>,
+    default: usize,
+    max: usize,
+) -> Result<usize, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(n) if n <= max => Ok(n),
+        Some(_) => Err(ApiError::new(
             ErrorCode::InvalidArguments,
-            format!(
-                "`{name}={s}` is neither a duration like 10m nor a time like 2026-12-02T10:00:00Z"
-            ),
-        )
-    })
+            format!("`limit` is at most {max}"),
+        )),
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,7 +127,7 @@ pub async fn query(
         outcome: p.outcome,
         call_id: p.call_id,
         kind: None,
-        limit: Some(p.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT)),
+        limit: Some(bounded_limit(p.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
         newest_first: p.newest_first.unwrap_or(false),
     };
     let log = state.gateway.audit().clone();
@@ -111,4 +156,60 @@ pub async fn verify_chain(
         "first_bad": report.first_bad.as_ref().map(|b| json!({
             "line": b.line, "seq": b.seq, "reason": b.reason})),
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_whole_units_ago() {
+        assert_eq!(parse_ago("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(parse_ago("2w"), Some(Duration::from_secs(1_209_600)));
+        assert_eq!(
+            parse_ago("999999999w"),
+            Some(Duration::from_secs(999_999_999 * 604_800))
+        );
+        for bad in [
+            "",
+            "m",
+            "10",
+            "1h30m",
+            "10 m",
+            "1234567890s",
+            "-1s",
+            "10x",
+            "١٠m",
+        ] {
+            assert_eq!(parse_ago(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn times_are_rfc3339_with_any_offset() {
+        let z = parse_time("since", "2026-12-04T10:00:00Z").ok();
+        let plus = parse_time("since", "2026-12-04T11:00:00+01:00").ok();
+        assert_eq!(z, plus);
+        assert!(parse_time("since", "1900-01-01T00:00:00Z").is_ok());
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-12-04 10:00:00",
+            "yesterday",
+        ] {
+            assert!(parse_time("since", bad).is_err(), "{bad:?}");
+        }
+        // A duration far beyond the epoch clamps to it instead of overflowing.
+        assert_eq!(
+            parse_time("since", "999999999w").ok(),
+            Some(SystemTime::UNIX_EPOCH)
+        );
+    }
+
+    #[test]
+    fn limits_over_the_maximum_are_refused() {
+        assert_eq!(bounded_limit(None, 100, 1000).ok(), Some(100));
+        assert_eq!(bounded_limit(Some(1000), 100, 1000).ok(), Some(1000));
+        assert!(bounded_limit(Some(1001), 100, 1000).is_err());
+    }
 }

@@ -154,8 +154,8 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
                 ),
                 query(
                     "limit",
-                    "Default 100, at most 1000.",
-                    json!({"type": "integer", "minimum": 0})
+                    "Default 100, at most 1000 (more is refused).",
+                    json!({"type": "integer", "minimum": 0, "maximum": 1000})
                 ),
             ]);
             op
@@ -208,13 +208,18 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
                 &["400", "401", "403"],
             );
             let text = json!({"type": "string"});
+            // Exactly what the handler parses (api/audit.rs `parse_time`).
+            let time = json!({"anyOf": [
+                {"type": "string", "pattern": "^[0-9]{1,9}(s|m|h|d|w)$"},
+                {"type": "string", "format": "date-time"}
+            ]});
             op["parameters"] = json!([
                 query(
                     "since",
-                    "A duration ago (`10m`, `2h`) or an RFC 3339 time; inclusive.",
-                    text.clone()
+                    "A duration ago (`10m`, `2h`: digits, then s, m, h, d or w) or an RFC 3339 time; inclusive.",
+                    time.clone()
                 ),
-                query("until", "Same forms; exclusive.", text.clone()),
+                query("until", "Same forms; exclusive.", time),
                 query("tool", "Tool name.", text.clone()),
                 query("principal", "Caller.", text.clone()),
                 query("session", "Session.", text.clone()),
@@ -222,8 +227,8 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
                 query("call_id", "One call's records.", text),
                 query(
                     "limit",
-                    "Default 100, at most 10000.",
-                    json!({"type": "integer", "minimum": 0})
+                    "Default 100, at most 10000 (more is refused).",
+                    json!({"type": "integer", "minimum": 0, "maximum": 10000})
                 ),
                 query("newest_first", "Newest first.", json!({"type": "boolean"})),
             ]);
