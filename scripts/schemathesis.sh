@@ -50,7 +50,7 @@ echo "schemathesis against $base (toolgate serve, $examples examples per operati
 # The approval event stream never ends by design (text/event-stream): it is left to the
 # server's API tests, which read its events.
 status=0
-"$st" run "${base}openapi.json" \
+"$st" --config-file scripts/schemathesis.toml run "${base}openapi.json" \
   --checks all \
   --max-examples "$examples" \
   --seed 20261204 \
