@@ -21,6 +21,24 @@ pub struct LimitsConfig {
     pub result_budget_bytes: usize,
     /// Results above this are refused with `result_too_large`.
     pub result_hard_limit_bytes: usize,
+    /// Offloaded results kept on disk, in total bytes (also the largest one kept); beyond
+    /// it the oldest are evicted.
+    pub result_retention_bytes: u64,
+    /// Offloaded results kept on disk, by number; 0: no limit.
+    pub result_retention_count: usize,
+    /// Offloaded results older than this are evicted; 0: no limit.
+    pub result_retention_secs: u64,
+}
+
+impl LimitsConfig {
+    /// The result store's retention, from the `result_retention_*` keys.
+    pub fn result_retention(&self) -> toolgate_store::results::ResultRetention {
+        toolgate_store::results::ResultRetention {
+            max_total_bytes: self.result_retention_bytes,
+            max_count: self.result_retention_count,
+            max_age: Duration::from_secs(self.result_retention_secs),
+        }
+    }
 }
 
 impl Default for LimitsConfig {
@@ -31,6 +49,9 @@ impl Default for LimitsConfig {
             max_argument_bytes: 1 << 20,
             result_budget_bytes: 16 * 1024,
             result_hard_limit_bytes: 64 << 20,
+            result_retention_bytes: 256 << 20,
+            result_retention_count: 1000,
+            result_retention_secs: 7 * 24 * 3600,
         }
     }
 }

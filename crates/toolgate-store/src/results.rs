@@ -10,10 +10,17 @@
 //! - Pages never split a UTF-8 character: both ends snap forward to a character boundary, so
 //!   following `next_offset` from 0 yields every byte exactly once, in order, and every page
 //!   makes progress.
+//! - Retention ([`ResultRetention`]): after each `put` the oldest results (by modification
+//!   time, then id) are removed until the directory holds at most `max_count` results and
+//!   `max_total_bytes` bytes, and any older than `max_age` are removed too; the result just
+//!   stored is never the one evicted. A single result larger than `max_total_bytes` is
+//!   refused, so a server answering 15 MB per call cannot fill the disk. Reading an evicted
+//!   id says that it may have been evicted, and by which limits.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -27,6 +34,49 @@ const MAX_CONTINUATION: u64 = 3;
 /// Full texts of offloaded results, in one directory.
 pub struct ResultStore {
     dir: PathBuf,
+    retention: ResultRetention,
+}
+
+/// How much the result directory keeps (`[limits] result_retention_*`); oldest go first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultRetention {
+    /// Total size of the stored results; also the largest single result stored.
+    pub max_total_bytes: u64,
+    /// Number of stored results; 0: no limit.
+    pub max_count: usize,
+    /// Results older than this are removed; zero: no limit.
+    pub max_age: Duration,
+}
+
+impl Default for ResultRetention {
+    /// 256 MiB, 1,000 results, 7 days.
+    fn default() -> Self {
+        ResultRetention {
+            max_total_bytes: 256 << 20,
+            max_count: 1000,
+            max_age: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+}
+
+impl std::fmt::Display for ResultRetention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.max_total_bytes)?;
+        if self.max_count > 0 {
+            write!(f, ", {} results", self.max_count)?;
+        }
+        if !self.max_age.is_zero() {
+            write!(f, ", {} seconds", self.max_age.as_secs())?;
+        }
+        Ok(())
+    }
+}
+
+/// One stored result, as retention sees it.
+struct Stored {
+    name: std::ffi::OsString,
+    bytes: u64,
+    modified: SystemTime,
 }
 
 /// One page of an offloaded result.
@@ -51,7 +101,19 @@ impl ResultStore {
         restrict(dir, 0o700)?;
         Ok(ResultStore {
             dir: dir.to_path_buf(),
+            retention: ResultRetention::default(),
         })
+    }
+
+    /// Replaces the default [`ResultRetention`].
+    #[must_use]
+    pub fn with_retention(mut self, retention: ResultRetention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    pub fn retention(&self) -> ResultRetention {
+        self.retention
     }
 
     /// Stores the full text of the result of call `call_id`, token-shaped secrets masked;
@@ -66,6 +128,16 @@ impl ResultStore {
         let context = || format!("storing the result of call {call_id} as {}", path.display());
         // Nothing unredacted is written (R-EXE-6), whatever the caller passed.
         let text = crate::redact::Redactor::shared().redact_text(text);
+        if text.len() as u64 > self.retention.max_total_bytes {
+            return Err(StoreError::io(
+                format!(
+                    "storing the result of call {call_id}: it is {} bytes; the result store keeps at most {} bytes ([limits] result_retention_bytes)",
+                    text.len(),
+                    self.retention.max_total_bytes
+                ),
+                std::io::Error::from(ErrorKind::FileTooLarge),
+            ));
+        }
         write_new_file(&tmp, text.as_bytes()).map_err(|e| {
             let _ = fs::remove_file(&tmp);
             StoreError::io(context(), e)
@@ -78,7 +150,69 @@ impl ResultStore {
         if let Ok(dir) = File::open(&self.dir) {
             let _ = dir.sync_all();
         }
+        self.evict(&id);
         Ok(id)
+    }
+
+    /// Applies the retention limits, sparing `keep` (the result just stored). Failures are
+    /// not the caller's (the result is stored either way); the next `put` tries again.
+    fn evict(&self, keep: &str) {
+        let Ok(mut stored) = self.stored() else {
+            return;
+        };
+        // Oldest first; the id breaks ties so the order is the same in every process.
+        stored.sort_by(|a, b| a.modified.cmp(&b.modified).then(a.name.cmp(&b.name)));
+        let now = SystemTime::now();
+        let keep = std::ffi::OsString::from(format!("{keep}.txt"));
+        let mut total: u64 = stored.iter().map(|s| s.bytes).sum();
+        let mut count = stored.len();
+        for old in &stored {
+            if old.name == keep {
+                continue;
+            }
+            let expired = !self.retention.max_age.is_zero()
+                && now
+                    .duration_since(old.modified)
+                    .is_ok_and(|age| age > self.retention.max_age);
+            let over = total > self.retention.max_total_bytes
+                || (self.retention.max_count > 0 && count > self.retention.max_count);
+            if !expired && !over {
+                continue;
+            }
+            match fs::remove_file(self.dir.join(&old.name)) {
+                // NotFound: another process evicted it first.
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(_) => continue,
+            }
+            total = total.saturating_sub(old.bytes);
+            count -= 1;
+        }
+    }
+
+    /// The stored results (`res_<16 hex>.txt`; temporary files are not counted).
+    fn stored(&self) -> std::io::Result<Vec<Stored>> {
+        let mut stored = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let is_result = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".txt"))
+                .is_some_and(is_valid_id);
+            if !is_result {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            stored.push(Stored {
+                name,
+                bytes: meta.len(),
+                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            });
+        }
+        Ok(stored)
     }
 
     /// Reads up to about `limit` bytes of result `id` from byte `offset`. Both ends snap
@@ -92,7 +226,7 @@ impl ResultStore {
         let path = self.path_of(id);
         let mut file = match File::open(&path) {
             Ok(file) => file,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Err(not_found(id)),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Err(self.gone(id)),
             Err(e) => return Err(StoreError::io(format!("opening result {id}"), e)),
         };
         let io_err = |e| StoreError::io(format!("reading result {id}"), e);
@@ -134,6 +268,14 @@ impl ResultStore {
             next_offset: (!eof).then_some(page_end),
             eof,
         })
+    }
+
+    /// A well-formed id with no file: never stored, or evicted by retention.
+    fn gone(&self, id: &str) -> StoreError {
+        StoreError::NotFound(format!(
+            "result {id} is not stored: it does not exist or was evicted by the result retention limits (the oldest go first beyond {}); repeat the call that produced it",
+            self.retention
+        ))
     }
 
     fn path_of(&self, id: &str) -> PathBuf {

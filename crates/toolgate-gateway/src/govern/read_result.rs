@@ -66,9 +66,8 @@ impl Tool for ReadResultTool {
             .unwrap_or(self.max_page)
             .min(self.max_page);
         let page = self.store.read(id, offset, limit).map_err(|e| match e {
-            StoreError::NotFound(_) => {
-                ToolError::InvalidArguments(format!("no stored result with id `{id}`"))
-            }
+            // Says whether the id is malformed or the result may have been evicted.
+            StoreError::NotFound(why) => ToolError::InvalidArguments(why),
             other => ToolError::failed(other.to_string()),
         })?;
         serde_json::to_value(&page)

@@ -1,7 +1,7 @@
 //! Offloaded results: storing, paging without splitting characters, hostile ids.
 
 use toolgate_store::StoreError;
-use toolgate_store::results::{ResultPage, ResultStore};
+use toolgate_store::results::{ResultPage, ResultRetention, ResultStore};
 
 fn store() -> (tempfile::TempDir, ResultStore) {
     let dir = tempfile::tempdir().unwrap();
@@ -140,4 +140,104 @@ fn directory_and_files_are_private() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(names, vec![format!("{id}.txt")]);
+}
+
+/// The result files in the store's directory, by id.
+fn stored_ids(dir: &std::path::Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".txt").map(str::to_owned)
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Sets a result's modification time `secs_ago` seconds in the past, so the order of
+/// eviction does not depend on the file system's timestamp resolution.
+fn age(dir: &std::path::Path, id: &str, secs_ago: u64) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(dir.join(format!("{id}.txt")))
+        .unwrap();
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+    file.set_modified(when).unwrap();
+}
+
+fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids
+}
+
+/// Offloaded results used to grow without bound (a server could fill the disk ~15 MB per
+/// call). The oldest go first once a limit is passed; the newest is always kept.
+#[test]
+fn retention_evicts_the_oldest_by_count_bytes_and_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
+    let retention = ResultRetention {
+        max_total_bytes: 100,
+        max_count: 3,
+        max_age: std::time::Duration::from_secs(3600),
+    };
+    let store = ResultStore::open(&dir).unwrap().with_retention(retention);
+    assert_eq!(store.retention(), retention);
+
+    // Count: the fourth result evicts the oldest.
+    let ids: Vec<String> = (0..4)
+        .map(|i| {
+            let id = store.put(&format!("call-{i}"), "0123456789").unwrap();
+            age(&dir, &id, 100 - i);
+            id
+        })
+        .collect();
+    assert_eq!(stored_ids(&dir), sorted(ids[1..].to_vec()));
+    let err = store.read(&ids[0], 0, 10).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound(m) if m.contains("evicted by the result retention limits")
+            && m.contains("100 bytes, 3 results, 3600 seconds")),
+        "{err}"
+    );
+
+    // Bytes: 60 more (90 in 4 results) evicts one for the count; 60 more again (140) evicts
+    // the oldest until what is left fits in 100 bytes: only the newest.
+    let big = "x".repeat(60);
+    let a = store.put("call-a", &big).unwrap();
+    age(&dir, &a, 50);
+    assert_eq!(
+        stored_ids(&dir),
+        sorted(vec![ids[2].clone(), ids[3].clone(), a.clone()])
+    );
+    let b = store.put("call-b", &big).unwrap();
+    age(&dir, &b, 40);
+    assert_eq!(stored_ids(&dir), vec![b.clone()]);
+    assert_eq!(store.read(&b, 0, 100).unwrap().text, big);
+
+    // Age: anything older than max_age goes, whatever the other limits say.
+    age(&dir, &b, 7200);
+    let c = store.put("call-c", "new").unwrap();
+    assert_eq!(stored_ids(&dir), vec![c]);
+
+    // One result larger than the whole store is refused, and nothing is evicted for it.
+    let before = stored_ids(&dir);
+    let err = store.put("call-huge", &"y".repeat(101)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("it is 101 bytes; the result store keeps at most 100 bytes"),
+        "{err}"
+    );
+    assert_eq!(stored_ids(&dir), before);
+}
+
+#[test]
+fn default_retention_is_bounded() {
+    let r = ResultRetention::default();
+    assert_eq!(
+        (r.max_total_bytes, r.max_count, r.max_age.as_secs()),
+        (256 << 20, 1000, 7 * 24 * 3600)
+    );
+    let (_dir, store) = store();
+    assert_eq!(store.retention(), r);
 }
