@@ -74,10 +74,13 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
         .next()
         .ok_or_else(|| SandboxError::Usage("no program to run".to_owned()))?;
 
+    // Descriptors the gateway inherited from its own caller (`7</etc/shadow`) must not
+    // reach the command: only stdio is passed on.
+    close_inherited_descriptors();
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(|e| SandboxError::io("become a child subreaper")(e.into()))?;
     let tmp = PrivateTmp::create()?;
-    let mut confinement = prepare(&request, tmp.path())?;
+    let (mut confinement, held) = prepare(&request, tmp.path())?;
 
     let parent = if request.stdio {
         Some(parent_pidfd()?)
@@ -111,14 +114,16 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     let ending = reaper::supervise(pid, lifeline);
     reaper::sweep(pid);
     // The confinement (and with it the now empty pids cgroup) goes with the command, then
-    // the temporary directory.
+    // the protected paths' placeholders and the temporary directory.
     drop(command);
+    drop(held);
     drop(tmp);
     Ok(ending)
 }
 
-/// Everything the command will apply to itself, prepared where errors can be explained.
-fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxError> {
+/// Everything the command will apply to itself, prepared where errors can be explained,
+/// and the protected paths held while it runs.
+fn prepare(request: &HelperRequest, tmp: &Path) -> Result<(Confinement, mask::Held), SandboxError> {
     let policy = &request.policy;
     let limits = &policy.limits;
     let landlock = if request.landlock {
@@ -146,17 +151,54 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<Confinement, SandboxEr
             _ => rlimits.push((Resource::Nproc, tasks_of_this_user().saturating_add(max))),
         }
     }
-    Ok(Confinement {
+    let (masks, held) = mask::hold(&policy.protected_paths);
+    let confinement = Confinement {
         own_group: !request.stdio,
         limits: rlimits,
         cgroup,
-        masks: mask::masks(&policy.protected_paths),
+        masks,
         strict: request.strict,
         landlock,
         require_landlock: request.landlock,
         seccomp,
         last_capability: last_capability(),
-    })
+    };
+    Ok((confinement, held))
+}
+
+/// Marks every descriptor above stderr close-on-exec (`close_range`, Linux 5.11; before
+/// that one `fcntl` per possible descriptor). Async-signal-safe: also used between fork
+/// and exec.
+pub fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    #[allow(unsafe_code)]
+    // SAFETY: close_range takes no pointers; marking descriptors close-on-exec changes
+    // nothing in this process until it execs.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if rc == 0 {
+        return;
+    }
+    let max = rustix::process::getrlimit(Resource::Nofile)
+        .current
+        .unwrap_or(1 << 16)
+        .min(1 << 20);
+    for fd in 3..i32::try_from(max).unwrap_or(i32::MAX) {
+        #[allow(unsafe_code)]
+        // SAFETY: fcntl on a number that may not be an open descriptor fails with EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// A pidfd of the process that started the helper: readable once it has exited.

@@ -1,19 +1,39 @@
 //! Hiding toolgate's own state inside the workspace (its data dir: audit log, approvals,
-//! grants; its config file) from a sandboxed command.
+//! grants; its config file) from a sandboxed command, whether or not it exists.
 //!
 //! Landlock can only grant, and the whole workspace is granted, so the command gets a
 //! private mount namespace instead, in which each protected directory is covered by an
 //! empty read-only tmpfs and each protected file by a read-only bind of `/dev/null`. The
-//! command sees them empty and cannot write, replace or remove them; the gateway's view is
-//! untouched. Root can always do this; another user needs unprivileged user namespaces
-//! (then its uid and gid map to themselves). A protected path that does not exist when the
-//! call starts cannot be covered.
+//! command sees them empty and cannot write, replace or remove them (a mount point cannot
+//! be unlinked or renamed over: `EBUSY`); the gateway's view is untouched. Root can always
+//! do this; another user needs unprivileged user namespaces (then its uid and gid map to
+//! themselves).
+//!
+//! A protected path that does not exist cannot be covered, and a command could then create
+//! it — a `toolgate.toml` the next `toolgate` started there would load. So the helper first
+//! [`hold`]s every protected path: an absent one is created as an empty **placeholder**
+//! (`O_CREAT | O_EXCL`, 0600; a directory, 0700, when its name has no extension, as a data
+//! dir has not), which is then covered like any other. Every helper holds a shared `flock`
+//! on each protected path while its command runs; the helper that made a placeholder
+//! removes it afterwards only if it gets the lock exclusively (no other command is covered
+//! by it: removing a mount point seen by another namespace would uncover it there) and the
+//! path is still the same empty inode. An empty `toolgate.toml` means the embedded defaults
+//! and an empty data dir is a fresh one, so a `toolgate` started meanwhile, or a
+//! placeholder left behind (a helper killed outright, or one still used by a concurrent
+//! command when its maker ended), is harmless. A protected path whose parent directory does
+//! not exist, or that is a symlink, is not held.
 
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{FlockOperation, Mode, OFlags, flock};
 use rustix::mount::{
     MountFlags, MountPropagationFlags, mount, mount_bind, mount_change, mount_remount,
 };
+
+/// Attempts to hold one path while others create or remove it concurrently.
+const HOLD_ATTEMPTS: usize = 16;
 
 /// One protected path and how to cover it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,21 +42,123 @@ pub(crate) enum Mask {
     File(PathBuf),
 }
 
-/// The masks for the protected paths that exist now (symlinks are never followed).
-pub(crate) fn masks(protected: &[PathBuf]) -> Vec<Mask> {
-    protected
-        .iter()
-        .filter_map(|p| {
-            let meta = std::fs::symlink_metadata(p).ok()?;
-            if meta.is_dir() {
-                Some(Mask::Dir(p.clone()))
-            } else if meta.is_file() {
-                Some(Mask::File(p.clone()))
-            } else {
-                None
+impl Mask {
+    fn path(&self) -> &Path {
+        let (Mask::Dir(p) | Mask::File(p)) = self;
+        p
+    }
+}
+
+/// The protected paths held for one command: a shared lock on each, and the placeholders
+/// this helper made. Dropping it (after the command and its descendants are gone) releases
+/// the locks and removes the placeholders no other command still relies on.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    paths: Vec<HeldPath>,
+}
+
+#[derive(Debug)]
+struct HeldPath {
+    mask: Mask,
+    /// Open on the held inode, shared-locked.
+    fd: OwnedFd,
+    /// Made by this helper.
+    placeholder: bool,
+}
+
+/// Holds every protected path (creating placeholders for the absent ones) and returns the
+/// masks that cover them. Symlinks are never followed.
+pub(crate) fn hold(protected: &[PathBuf]) -> (Vec<Mask>, Held) {
+    let mut held = Held::default();
+    for path in protected {
+        if let Some(entry) = hold_one(path) {
+            held.paths.push(entry);
+        }
+    }
+    let masks = held.paths.iter().map(|h| h.mask.clone()).collect();
+    (masks, held)
+}
+
+fn hold_one(path: &Path) -> Option<HeldPath> {
+    for _ in 0..HOLD_ATTEMPTS {
+        let (mask, fd, placeholder) = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => (Mask::Dir(path.to_owned()), open(path, true)?, false),
+            Ok(meta) if meta.is_file() => (Mask::File(path.to_owned()), open(path, false)?, false),
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match create(path) {
+                Ok(made) => made,
+                Err(e) if e == rustix::io::Errno::EXIST => continue,
+                Err(_) => return None,
+            },
+            Err(_) => return None,
+        };
+        // Blocks only while a maker removes its placeholder.
+        if flock(&fd, FlockOperation::LockShared).is_err() {
+            return None;
+        }
+        // The path must still name the inode locked (a maker may have removed it between
+        // the look and the lock).
+        if same_inode(path, &fd) {
+            return Some(HeldPath {
+                mask,
+                fd,
+                placeholder,
+            });
+        }
+    }
+    None
+}
+
+fn open(path: &Path, dir: bool) -> Option<OwnedFd> {
+    let mut flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    if dir {
+        flags |= OFlags::DIRECTORY;
+    }
+    rustix::fs::open(path, flags, Mode::empty()).ok()
+}
+
+/// An empty placeholder: a file when the name has an extension (`toolgate.toml`), else a
+/// directory (a data dir).
+fn create(path: &Path) -> rustix::io::Result<(Mask, OwnedFd, bool)> {
+    if path.extension().is_some() {
+        let flags =
+            OFlags::RDONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o600))?;
+        Ok((Mask::File(path.to_owned()), fd, true))
+    } else {
+        rustix::fs::mkdir(path, Mode::from_raw_mode(0o700))?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::DIRECTORY;
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
+        Ok((Mask::Dir(path.to_owned()), fd, true))
+    }
+}
+
+fn same_inode(path: &Path, fd: &OwnedFd) -> bool {
+    match (std::fs::symlink_metadata(path), rustix::fs::fstat(fd)) {
+        (Ok(meta), Ok(stat)) => meta.dev() == stat.st_dev && meta.ino() == stat.st_ino,
+        _ => false,
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for held in self.paths.drain(..) {
+            if held.placeholder
+                && flock(&held.fd, FlockOperation::NonBlockingLockExclusive).is_ok()
+                && same_inode(held.mask.path(), &held.fd)
+            {
+                // Only an empty placeholder goes; anything else was put there by someone
+                // with access beyond the sandbox and is left alone.
+                let _ = match &held.mask {
+                    Mask::File(p) => match rustix::fs::fstat(&held.fd) {
+                        Ok(stat) if stat.st_size == 0 => std::fs::remove_file(p),
+                        _ => Ok(()),
+                    },
+                    Mask::Dir(p) => std::fs::remove_dir(p),
+                };
             }
-        })
-        .collect()
+        }
+    }
 }
 
 /// Whether this process may create the namespace: root, or user namespaces allowed (as far
@@ -68,10 +190,7 @@ pub(crate) fn apply(masks: &[Mask]) -> Result<(), String> {
     )
     .map_err(|e| format!("cannot make the mounts private: {e}"))?;
     for mask in masks {
-        cover(mask).map_err(|e| {
-            let (Mask::Dir(p) | Mask::File(p)) = mask;
-            format!("cannot hide {}: {e}", p.display())
-        })?;
+        cover(mask).map_err(|e| format!("cannot hide {}: {e}", mask.path().display()))?;
     }
     Ok(())
 }

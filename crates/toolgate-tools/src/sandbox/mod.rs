@@ -39,8 +39,8 @@ use std::ffi::OsStr;
 
 pub use confine::FAILURE_PREFIX as HELPER_FAILURE_PREFIX;
 pub use error::SandboxError;
-pub use helper::HELPER_FAILURE;
 pub(crate) use helper::HelperRequest;
+pub use helper::{HELPER_FAILURE, close_inherited_descriptors};
 pub use policy::{HELPER_ARG, ResourceLimits, SandboxLauncher, SandboxMode, SandboxPolicy};
 pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
 

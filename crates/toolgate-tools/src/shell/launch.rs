@@ -36,13 +36,24 @@ enum Stopper {
     Lifeline(Option<ChildStdin>),
 }
 
-/// `/bin/sh -c command` in `cwd` with exactly `env`, stdin null, output piped.
+/// `/bin/sh -c command` in `cwd` with exactly `env`, stdin null, output piped, and no
+/// descriptor but stdio.
 pub(super) fn direct(
     command: &str,
     cwd: &Path,
     env: Vec<(String, OsString)>,
 ) -> Result<Running, ToolError> {
-    let child = Command::new("/bin/sh")
+    let mut command_line = Command::new("/bin/sh");
+    // SAFETY: between fork and exec the closure makes only async-signal-safe system calls
+    // (close_range, or fcntl per descriptor) and allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        command_line.pre_exec(|| {
+            crate::sandbox::close_inherited_descriptors();
+            Ok(())
+        });
+    }
+    let child = command_line
         .arg("-c")
         .arg(command)
         .current_dir(cwd)

@@ -5,6 +5,7 @@ mod list;
 mod read;
 mod sandbox;
 mod sandbox_contain;
+mod sandbox_state;
 mod search;
 mod shell;
 mod specs;
