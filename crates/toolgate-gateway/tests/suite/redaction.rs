@@ -93,3 +93,74 @@ async fn offloaded_results_are_stored_redacted() {
     let head = e.data.unwrap();
     assert!(!head.as_str().unwrap().contains("hunter2-hunter2"));
 }
+
+/// Credentials that are not token-shaped (issue 12, item 5), in every place a call leaves
+/// text: the audit file, the SQLite database (index, approval previews), offloaded results.
+const CREDENTIALS: [(&str, &str); 6] = [
+    ("https://user:{}@git.example.com/r.git", "urlpass1234"),
+    ("postgres://app:{}@db.internal:5432/app", "pgurlpw77"),
+    ("connect with password={} please", "labelpw-99"),
+    ("passwd: {} (from /etc)", "passwdcolon42"),
+    ("PGPASSWORD={} psql -h db -U app", "pgenvsecret5"),
+    ("mysql -h db -u root -p{} appdb", "mysqlflagpw3"),
+];
+
+fn credential_text() -> String {
+    CREDENTIALS
+        .iter()
+        .map(|(form, secret)| form.replace("{}", secret))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn all_bytes_under(dir: &std::path::Path, out: &mut Vec<u8>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            all_bytes_under(&p, out);
+        } else {
+            out.extend(std::fs::read(p).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn credentials_and_long_error_values_reach_no_store() {
+    let h = Harness::new();
+    let text = credential_text();
+    // Arguments and a (small) result.
+    assert!(h.call("echo", json!({"note": text})).await.ok);
+    // An offloaded result (over the 100-byte budget of the fixture).
+    let big = h
+        .call(
+            "echo",
+            json!({"say": format!("{text}\n{}", "z".repeat(300))}),
+        )
+        .await;
+    assert!(big.truncated.unwrap().result_id.is_some());
+    // An approval preview.
+    let pending = h.call("writer", json!({"note": text})).await;
+    assert_eq!(code(&pending), "approval_required");
+    // An error message that echoes a long value and credentials.
+    let long_path = format!("dir/{}", "L".repeat(3000));
+    let failed = h
+        .call(
+            "echo",
+            json!({"fail": format!("cannot open `{long_path}`: {text}")}),
+        )
+        .await;
+    assert_eq!(code(&failed), "execution_failed");
+    h.gateway.audit().flush().await.unwrap();
+
+    let mut bytes = Vec::new();
+    all_bytes_under(h.dir.path(), &mut bytes);
+    let raw = String::from_utf8_lossy(&bytes);
+    for (_, secret) in CREDENTIALS {
+        assert!(!raw.contains(secret), "{secret} reached the disk");
+    }
+    let rec = h.audit_lines().pop().unwrap();
+    let error = rec["error"].as_str().unwrap();
+    assert!(!error.contains(&"L".repeat(201)), "{error}");
+    assert!(error.contains("3004 chars sha256:"), "{error}");
+    assert!(error.contains("PGPASSWORD=[REDACTED]"), "{error}");
+}

@@ -209,7 +209,7 @@ impl AuditLog {
         if let Some(result) = record.result.as_mut() {
             redactor.for_audit_result_in_place(result);
         }
-        record.error = record.error.as_deref().map(|e| redactor.redact_text(e));
+        record.error = record.error.as_deref().map(|e| redactor.for_audit_text(e));
         let body = record_body(&record).map_err(|e| {
             StoreError::Encode(format!("audit record of call {}: {e}", record.call_id))
         })?;

@@ -2,6 +2,7 @@
 //! JSON text (as `serde_json` writes it), so a holder of the original can prove it matches
 //! without the audit storing it.
 
+use std::borrow::Cow;
 use std::io;
 
 use serde_json::{Value, json};
@@ -46,6 +47,69 @@ impl io::Write for CharCounter {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Longest run of word characters an audited text keeps; longer runs (a path, a blob echoed
+/// by an error message) become their [`text_digest`].
+pub(crate) const MAX_TEXT_WORD_CHARS: usize = 200;
+
+/// `[<chars> chars sha256:<hex>]` of `text`: the stand-in for a long value inside free text.
+pub(crate) fn text_digest(text: &str) -> String {
+    let sha = hex::encode(Sha256::digest(text.as_bytes()));
+    format!("[{} chars sha256:{sha}]", text.chars().count())
+}
+
+/// Characters that end a word: whitespace and the quotes and brackets messages put around
+/// values, so `cannot open \`<path>\`` keeps its quotes and only the path goes.
+fn ends_word(c: char) -> bool {
+    c.is_whitespace() || "`'\"()[]{}<>,;".contains(c)
+}
+
+/// `text` with every word longer than `limit` characters replaced by its [`text_digest`].
+pub(crate) fn digest_long_words(text: &str, limit: usize) -> Cow<'_, str> {
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut word_start = 0;
+    let mut word_chars = 0usize;
+    let mut flush = |out: &mut Option<String>, start: usize, end: usize, chars: usize| {
+        if chars > limit {
+            let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            buf.push_str(&text[copied..start]);
+            buf.push_str(&text_digest(&text[start..end]));
+            copied = end;
+        }
+    };
+    for (i, c) in text.char_indices() {
+        if ends_word(c) {
+            flush(&mut out, word_start, i, word_chars);
+            word_start = i + c.len_utf8();
+            word_chars = 0;
+        } else {
+            word_chars += 1;
+        }
+    }
+    flush(&mut out, word_start, text.len(), word_chars);
+    match out {
+        Some(mut buf) => {
+            buf.push_str(&text[copied..]);
+            Cow::Owned(buf)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// `text` cut to at most `limit` characters: its head, `…` and the [`text_digest`] of the
+/// whole.
+pub(crate) fn cap_text(text: &str, limit: usize) -> Cow<'_, str> {
+    if text.chars().count() <= limit {
+        return Cow::Borrowed(text);
+    }
+    let tail = format!("… {}", text_digest(text));
+    let head: String = text
+        .chars()
+        .take(limit.saturating_sub(tail.chars().count()))
+        .collect();
+    Cow::Owned(head + &tail)
 }
 
 #[cfg(test)]

@@ -8,7 +8,14 @@
 //!   are not secrets).
 //! - **Token-shaped text** (`patterns`): bearer/basic credentials, JWTs, `sk-` keys, AWS,
 //!   GitHub, Slack and Google keys and PEM private keys are replaced wherever they appear, also
-//!   inside longer strings; only the matched substring changes.
+//!   inside longer strings; only the matched substring changes. So are credentials that are
+//!   only recognisable by their context, whose context is kept: the password of a URL
+//!   (`postgres://app:[REDACTED]@db`), a labelled value (`password=…`, `passwd: …`,
+//!   `PGPASSWORD=…`, `api_key=…`, `"token":"…"`), and command-line passwords (`mysql -p…`,
+//!   `sshpass -p …`, `curl -u user:…`).
+//!
+//! Error messages echo argument values, so [`Redactor::for_audit_text`] also replaces long
+//! words in them by a digest and caps their length.
 //!
 //! For the audit, any argument (a top-level member of the arguments object), any whole result
 //! and any single string whose JSON text is longer than [`MAX_AUDIT_VALUE_CHARS`] is stored as
@@ -34,7 +41,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
-use digest::{digest_of, json_text_exceeds};
+use digest::{MAX_TEXT_WORD_CHARS, cap_text, digest_long_words, digest_of, json_text_exceeds};
 use keys::{KeyClass, classify};
 use patterns::TokenPatterns;
 
@@ -43,6 +50,9 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Longest JSON text (in characters) an audited argument, result or string may keep.
 pub const MAX_AUDIT_VALUE_CHARS: usize = 2000;
+
+/// Longest error text the audit keeps, in characters.
+pub const MAX_AUDIT_ERROR_CHARS: usize = 2000;
 
 /// Masks secrets in JSON values and text. Built once (compiling the patterns takes about a
 /// millisecond), then shared: it is `Send + Sync` and every method takes `&self`.
@@ -78,6 +88,16 @@ impl Redactor {
     /// Masks token-shaped substrings in free text (error messages).
     pub fn redact_text(&self, s: &str) -> String {
         self.patterns.mask(s).into_owned()
+    }
+
+    /// Free text as the audit stores it (error messages, which may echo argument values):
+    /// secrets masked, every word longer than 200 characters (a path, a blob) replaced by
+    /// `[<n> chars sha256:<hex>]` of the masked word, and the whole cut to
+    /// [`MAX_AUDIT_ERROR_CHARS`] (head, `…`, the digest of the whole).
+    pub fn for_audit_text(&self, s: &str) -> String {
+        let masked = self.patterns.mask(s);
+        let short_words = digest_long_words(&masked, MAX_TEXT_WORD_CHARS);
+        cap_text(&short_words, MAX_AUDIT_ERROR_CHARS).into_owned()
     }
 
     /// Arguments as the audit stores them: secrets masked, and every top-level member whose

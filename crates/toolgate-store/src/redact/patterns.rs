@@ -20,7 +20,7 @@ use regex::Regex;
 use super::REDACTED;
 
 /// Strings shorter than this cannot hold any of the patterns worth masking and skip the scan.
-pub(crate) const MIN_SCAN_CHARS: usize = 16;
+pub(crate) const MIN_SCAN_CHARS: usize = 8;
 
 /// Alternatives in priority order. `(?-u:\b)` keeps word boundaries ASCII, which lets the
 /// regex engine stay on its fast DFA path for any input.
@@ -34,12 +34,31 @@ const TOKEN_PATTERN: &str = r#"(?x)
   | (?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}
   | (?-u:\b)AIza[0-9A-Za-z_-]{35}
   | -----BEGIN[A-Z0-9\ ]*PRIVATE\ KEY-----(?s:.)*?(?:-----END[A-Z0-9\ ]*PRIVATE\ KEY-----|\z)
+  | [A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@?\#"'<>]*:[^\s/?\#"'<>]+@
+  | (?-u:\b)(?:mysql[a-z]*|mariadb[a-z\-]*)(?:[\ \t]+[^\s;|&]+)*?[\ \t]+-p[^\s;|&]+
+  | (?-u:\b)sshpass[\ \t]+-p[\ \t]*[^\s;|&]+
+  | (?-u:\b)curl(?:[\ \t]+[^\s;|&]+)*?[\ \t]+(?:-u|--user)[\ \t]*["']?[^\s:"']+:[^\s"']+
+  | (?-u:\b)(?i:[a-z0-9_\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key))
+    ["']?[\ \t]*[:=][\ \t]*(?:(?i:bearer|basic|token)[\ \t]+)?(?:"[^"\n]*"|'[^'\n]*'|[^\s"'&;,]*[^\s"'&;,)\]}>])
 "#;
+
+/// For the credential alternatives that keep their context (a URL's user, a label, a
+/// command): which part of a match is the secret. Tried in order on the matched text only,
+/// so their capture groups cost nothing on text without a match. Groups: `h` kept before,
+/// `s` masked, `t` kept after.
+const REFINERS: &[&str] = &[
+    r#"^(?P<h>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@?\#"'<>]*:)(?P<s>.+)(?P<t>@)$"#,
+    r#"^(?P<h>(?:mysql|mariadb).*[ \t]-p)(?P<s>.+)(?P<t>)$"#,
+    r#"^(?P<h>sshpass[ \t]+-p[ \t]*)(?P<s>.+)(?P<t>)$"#,
+    r#"^(?P<h>curl.*[ \t](?:-u|--user)[ \t]*["']?[^\s:"']+:)(?P<s>[^\s"']+)(?P<t>)$"#,
+    r#"(?s)^(?P<h>[A-Za-z0-9_\-]+["']?[ \t]*[:=][ \t]*(?:(?i:bearer|basic|token)[ \t]+)?)(?:"(?P<dq>.*)"|'(?P<sq>.*)'|(?P<oq>["']?)(?P<s>.*))(?P<t>)$"#,
+];
 
 /// The compiled token matcher.
 #[derive(Debug, Clone)]
 pub(crate) struct TokenPatterns {
     regex: Regex,
+    refiners: Vec<Regex>,
 }
 
 impl TokenPatterns {
@@ -48,7 +67,12 @@ impl TokenPatterns {
         // error caught by the first test run, never by user input.
         #[allow(clippy::expect_used)]
         let regex = Regex::new(TOKEN_PATTERN).expect("the token pattern compiles");
-        TokenPatterns { regex }
+        #[allow(clippy::expect_used)]
+        let refiners = REFINERS
+            .iter()
+            .map(|p| Regex::new(p).expect("the refiner patterns compile"))
+            .collect();
+        TokenPatterns { regex, refiners }
     }
 
     /// `text` with every token-shaped substring masked; borrowed when nothing matched.
@@ -64,12 +88,52 @@ impl TokenPatterns {
         let mut copied = 0;
         for m in matches {
             out.push_str(&text[copied..m.start()]);
-            push_replacement(&mut out, m.as_str());
+            if !self.push_refined(&mut out, m.as_str()) {
+                push_replacement(&mut out, m.as_str());
+            }
             copied = m.end();
         }
         out.push_str(&text[copied..]);
         Cow::Owned(out)
     }
+}
+
+impl TokenPatterns {
+    /// Masks a credential match that keeps its context; `false` if `whole` is another kind.
+    fn push_refined(&self, out: &mut String, whole: &str) -> bool {
+        let Some(caps) = self.refiners.iter().find_map(|r| r.captures(whole)) else {
+            return false;
+        };
+        let part = |name| caps.name(name).map_or("", |m| m.as_str());
+        let (quote, secret) = if let Some(m) = caps.name("dq") {
+            ("\"", m.as_str())
+        } else if let Some(m) = caps.name("sq") {
+            ("'", m.as_str())
+        } else {
+            ("", part("s"))
+        };
+        out.push_str(part("h"));
+        out.push_str(quote);
+        out.push_str(part("oq"));
+        if is_placeholder(secret) {
+            out.push_str(secret);
+        } else {
+            out.push_str(REDACTED);
+        }
+        out.push_str(quote);
+        out.push_str(part("t"));
+        true
+    }
+}
+
+/// Values after a label that are no secret: counters (`max_token: 512`), `null`, booleans,
+/// nothing, or an already masked value.
+fn is_placeholder(value: &str) -> bool {
+    value.is_empty()
+        || value.bytes().all(|b| b.is_ascii_digit())
+        || ["null", "none", "true", "false", REDACTED]
+            .iter()
+            .any(|w| value.eq_ignore_ascii_case(w))
 }
 
 /// Length of the AWS secret that ends a labelled match.
@@ -176,6 +240,6 @@ mod tests {
     #[test]
     fn short_text_is_not_scanned() {
         let patterns = TokenPatterns::new();
-        assert!(matches!(patterns.mask("Bearer abc123"), Cow::Borrowed(_)));
+        assert!(matches!(patterns.mask("pwd=abc"), Cow::Borrowed(_)));
     }
 }

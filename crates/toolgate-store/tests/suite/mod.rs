@@ -8,4 +8,5 @@ mod audit_verify;
 mod idempotency;
 mod pins;
 mod redact;
+mod redact_credentials;
 mod results;
