@@ -7,14 +7,16 @@
 //! routes              / and /assets/* (console): public
 //! fallbacks           404 / 405 with the one error body
 //! ```
+//!
+//! Connections are accepted by [`accept`]: a header read timeout and a connection cap.
 
 use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
+use crate::accept::{self, ConnectionLimits};
 use crate::api::webhook::WebhookError;
 use crate::state::AppState;
 use crate::{api, auth, console, mcp};
@@ -69,23 +71,18 @@ pub async fn serve(
     let grace = Duration::from_secs(state.config.shutdown_grace_secs);
     let token = state.shutdown.clone();
     let app = router(state.clone());
-    // Answers go out as several writes (an SSE stream's events, a chunked body's end): with
-    // Nagle on, each later write waits for the client's delayed ACK (~40 ms on Linux).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
-        }
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    // Also when something else (a test, an embedding program) fires the token.
+    let signal = tokio::spawn(async move {
         tokio::select! {
             () = shutdown => token.cancel(),
-            // Also when something else (a test, an embedding program) fires the token.
             () = token.cancelled() => {}
         }
     });
+    let limits = ConnectionLimits::from_config(&state.config);
+    let server = accept::run(listener, app, limits, state.shutdown.clone());
     let stopping = state.shutdown.clone();
     tokio::select! {
-        result = server => result?,
+        () = server => {}
         () = async {
             stopping.cancelled().await;
             tokio::time::sleep(grace).await;
@@ -93,6 +90,7 @@ pub async fn serve(
             tracing::warn!("in-flight requests did not finish within {grace:?}; cancelling them");
         }
     }
+    signal.abort();
     if !state.stop_calls(CANCEL_GRACE).await {
         tracing::error!("calls still running {CANCEL_GRACE:?} after being cancelled; not waiting");
     }

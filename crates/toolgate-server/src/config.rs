@@ -73,6 +73,13 @@ pub struct ServerConfig {
     pub oauth: OAuthConfig,
     /// How long graceful shutdown waits for in-flight calls.
     pub shutdown_grace_secs: u64,
+    /// How long a client has to send a request's whole header (from the connection's first
+    /// byte, or the end of the previous answer) before the connection is closed: slow
+    /// clients (slowloris) cannot hold connections open.
+    pub header_read_timeout_ms: u64,
+    /// The most connections served at once; a connection accepted beyond it is closed at
+    /// once.
+    pub max_connections: usize,
     /// The outbound-HTTP rules the webhook obeys: the top-level `[egress]` table, copied in
     /// by whoever reads the file (not a `[server]` key).
     #[serde(skip)]
@@ -80,6 +87,10 @@ pub struct ServerConfig {
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
+/// `header_read_timeout_ms` when not configured: 10 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+/// `max_connections` when not configured.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -93,6 +104,8 @@ impl Default for ServerConfig {
             webhook: None,
             oauth: OAuthConfig::default(),
             shutdown_grace_secs: 30,
+            header_read_timeout_ms: DEFAULT_HEADER_READ_TIMEOUT_MS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             egress: EgressPolicy::default(),
         }
     }

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - [`app`]: the router (guards + routes) and [`serve`] with graceful shutdown.
+//! - [`accept`]: the accept loop — header read timeout, connection cap.
 //! - [`auth`]: Host/Origin validation (DNS rebinding) and bearer-token authentication.
 //! - [`api`]: `/v1/*`, `/openapi.json`, health and readiness.
 //! - [`mcp`]: `/mcp` (Streamable HTTP) and MCP over stdio.
@@ -13,6 +14,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod accept;
 pub mod api;
 pub mod app;
 pub mod auth;

@@ -16,6 +16,10 @@ mod auth;
 mod calls;
 #[path = "api/export_rag.rs"]
 mod export_rag;
+#[path = "api/hostile.rs"]
+mod hostile;
+#[path = "api/limits.rs"]
+mod limits;
 #[path = "api/list_changed.rs"]
 mod list_changed;
 #[path = "api/mcp_json.rs"]

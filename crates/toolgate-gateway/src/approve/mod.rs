@@ -219,7 +219,9 @@ impl Layer for ApproveLayer {
                     tool: spec.name.clone(),
                     risk: spec.risk.as_str().to_owned(),
                     args_hash: hash,
-                    arguments: self.redactor.for_audit_arguments(&args),
+                    // Whole, not the audit's digested form: an argument past 2,000
+                    // characters must still be read in full by whoever approves it.
+                    arguments: self.redactor.redact_value(&args),
                     requires_confirmation: confirm,
                     ttl: self.ttl,
                 })

@@ -15,7 +15,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::StoreError;
-use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
+use toolgate_store::approvals::{
+    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, hides_value, visible_value,
+};
 
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::auth::Operator;
@@ -30,12 +32,17 @@ fn time(ms: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
-/// The Approval object of the API.
+/// The Approval object of the API. `arguments` is the call's whole arguments (redacted,
+/// never shortened); `arguments_view` the same with whitespace runs and invisible characters
+/// made visible ([`visible_value`]), and `arguments_hidden` whether the two differ — an
+/// approver must read the view when it does.
 pub fn approval_json(r: &ApprovalRequest) -> Value {
     json!({
         "id": r.id, "status": r.status, "tool": r.tool, "risk": r.risk,
         "principal": r.principal, "session": r.session, "role": r.role,
-        "arguments": r.arguments, "requires_confirmation": r.requires_confirmation,
+        "arguments": r.arguments, "arguments_view": visible_value(&r.arguments),
+        "arguments_hidden": hides_value(&r.arguments),
+        "requires_confirmation": r.requires_confirmation,
         "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
         "created_at_ms": r.created_at_ms, "expires_at_ms": r.expires_at_ms,
         "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
@@ -78,7 +85,7 @@ pub async fn list(
                 .with_hint("status is pending, all, approved, denied or expired")
         })?),
     };
-    let limit = params.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
+    let limit = super::audit::bounded_limit(params.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let store = state.approvals.clone();
     let list = blocking(move || store.list(filter, limit)).await?;
     Ok(Json(list.iter().map(approval_json).collect()))

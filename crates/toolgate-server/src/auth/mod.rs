@@ -1,16 +1,19 @@
 //! Who is calling, and from where (R-SRV-2).
 //!
-//! - [`check_host_and_origin`]: the Host header must name this server (loopback names, the
-//!   listen address, `allowed_hosts`) and a browser's Origin must be one of our own origins
-//!   or `allowed_origins` — a page on another site that rebinds its DNS to 127.0.0.1 is
-//!   refused before anything else runs.
+//! - [`check_host_and_origin`]: the Host header, parsed strictly as `host[:port]`
+//!   (`authority`), must name this server (loopback names, the listen address,
+//!   `allowed_hosts`) and a browser's Origin must be one of our own origins or
+//!   `allowed_origins` — a page on another site that rebinds its DNS to 127.0.0.1 is refused
+//!   before anything else runs.
 //! - [`authenticate`]: `Authorization: Bearer <token>` is hashed (SHA-256) and compared in
 //!   constant time with the configured hashes; each maps to a principal, a role and whether
 //!   the caller is an operator (may decide approvals and read the audit). Without a token,
-//!   the `[server.anonymous]` grant applies; absent that, loopback callers act as
-//!   `anonymous` in role `readonly` (operators, since they are the local user), and callers
-//!   beyond loopback are refused.
+//!   the `[server.anonymous]` grant applies; absent that, a server on loopback **with no
+//!   token configured** (local development) lets callers act as `anonymous` in role
+//!   `readonly`, as operators; once any token is configured, or beyond loopback, they are
+//!   refused (401).
 
+mod authority;
 mod caller;
 mod host;
 mod token;

@@ -54,7 +54,11 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
             operator: anon.operator,
         });
     }
-    if state.local_addr.ip().is_loopback() {
+    // Local development only: with no token configured there is no other way in, and the
+    // server is reachable from this machine alone. Once tokens exist, a caller without one
+    // gets only what `[server.anonymous]` grants — any local process (another user, an MCP
+    // server) could otherwise read the audit and approve calls.
+    if state.config.tokens.is_empty() && state.local_addr.ip().is_loopback() {
         return Ok(Caller {
             principal: "anonymous".to_owned(),
             role: "readonly".to_owned(),

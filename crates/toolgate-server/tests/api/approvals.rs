@@ -309,3 +309,61 @@ async fn a_denied_call_ends_approval_denied() {
     let env = s.call(Some(DEV), call).await;
     assert_eq!(code(&env), "approval_denied");
 }
+
+/// The attack of issue 12, item 2: a command padded past 2,000 characters with spaces, the
+/// dangerous part at the end. The operator's view must hold all of it, and the view with
+/// whitespace made visible must show where the padding is.
+pub fn sneaky_command() -> String {
+    format!("echo hi{}; echo SNEAKY > f", " ".repeat(2100))
+}
+
+#[tokio::test]
+async fn an_approver_sees_the_payload_hidden_past_2000_characters() {
+    let s = TestServer::start().await;
+    let sneaky = sneaky_command();
+    let env = s
+        .call(
+            Some(DEV),
+            json!({"tool": "writer", "arguments": {"note": sneaky, "path": "a\r\u{1b}[2Kb\u{202e}c\u{200b}d"}}),
+        )
+        .await;
+    let id = approval_id(&env);
+    let shown = s
+        .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+        .await;
+    // The whole (redacted) arguments, exactly as the call carries them.
+    assert_eq!(shown["arguments"]["note"], json!(sneaky));
+    assert!(shown.to_string().contains("SNEAKY"));
+    // The view: whitespace runs and invisible characters become visible markers.
+    assert_eq!(
+        shown["arguments_view"],
+        json!({"note": "echo hi⟨2100 spaces⟩; echo SNEAKY > f",
+               "path": "a⟨CR⟩⟨ESC⟩[2Kb⟨U+202E⟩c⟨U+200B⟩d"})
+    );
+    assert_eq!(shown["arguments_hidden"], json!(true));
+    // The listing and the event stream carry the same object.
+    let listed = s.get_json("/v1/approvals", Some(OP), 200).await;
+    assert_eq!(listed[0], shown);
+    // Secrets are still masked: the store keeps the redacted arguments, not the raw ones.
+    let env = s
+        .call(
+            Some(DEV),
+            json!({"tool": "writer", "arguments": {"note": format!("{}curl -H 'Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789' x", " ".repeat(2100))}}),
+        )
+        .await;
+    let id = approval_id(&env);
+    let shown = s
+        .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+        .await;
+    let note = shown["arguments"]["note"].as_str().unwrap();
+    assert!(note.contains("curl -H"), "{note}");
+    assert!(!note.contains("ghp_abcdef"), "{note}");
+    // The audit keeps its digest rule for the same call.
+    let records = s.get_json("/v1/audit?tool=writer", Some(OP), 200).await;
+    let digested = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["arguments"]["note"].get("sha256").is_some());
+    assert!(digested, "{records}");
+}

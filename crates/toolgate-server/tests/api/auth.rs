@@ -15,8 +15,12 @@ fn sample_path(path: &str) -> String {
 }
 
 #[tokio::test]
-async fn no_token_on_loopback_is_the_anonymous_readonly_operator() {
-    let s = TestServer::start().await;
+async fn without_tokens_configured_loopback_is_the_local_readonly_operator() {
+    let s = TestServer::with(Setup {
+        server: ServerConfig::default(),
+        ..Setup::default()
+    })
+    .await;
     assert_eq!(
         s.get_json("/v1/me", None, 200).await,
         json!({"principal": "anonymous", "role": "readonly", "operator": true})
@@ -26,6 +30,64 @@ async fn no_token_on_loopback_is_the_anonymous_readonly_operator() {
         .call(None, json!({"tool": "writer", "arguments": {}}))
         .await;
     assert_eq!(env["error"]["code"], json!("policy_denied"));
+}
+
+/// Issue 12, item 4: once tokens exist, a tokenless caller on loopback is nobody — it
+/// neither reads the audit nor decides approvals (any local process could otherwise).
+#[tokio::test]
+async fn with_tokens_configured_a_tokenless_loopback_caller_is_refused() {
+    let s = TestServer::start().await;
+    let env = s
+        .call(
+            Some(DEV),
+            json!({"tool": "writer", "arguments": {"note": "x"}}),
+        )
+        .await;
+    let id = crate::fixture::approval_id(&env);
+    for (method, path) in [
+        ("GET", "/v1/audit".to_owned()),
+        ("GET", "/v1/approvals".to_owned()),
+        ("GET", format!("/v1/approvals/{id}")),
+        ("POST", format!("/v1/approvals/{id}/decision")),
+        ("POST", "/v1/audit/verify".to_owned()),
+        ("GET", "/v1/me".to_owned()),
+        ("GET", "/v1/tools".to_owned()),
+        ("POST", "/v1/calls".to_owned()),
+    ] {
+        let resp = match method {
+            "GET" => s.get(&path, None),
+            _ => s.post(&path, None, &json!({"approve": true, "tool": "echo"})),
+        };
+        let resp = resp.send().await.unwrap();
+        assert!(
+            resp.headers().contains_key("www-authenticate"),
+            "{method} {path}"
+        );
+        let body = answer(resp, 401).await;
+        assert_eq!(
+            body["error"]["message"],
+            json!("this server requires a bearer token"),
+            "{method} {path}"
+        );
+    }
+    // /mcp too: an MCP client without a token is refused before the protocol starts.
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    // The approval is still pending: nobody decided it.
+    let a = s
+        .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+        .await;
+    assert_eq!(a["status"], json!("pending"));
+    // Public routes still answer, without operator extras.
+    let ready = s.get_json("/v1/ready", None, 200).await;
+    assert!(ready.get("mcp_servers").is_none(), "{ready}");
 }
 
 #[tokio::test]

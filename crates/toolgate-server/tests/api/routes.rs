@@ -101,9 +101,13 @@ async fn health_ready_and_me() {
     let health = s.get_json("/v1/health", None, 200).await;
     assert_eq!(health["status"], json!("ok"));
     assert!(health["uptime_secs"].is_u64());
-    // On loopback without a token the caller is the local operator, who sees the servers.
+    // An operator sees the servers; without a token (tokens are configured) nobody is known.
     assert_eq!(
         s.get_json("/v1/ready", None, 200).await,
+        json!({"ready": true, "checks": {"audit": "ok", "approvals": "ok"}})
+    );
+    assert_eq!(
+        s.get_json("/v1/ready", Some(OP), 200).await,
         json!({"ready": true, "checks": {"audit": "ok", "approvals": "ok"}, "mcp_servers": []})
     );
     assert_eq!(
@@ -133,7 +137,7 @@ async fn not_ready_when_the_audit_log_cannot_be_opened() {
         ..Setup::default()
     })
     .await;
-    let body = s.get_json("/v1/ready", None, 503).await;
+    let body = s.get_json("/v1/ready", Some(OP), 503).await;
     let audit_check = body["error"]["details"]["checks"]["audit"]
         .as_str()
         .unwrap()

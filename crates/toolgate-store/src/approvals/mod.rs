@@ -4,7 +4,8 @@
 //!
 //! # Life of a request
 //! 1. The gateway finds no [`Grant`] covering a call and [`ApprovalStore::create`]s a request
-//!    (status `pending`, an expiry, the already redacted arguments as a preview).
+//!    (status `pending`, an expiry, the call's whole arguments, redacted but never digested:
+//!    the approver must see everything that will run, see [`visible_text`]).
 //! 2. An operator [`ApprovalStore::decide`]s it: approve or deny, once / for this session /
 //!    always (for a tool and an argument pattern). Approving with scope `session` or `always`
 //!    also inserts a grant, in the same transaction.
@@ -25,6 +26,8 @@
 //! - `grants`: looking up, listing and revoking standing grants.
 //! - `schema`: the tables and the mapping of rows to values.
 //! - `pattern`: [`canonical_hash`] and [`pattern_matches`].
+//! - `view`: [`visible_text`] / [`visible_value`], the arguments as an approver must read
+//!   them (whitespace runs and invisible characters made visible).
 //!
 //! [`StoreError::Conflict`]: crate::StoreError::Conflict
 
@@ -33,6 +36,7 @@ mod grants;
 mod pattern;
 mod schema;
 mod store;
+mod view;
 
 use std::fmt;
 use std::str::FromStr;
@@ -44,6 +48,7 @@ use serde_json::Value;
 
 pub use pattern::{canonical_hash, pattern_matches};
 pub use store::ApprovalStore;
+pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, visible_text, visible_value};
 
 /// Milliseconds since the Unix epoch. Injected so tests can move time.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -158,7 +163,9 @@ pub struct ApprovalRequest {
     pub risk: String,
     /// [`canonical_hash`] of the call's arguments: the identity of the call.
     pub args_hash: String,
-    /// A preview for the operator, redacted by the caller before it reached the store.
+    /// The call's whole arguments, redacted (secrets masked) by the caller before they
+    /// reached the store, never shortened or digested: what the operator approves is what
+    /// runs. Show them through [`visible_value`].
     pub arguments: Value,
     /// Dangerous tools: approving requires typing the tool name.
     pub requires_confirmation: bool,
@@ -180,7 +187,7 @@ pub struct NewApproval {
     pub tool: String,
     pub risk: String,
     pub args_hash: String,
-    /// Already redacted.
+    /// Already redacted (`Redactor::redact_value`), and whole: not the audit's digested form.
     pub arguments: Value,
     pub requires_confirmation: bool,
     pub ttl: Duration,

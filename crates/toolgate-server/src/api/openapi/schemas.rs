@@ -162,7 +162,7 @@ pub fn schemas() -> Value {
         "Approval": {
             "type": "object",
             "required": ["id", "status", "tool", "risk", "principal", "session", "role", "arguments",
-                "requires_confirmation", "created_at", "expires_at", "created_at_ms", "expires_at_ms",
+                "arguments_view", "arguments_hidden", "requires_confirmation", "created_at", "expires_at", "created_at_ms", "expires_at_ms",
                 "decided_by", "decided_at", "scope", "reason", "consumed"],
             "properties": {
                 "id": {"type": "string", "pattern": "^apr_[0-9a-f]{12}$"},
@@ -172,7 +172,9 @@ pub fn schemas() -> Value {
                 "principal": {"type": "string"},
                 "session": {"type": "string"},
                 "role": {"type": "string"},
-                "arguments": {"description": "The call's arguments, secrets masked."},
+                "arguments": {"description": "The call's whole arguments, secrets masked, never shortened: what runs if approved."},
+                "arguments_view": {"description": "`arguments` with every string made visible: whitespace runs over 16 characters folded into markers such as `⟨2100 spaces⟩`, control, invisible and bidi characters named (`⟨CR⟩`, `⟨ESC⟩`, `⟨U+202E⟩`), a literal `⟨` as `⟨U+27E8⟩`."},
+                "arguments_hidden": {"type": "boolean", "description": "Whether `arguments_view` differs from `arguments`: some string hides text from a plain rendering."},
                 "requires_confirmation": {"type": "boolean", "description": "Approving needs the tool name typed in `confirm`."},
                 "created_at": {"type": "string", "format": "date-time"},
                 "expires_at": {"type": "string", "format": "date-time"},
