@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 examples="${1:-40}"
+repo="$PWD"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 bin="${TOOLGATE_BIN:-$CARGO_TARGET_DIR/debug/toolgate}"
 st="${SCHEMATHESIS:-$PWD/.venv/bin/schemathesis}"
@@ -50,7 +51,8 @@ echo "schemathesis against $base (toolgate serve, $examples examples per operati
 # The approval event stream never ends by design (text/event-stream): it is left to the
 # server's API tests, which read its events.
 status=0
-"$st" --config-file scripts/schemathesis.toml run "${base}openapi.json" \
+# From the throwaway directory: schemathesis leaves its hypothesis state in the working dir.
+(cd "$work" && "$st" --config-file "$repo/scripts/schemathesis.toml" run "${base}openapi.json" \
   --checks all \
   --max-examples "$examples" \
   --seed 20261204 \
@@ -60,7 +62,7 @@ status=0
   --header "Authorization: Bearer $token" \
   --no-color \
   --generation-database none \
-  --report junit --report-dir "$report" || status=$?
+  --report junit --report-dir "$report") || status=$?
 
 kill -0 "$server_pid" 2>/dev/null || { echo "error: toolgate serve died during the run" >&2; cat "$work/serve.err" >&2; exit 1; }
 if grep -q "panicked" "$work/serve.err"; then
