@@ -3,6 +3,11 @@
 // for the session or always (these arguments), or deny with a reason. A request that
 // requires confirmation can only be approved after the tool's name is typed back.
 //
+// The arguments are shown whole (the API never shortens them). When a string hides text — a
+// run of thousands of spaces before `; rm -rf ~`, a `\r`, an ANSI escape, a zero-width or bidi
+// character — the card warns, shows the server's visible form (`⟨2100 spaces⟩`, `⟨CR⟩`,
+// `⟨U+202E⟩`) first and the exact text below it, both scrollable.
+//
 // Keys: j/k select a request, `a` approves it once (or focuses its confirmation field),
 // `d` denies it (with the reason typed in its field, if any).
 
@@ -77,7 +82,7 @@ export function mount(el, ctx) {
     h('div', { class: 'meta' },
       metaItem('principal', a.principal), metaItem('session', a.session), metaItem('role', a.role),
       metaItem('requested', fmtTime(a.created_at_ms ?? a.created_at)), metaItem('id', a.id, 'mono')),
-    jsonBlock(a.arguments ?? {}, 'args'),
+    argumentsView(a),
     confirmInput ? h('label', { class: 'confirm' },
       h('span', {}, 'Dangerous: type ', h('code', {}, a.tool), ' to enable approval'), confirmInput) : null,
     h('div', { class: 'actions' }, approveButtons, h('span', { class: 'spacer' }), reason, deny),
@@ -194,6 +199,20 @@ export function mount(el, ctx) {
       return false;
     },
   };
+}
+
+/** The arguments as an approver must read them: the visible form, then the exact text. */
+function argumentsView(a) {
+  const exact = a.arguments ?? {};
+  if (!a.arguments_hidden) return jsonBlock(exact, 'args');
+  const chars = JSON.stringify(exact).length;
+  return h('div', { class: 'args-hidden' },
+    notice('warn', 'Hidden text in these arguments',
+      'Long whitespace runs or invisible characters are shown as ⟨…⟩ markers below. Read to the end of every value: the exact text follows.'),
+    jsonBlock(a.arguments_view ?? exact, 'args args-view'),
+    h('details', { class: 'args-exact' },
+      h('summary', {}, `Exact arguments (${chars} characters of JSON)`),
+      jsonBlock(exact, 'args exact')));
 }
 
 function metaItem(label, value, cls = '') {
