@@ -33,7 +33,10 @@ fn read_line() -> Option<String> {
 
 #[allow(clippy::print_stderr)]
 fn ask_blocking(r: &ApprovalRequest, who: String) -> Option<ApproverAnswer> {
-    let args = serde_json::to_string_pretty(&r.arguments).unwrap_or_default();
+    let args =
+        serde_json::to_string_pretty(&toolgate_store::approvals::visible_value(&r.arguments))
+            .unwrap_or_default();
+    // Whitespace runs and invisible characters are shown as ⟨…⟩ markers (issue 12, item 2).
     eprintln!();
     eprintln!(
         "  approval needed: {} ({} risk)  [{}]",

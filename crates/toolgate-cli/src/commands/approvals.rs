@@ -6,7 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use serde_json::{Value, json};
 use toolgate_store::StoreError;
-use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
+use toolgate_store::approvals::{
+    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, hides_value, visible_value,
+};
 
 use crate::app::open_approvals;
 use crate::cli::ApprovalsCommand;
@@ -26,15 +28,30 @@ fn status(r: &ApprovalRequest) -> String {
     if r.consumed { format!("{s} (used)") } else { s }
 }
 
+/// The request as `approvals show` prints it: the whole (redacted) arguments, and the same
+/// with whitespace runs and invisible characters made visible, as the API's Approval object.
 fn to_json(r: &ApprovalRequest) -> Value {
     json!({
         "id": r.id, "status": r.status, "tool": r.tool, "risk": r.risk,
         "principal": r.principal, "session": r.session, "role": r.role,
-        "arguments": r.arguments, "requires_confirmation": r.requires_confirmation,
+        "arguments": r.arguments, "arguments_view": visible_value(&r.arguments),
+        "arguments_hidden": hides_value(&r.arguments),
+        "requires_confirmation": r.requires_confirmation,
         "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
         "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
         "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
     })
+}
+
+/// The listing's ARGUMENTS column: the visible form (a padded command shows its
+/// `⟨2100 spaces⟩` and what follows), flagged when something was hidden.
+fn arguments_summary(arguments: &Value) -> String {
+    let text = visible_value(arguments).to_string();
+    if hides_value(arguments) {
+        format!("[hidden text] {}", output::short(&text, 60))
+    } else {
+        output::short(&text, 60)
+    }
 }
 
 fn expires_in(r: &ApprovalRequest) -> String {
@@ -90,7 +107,7 @@ pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
                             } else {
                                 String::new()
                             },
-                            output::short(&r.arguments.to_string(), 60),
+                            arguments_summary(&r.arguments),
                         ]
                     })
                     .collect();
@@ -161,4 +178,47 @@ pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12, item 2: the payload hidden past 2,100 spaces is in what `approvals show`
+    /// prints, whole and with the padding made visible, and in the listing's summary.
+    #[test]
+    fn show_and_list_reveal_a_payload_hidden_after_padding() {
+        let command = format!("echo hi{}; echo SNEAKY > f", " ".repeat(2100));
+        let r = ApprovalRequest {
+            id: "apr_000000000001".into(),
+            created_at_ms: 0,
+            expires_at_ms: 1,
+            status: ApprovalStatus::Pending,
+            principal: "p".into(),
+            session: "s".into(),
+            role: "default".into(),
+            tool: "shell".into(),
+            risk: "dangerous".into(),
+            args_hash: "0".repeat(64),
+            arguments: json!({"command": command}),
+            requires_confirmation: true,
+            decided_by: None,
+            decided_at_ms: None,
+            scope: None,
+            pattern: None,
+            reason: None,
+            consumed: false,
+        };
+        let shown = to_json(&r);
+        assert_eq!(shown["arguments"]["command"], json!(command));
+        assert_eq!(
+            shown["arguments_view"]["command"],
+            json!("echo hi⟨2100 spaces⟩; echo SNEAKY > f")
+        );
+        assert_eq!(shown["arguments_hidden"], json!(true));
+        assert_eq!(
+            arguments_summary(&r.arguments),
+            "[hidden text] {\"command\":\"echo hi⟨2100 spaces⟩; echo SNEAKY > f\"}"
+        );
+    }
 }

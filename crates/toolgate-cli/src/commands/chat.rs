@@ -72,7 +72,10 @@ impl Approver for ChatApprover {
             "  approval needed: {} ({} risk)  [{}]",
             r.tool, r.risk, r.id
         );
-        let args = serde_json::to_string_pretty(&r.arguments).unwrap_or_default();
+        let args =
+            serde_json::to_string_pretty(&toolgate_store::approvals::visible_value(&r.arguments))
+                .unwrap_or_default();
+        // Whitespace runs and invisible characters are shown as ⟨…⟩ markers (issue 12, item 2).
         for line in args.lines() {
             eprintln!("  │ {line}");
         }

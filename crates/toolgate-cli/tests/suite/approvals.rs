@@ -299,3 +299,44 @@ fn a_waiting_call_is_cancelled_by_sigint() {
     );
     assert!(!env.ws.join("w.txt").exists());
 }
+
+/// Issue 12, item 2: a command padded past 2,000 characters with spaces, its dangerous part
+/// at the end. `approvals show` prints it whole (and with the padding made visible), the
+/// listing's summary shows what follows the padding; the same for `write_file` content.
+#[test]
+fn approvals_show_reveals_a_payload_hidden_after_2100_spaces() {
+    let env = Env::new();
+    let command = format!("echo hi{}; echo SNEAKY > f", " ".repeat(2100));
+    let id = needs_approval(&env, &[], "shell", &json!({"command": command}));
+    let shown = env.run(&["approvals", "show", &id]);
+    shown.assert_code(0);
+    assert!(
+        shown.stdout.contains("; echo SNEAKY > f"),
+        "{}",
+        shown.stdout
+    );
+    let shown = shown.json();
+    assert_eq!(shown["arguments"]["command"], json!(command));
+    assert_eq!(
+        shown["arguments_view"]["command"],
+        json!("echo hi⟨2100 spaces⟩; echo SNEAKY > f")
+    );
+    assert_eq!(shown["arguments_hidden"], json!(true));
+    let listed = env.run(&["approvals", "list"]);
+    listed.assert_code(0);
+    assert!(
+        listed.stdout.contains("⟨2100 spaces⟩; echo SNEAKY > f"),
+        "{}",
+        listed.stdout
+    );
+
+    let content = format!("harmless{}\nrm -rf ~\n", "\n".repeat(3000));
+    let args = json!({"path": "run.sh", "content": content});
+    let id = needs_approval(&env, &[], "write_file", &args);
+    let shown = env.run(&["approvals", "show", &id]).json();
+    assert_eq!(shown["arguments"]["content"], json!(content));
+    assert_eq!(
+        shown["arguments_view"]["content"],
+        json!("harmless⟨3001 newlines⟩rm -rf ~\n")
+    );
+}

@@ -117,10 +117,21 @@ fn secrets_in_arguments_and_results_never_reach_the_disk() {
         json!({"path": "long.txt", "content": expected_digest})
     );
 
-    // Nothing under the data dir holds a secret or the long value; the masks are there.
+    // The pending request holds the long value whole: the approver must read what would run
+    // (issue 12, item 2). Only the approvals table keeps it; the audit keeps the digest.
+    let long_id = approval_id(&long_call.json());
+    let shown = env.run(&["approvals", "show", &long_id]).json();
+    assert_eq!(shown["arguments"]["content"], json!(long));
+    let audit = std::fs::read(env.audit_path()).unwrap_or_default();
+    assert!(
+        !contains(&audit, long.as_bytes()),
+        "the audit log holds the long value"
+    );
+
+    // Nothing under the data dir holds a secret; the masks are there.
     let files = files_under(&env.data);
     for (path, bytes) in &files {
-        for secret in [OPENAI_KEY, BEARER, JWT, AWS_KEY, long.as_str()] {
+        for secret in [OPENAI_KEY, BEARER, JWT, AWS_KEY] {
             assert!(
                 !contains(bytes, secret.as_bytes()),
                 "{path} holds `{}`",
