@@ -9,9 +9,18 @@
 //! component that existed at resolution time is canonical (no symlinks left in it). Tools
 //! resolve once in `check` (so a human is never asked to approve a refused call) and again
 //! in `call`, since the tree may change in between.
+//!
+//! A resolved path is a decision, not a handle: the tree can change again before it is
+//! opened. So the tools never open it by path: they open it relative to [`Workspace`]'s
+//! root descriptor with the kernel refusing any symlink and any step out of the root
+//! (`files::beneath`), then work on descriptors only.
 
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{Mode, OFlags};
 
 use toolgate_core::ToolError;
 
@@ -19,6 +28,8 @@ use toolgate_core::ToolError;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root opened once (`O_PATH`): what every open is made beneath.
+    root_fd: Arc<OwnedFd>,
     /// Absolute, lexically normal paths under `root` (they need not exist yet).
     protected: Vec<PathBuf>,
 }
@@ -36,6 +47,11 @@ impl Workspace {
                 format!("workspace root {} is not a directory", root.display()),
             ));
         }
+        let root_fd = rustix::fs::open(
+            &root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
         let protected = protected
             .into_iter()
             .map(|p| {
@@ -43,12 +59,27 @@ impl Workspace {
                 canonical_prefix(&joined)
             })
             .collect();
-        Ok(Workspace { root, protected })
+        Ok(Workspace {
+            root,
+            root_fd: Arc::new(root_fd),
+            protected,
+        })
     }
 
     /// The canonical root directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root directory's descriptor, for opening beneath it.
+    pub(crate) fn root_fd(&self) -> BorrowedFd<'_> {
+        self.root_fd.as_fd()
+    }
+
+    /// The part of a resolved path below the root (empty for the root itself); `None` for a
+    /// path outside.
+    pub(crate) fn below_root<'a>(&self, resolved: &'a Path) -> Option<&'a Path> {
+        resolved.strip_prefix(&self.root).ok()
     }
 
     /// The protected paths (absolute; they need not exist).
@@ -217,7 +248,7 @@ fn denied_outside(rel: &str) -> ToolError {
 }
 
 /// Maps an error of `canonicalize`/`symlink_metadata` on `rel`.
-fn resolve_error(rel: &str, e: &io::Error) -> ToolError {
+pub(crate) fn resolve_error(rel: &str, e: &io::Error) -> ToolError {
     if e.raw_os_error() == Some(libc::ELOOP) {
         return ToolError::PolicyDenied(format!("path `{rel}` runs into a symlink loop"));
     }

@@ -7,6 +7,8 @@
 //! rewriting them through a lossy decode would corrupt them.
 
 use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,8 +18,9 @@ use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
 use super::atomic::replace_file;
-use super::regular::{looks_binary, open_regular, too_large};
-use super::write::{existing_mode, recheck};
+use super::beneath::open_parent;
+use super::regular::{Opened, looks_binary, open_regular, too_large};
+use super::write::existing_mode;
 use crate::Workspace;
 use crate::args::{decode, idempotency_key_schema, run_blocking};
 
@@ -110,7 +113,8 @@ impl Tool for EditFileTool {
         let args: EditArgs = decode(NAME, args)?;
         check_strings(&args)?;
         let target = self.ws.resolve_existing(&args.path)?;
-        existing_mode(&target, &args.path).map(drop)
+        let at = open_parent(&self.ws, &target, &args.path)?;
+        existing_mode(at.dir.as_fd(), &at.name, &args.path).map(drop)
     }
 
     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -141,7 +145,7 @@ fn edit(ws: &Workspace, args: &EditArgs, max: u64) -> Result<Value, ToolError> {
     check_strings(args)?;
     let rel = args.path.as_str();
     let target = ws.resolve_existing(rel)?;
-    let (file, meta) = open_regular(&target, rel)?;
+    let Opened { at, file, meta } = open_regular(ws, &target, rel)?;
     if meta.len() > max {
         return Err(too_large(rel, meta.len(), max, "edit_file cannot edit it"));
     }
@@ -177,9 +181,10 @@ fn edit(ws: &Workspace, args: &EditArgs, max: u64) -> Result<Value, ToolError> {
             )));
         }
     };
-    let mode = existing_mode(&target, rel)?;
-    let target = recheck(ws, rel, &target)?;
-    replace_file(&target, updated.as_bytes(), mode)
+    // The bits of the inode read (and refused if hard-linked) above, not of whatever the
+    // name points to now: the rename replaces the name either way.
+    let mode = meta.permissions().mode() & 0o7777;
+    replace_file(at.dir.as_fd(), &at.name, updated.as_bytes(), Some(mode))
         .map_err(|e| ToolError::failed(format!("cannot write `{rel}`: {e}")))?;
     Ok(json!({"path": ws.relative(&target), "replacements": found}))
 }

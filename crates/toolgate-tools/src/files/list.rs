@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use toolgate_core::{CancellationToken, Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
+use super::beneath::open_dir;
 use super::walk::{WalkScope, walk};
 use crate::Workspace;
 use crate::args::{decode, run_blocking};
@@ -120,18 +121,18 @@ fn list(ws: &Workspace, args: &ListArgs, cancel: &CancellationToken) -> Result<V
         }
     };
     let dir = ws.resolve_existing(&args.path)?;
-    if !dir.is_dir() {
+    let Some(dir_fd) = open_dir(ws, &dir, &args.path)? else {
         return Err(ToolError::InvalidArguments(format!(
             "`{}` is not a directory; use read_file to read a file",
             args.path
         )));
-    }
+    };
     let mut entries = Vec::new();
     let mut truncated = false;
     let scope = WalkScope {
         recursive: args.recursive,
     };
-    walk(ws, &dir, scope, cancel, |entry| {
+    walk(ws, &dir, dir_fd, scope, cancel, |entry, _| {
         if entries.len() == max {
             truncated = true;
             return Ok(ControlFlow::Break(()));

@@ -2,14 +2,21 @@
 //!
 //! # Layout
 //! - [`read`], [`write`](mod@write), [`edit`], [`list`], [`search`]: one tool each.
-//! - `regular`: opening regular files without following a swapped-in symlink, binary sniffing.
-//! - `atomic`: temp-file-and-rename replacement that keeps the file's mode.
-//! - `walk`: the sorted, symlink-free directory walk behind `list_dir` and `search_files`.
+//! - `beneath`: opening a resolved path relative to the workspace root's descriptor, the
+//!   kernel refusing symlinks and steps out (`openat2`, or a walk by hand without it).
+//! - `regular`: opening regular files without following a swapped-in symlink, the
+//!   hard-link policy, binary sniffing.
+//! - `atomic`: temp-file-and-rename replacement, relative to the parent directory's
+//!   descriptor, that keeps the file's mode.
+//! - `walk`: the sorted, symlink-free directory walk behind `list_dir` and `search_files`,
+//!   descending by descriptor.
 //!
 //! Every tool resolves its paths through [`Workspace`](crate::Workspace) both in `check`
-//! and again in `call`.
+//! and again in `call`, then opens what it resolved through `beneath` — never by path —
+//! so the tree changing between the two cannot lead outside.
 
 mod atomic;
+mod beneath;
 pub mod edit;
 pub mod list;
 pub mod read;

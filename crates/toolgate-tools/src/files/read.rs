@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
-use super::regular::{SNIFF_LEN, looks_binary, open_regular, too_large};
+use super::regular::{Opened, SNIFF_LEN, looks_binary, open_regular, too_large};
 use crate::Workspace;
 use crate::args::{decode, run_blocking};
 
@@ -104,7 +104,8 @@ impl Tool for ReadFileTool {
 
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: ReadArgs = decode(NAME, args)?;
-        self.ws.resolve_existing(&args.path).map(drop)
+        let resolved = self.ws.resolve_existing(&args.path)?;
+        open_regular(&self.ws, &resolved, &self.ws.relative(&resolved)).map(drop)
     }
 
     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -120,7 +121,7 @@ impl Tool for ReadFileTool {
 fn read(ws: &Workspace, args: &ReadArgs, max: u64) -> Result<Value, ToolError> {
     let resolved = ws.resolve_existing(&args.path)?;
     let rel = ws.relative(&resolved);
-    let (mut file, meta) = open_regular(&resolved, &rel)?;
+    let Opened { mut file, meta, .. } = open_regular(ws, &resolved, &rel)?;
     let size = meta.len();
     let io_err = |e: io::Error| ToolError::failed(format!("cannot read `{rel}`: {e}"));
 

@@ -9,8 +9,10 @@
 //! Only regular files are considered; with `pattern`, binary files (a NUL byte in the first
 //! 8 KiB), files over the read limit and unreadable files are skipped.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::ops::ControlFlow;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,7 +24,8 @@ use serde_json::{Value, json};
 use toolgate_core::{CancellationToken, Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
-use super::regular::{SNIFF_LEN, looks_binary, open_regular};
+use super::beneath::{open_dir, open_parent};
+use super::regular::{SNIFF_LEN, looks_binary, open_regular_at};
 use super::walk::{EntryKind, WalkEntry, WalkScope, walk};
 use crate::Workspace;
 use crate::args::{decode, run_blocking};
@@ -208,7 +211,10 @@ fn search(
     let mut files_searched = 0u64;
     let mut truncated = false;
 
-    let mut visit = |entry: WalkEntry, rel_to_base: &Path| -> Result<ControlFlow<()>, ToolError> {
+    let mut visit = |entry: WalkEntry,
+                     dir: BorrowedFd<'_>,
+                     rel_to_base: &Path|
+     -> Result<ControlFlow<()>, ToolError> {
         if entry.kind != EntryKind::File
             || query
                 .glob
@@ -229,9 +235,9 @@ fn search(
         if entry.size.is_some_and(|s| s > max_read) {
             return Ok(ControlFlow::Continue(()));
         }
-        // Binary and unreadable files (or one swapped for a symlink mid-walk) are skipped;
-        // one bad file must not sink the whole search.
-        let Ok(Some(lines)) = matching_lines(&entry.path, &rel, regex) else {
+        // Binary, unreadable and hard-linked files (or one swapped for a symlink mid-walk)
+        // are skipped; one bad file must not sink the whole search.
+        let Ok(Some(lines)) = matching_lines(dir, &entry.name, &rel, regex) else {
             return Ok(ControlFlow::Continue(()));
         };
         files_searched += 1;
@@ -245,31 +251,21 @@ fn search(
         Ok(ControlFlow::Continue(()))
     };
 
-    if base.is_dir() {
+    if let Some(base_dir) = open_dir(ws, &base, &args.path)? {
         let scope = WalkScope { recursive: true };
-        walk(ws, &base, scope, cancel, |entry| {
+        walk(ws, &base, base_dir, scope, cancel, |entry, dir| {
             let rel_to_base = entry
                 .path
                 .strip_prefix(&base)
                 .unwrap_or(&entry.path)
                 .to_owned();
-            visit(entry, &rel_to_base)
+            visit(entry, dir, &rel_to_base)
         })?;
     } else {
-        let meta = base
-            .symlink_metadata()
+        let at = open_parent(ws, &base, &args.path)?;
+        let entry = WalkEntry::stat(at.dir.as_fd(), &at.name, base.clone())
             .map_err(|e| ToolError::failed(format!("cannot stat `{}`: {e}", args.path)))?;
-        let entry = WalkEntry {
-            kind: if meta.is_file() {
-                EntryKind::File
-            } else {
-                EntryKind::Other
-            },
-            size: Some(meta.len()),
-            path: base.clone(),
-        };
-        let name = base.file_name().map(Path::new).unwrap_or(Path::new(""));
-        let _single_file_done = visit(entry, name)?;
+        let _single_file_done = visit(entry, at.dir.as_fd(), Path::new(&at.name))?;
     }
 
     Ok(match query.regex {
@@ -280,15 +276,16 @@ fn search(
     })
 }
 
-/// The 1-based numbers and capped texts of the lines of `path` that match; `None` for a
+/// The 1-based numbers and capped texts of the lines of the file `name` in `dir` that match; `None` for a
 /// binary file.
 fn matching_lines(
-    path: &Path,
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
     rel: &str,
     regex: &Regex,
 ) -> Result<Option<Vec<(u64, String)>>, ToolError> {
     let io_err = |e: std::io::Error| ToolError::failed(format!("cannot read `{rel}`: {e}"));
-    let (mut file, _) = open_regular(path, rel)?;
+    let (mut file, _) = open_regular_at(dir, name, rel)?;
     let mut head = Vec::with_capacity(SNIFF_LEN);
     (&mut file)
         .take(SNIFF_LEN as u64)

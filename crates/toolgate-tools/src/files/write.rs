@@ -3,15 +3,17 @@
 //! Output: `{path, bytes_written, created}` — `created` is false when an existing file was
 //! replaced (its permission bits are kept).
 //!
-//! Sequence: resolve for write → refuse directories and non-regular files → create missing
-//! parent directories (if allowed) → resolve again, so a directory swapped for a symlink
-//! meanwhile is caught → temp file + rename.
+//! Sequence: resolve for write → open the parent directory beneath the root, making the
+//! missing ones one at a time (if allowed) → refuse directories, non-regular and hard-linked
+//! files → temp file + rename, both relative to that directory's descriptor. A directory
+//! swapped for a symlink meanwhile fails the open instead of being followed.
 
-use std::fs;
-use std::io;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
+
+use rustix::fs::{AtFlags, FileType, statat};
+use rustix::io::Errno;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -20,6 +22,8 @@ use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 
 use super::atomic::replace_file;
+use super::beneath::{create_parent, open_parent_if_exists};
+use super::regular::{became_symlink, deny_hard_links};
 use crate::Workspace;
 use crate::args::{decode, idempotency_key_schema, run_blocking};
 
@@ -102,7 +106,10 @@ impl Tool for WriteFileTool {
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: WriteArgs = decode(NAME, args)?;
         let target = self.ws.resolve_for_write(&args.path)?;
-        existing_mode(&target, &args.path).map(drop)
+        match open_parent_if_exists(&self.ws, &target, &args.path)? {
+            Some(at) => existing_mode(at.dir.as_fd(), &at.name, &args.path).map(drop),
+            None => Ok(()),
+        }
     }
 
     async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -117,25 +124,18 @@ impl Tool for WriteFileTool {
 fn write(ws: &Workspace, args: &WriteArgs) -> Result<Value, ToolError> {
     let rel = args.path.as_str();
     let target = ws.resolve_for_write(rel)?;
-    let mode = existing_mode(&target, rel)?;
-    let parent = target.parent().ok_or_else(|| {
-        ToolError::InvalidArguments(format!("`{rel}` is the workspace root, not a file"))
-    })?;
-    if !parent.is_dir() {
-        if !args.create_dirs {
+    let at = match open_parent_if_exists(ws, &target, rel)? {
+        Some(at) => at,
+        None if args.create_dirs => create_parent(ws, &target, rel)?,
+        None => {
             return Err(ToolError::InvalidArguments(format!(
                 "the parent directory of `{rel}` does not exist; create it first or set \
                  create_dirs to true"
             )));
         }
-        fs::create_dir_all(parent).map_err(|e| {
-            ToolError::failed(format!(
-                "cannot create the parent directories of `{rel}`: {e}"
-            ))
-        })?;
-    }
-    let target = recheck(ws, rel, &target)?;
-    replace_file(&target, args.content.as_bytes(), mode)
+    };
+    let mode = existing_mode(at.dir.as_fd(), &at.name, rel)?;
+    replace_file(at.dir.as_fd(), &at.name, args.content.as_bytes(), mode)
         .map_err(|e| ToolError::failed(format!("cannot write `{rel}`: {e}")))?;
     Ok(json!({
         "path": ws.relative(&target),
@@ -144,34 +144,30 @@ fn write(ws: &Workspace, args: &WriteArgs) -> Result<Value, ToolError> {
     }))
 }
 
-/// Resolves `rel` again after directories were created; it must land where it did before.
-pub(super) fn recheck(
-    ws: &Workspace,
+/// The permission bits of the entry `name` of `dir`, `None` when there is none yet.
+/// Refuses directories, anything else that is not a regular file, hard-linked files, and
+/// a symlink (the checked path had none: one appeared since).
+pub(super) fn existing_mode(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
     rel: &str,
-    before: &Path,
-) -> Result<std::path::PathBuf, ToolError> {
-    let now = ws.resolve_for_write(rel)?;
-    if now != before {
-        return Err(ToolError::PolicyDenied(format!(
-            "`{rel}` changed while it was being written (a path component was replaced); \
-             refusing to write"
-        )));
-    }
-    Ok(now)
-}
-
-/// The permission bits of the file at `target`, `None` when there is none yet. Refuses
-/// directories and anything else that is not a regular file.
-pub(super) fn existing_mode(target: &Path, rel: &str) -> Result<Option<u32>, ToolError> {
-    match target.symlink_metadata() {
-        Ok(meta) if meta.is_file() => Ok(Some(meta.permissions().mode() & 0o7777)),
-        Ok(meta) if meta.is_dir() => Err(ToolError::InvalidArguments(format!(
+) -> Result<Option<u32>, ToolError> {
+    let st = match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(ToolError::failed(format!("cannot stat `{rel}`: {e}"))),
+    };
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {
+            deny_hard_links(rel, st.st_nlink)?;
+            Ok(Some(st.st_mode & 0o7777))
+        }
+        FileType::Directory => Err(ToolError::InvalidArguments(format!(
             "`{rel}` is a directory; write_file only writes files"
         ))),
-        Ok(_) => Err(ToolError::InvalidArguments(format!(
+        FileType::Symlink => Err(became_symlink(rel)),
+        _ => Err(ToolError::InvalidArguments(format!(
             "`{rel}` is not a regular file (a device, socket or FIFO)"
         ))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::failed(format!("cannot stat `{rel}`: {e}"))),
     }
 }

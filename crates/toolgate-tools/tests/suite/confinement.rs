@@ -5,6 +5,9 @@ use serde_json::{Value, json};
 
 use super::fixture::Fixture;
 
+mod hard_links;
+mod race;
+
 /// A workspace with links to `/etc` (only ever read through), to a temp file and directory
 /// outside, to a missing file outside, a loop, and a real file and directory inside.
 fn setup() -> Fixture {
