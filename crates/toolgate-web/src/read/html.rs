@@ -218,10 +218,13 @@ fn absolutize(node: &Rc<Node>, base: &Url) {
 }
 
 fn has_scheme(value: &str, scheme: &str) -> bool {
-    let v = value.trim_start();
-    v.len() > scheme.len()
-        && v[..scheme.len()].eq_ignore_ascii_case(scheme)
-        && v[scheme.len()..].starts_with(':')
+    // `get`, not indexing: the value may have a multi-byte character where the scheme would
+    // end (found by the html_markdown fuzz target).
+    value
+        .trim_start()
+        .get(..=scheme.len())
+        .and_then(|head| head.strip_suffix(':'))
+        .is_some_and(|name| name.eq_ignore_ascii_case(scheme))
 }
 
 fn is(node: &Node, tag: &str) -> bool {
@@ -312,6 +315,18 @@ mod tests {
                     .into(),
                 too_deep: false,
             }
+        );
+    }
+
+    #[test]
+    fn urls_with_multibyte_characters_where_a_scheme_would_end_convert() {
+        let html = "<p><a href=\"/re\u{20ac}\u{20ac}\u{20ac}x\">a</a> \
+                    <a href=\"javascrip\u{e9}:x\">b</a> <img src=\"dat\u{e9}\u{e9}\" alt=\"c\"></p>";
+        assert_eq!(
+            page(html, HtmlFormat::Markdown).text,
+            "[a](https://site.test/re%E2%82%AC%E2%82%AC%E2%82%ACx) \
+             [b](https://site.test/docs/javascrip%C3%A9:x) \
+             ![c](https://site.test/docs/dat%C3%A9%C3%A9)"
         );
     }
 
