@@ -11,12 +11,21 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::anchor::AnchorFile;
 use super::index::{IndexRow, index_rows};
 
 /// How long rows are gathered before they are written in one transaction.
 const GATHER: Duration = Duration::from_millis(50);
 
-pub(crate) fn run(mut conn: Connection, file: File, path: PathBuf, rx: Receiver<Vec<IndexRow>>) {
+/// With `anchor` (a keyed log), the head anchor is moved to the last record of each
+/// transaction's rows: they are fsynced, so the anchor never runs ahead of the file.
+pub(crate) fn run(
+    mut conn: Connection,
+    file: File,
+    path: PathBuf,
+    anchor: Option<AnchorFile>,
+    rx: Receiver<Vec<IndexRow>>,
+) {
     while let Ok(mut rows) = rx.recv() {
         let deadline = Instant::now() + GATHER;
         let mut closed = false;
@@ -31,8 +40,22 @@ pub(crate) fn run(mut conn: Connection, file: File, path: PathBuf, rx: Receiver<
             }
         }
         let _ = index_rows(&mut conn, &file, &path, &rows);
+        if let (Some(anchor), Some(last)) = (&anchor, rows.last())
+            && let Err(e) = anchor.advance(last.seq, &last.hash, last.seq)
+        {
+            tracing_free_warning(&e);
+        }
         if closed {
             return;
         }
+    }
+}
+
+/// The store has no logger; an anchor that cannot be written shows up in `verify` (the anchor
+/// lags the file, which is allowed), so the failure is only noted on stderr.
+fn tracing_free_warning(e: &crate::StoreError) {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("toolgate: cannot update the audit head anchor: {e}");
     }
 }

@@ -41,9 +41,11 @@
 //! # Ok(()) }
 //! ```
 
+mod anchor;
 mod chain;
 mod index;
 mod indexer;
+mod key;
 mod query;
 mod record;
 mod recover;
@@ -60,15 +62,17 @@ use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
 pub use chain::GENESIS_HASH;
+pub use key::{AuditKey, KEY_FILE, default_key_dir};
 pub use query::{AuditIndex, AuditQuery};
 pub use record::{AuditRecord, Durability, RecordKind, StoredRecord};
-pub use verify::{BadRecord, VerifyReport, verify};
+pub use verify::{BadRecord, VerifyReport, verify, verify_with};
 
 use crate::redact::Redactor;
 use crate::{StoreError, StoreResult};
+use anchor::AnchorFile;
 use chain::record_body;
 use index::IndexFields;
-use recover::{FileLock, repair_tail};
+use recover::{FileLock, hash_at_seq, repair_tail};
 use writer::{ChainWriter, FlushAck, PendingRecord, WriterCommand};
 
 /// Handle to an open audit log. Cheap to clone; all clones share one writer thread, which
@@ -86,17 +90,63 @@ struct Inner {
     redactor: Arc<Redactor>,
     durability: Durability,
     path: PathBuf,
+    db: PathBuf,
+    key: Option<AuditKey>,
 }
 
 impl AuditLog {
     /// Opens or creates the log at `jsonl` (and its parent directories) with its index in the
-    /// SQLite database `db`. Repairs a torn tail, brings the index up to date, and starts the
-    /// writer and indexer threads.
+    /// SQLite database `db`, without a key: the chain shows accidental damage but anyone who
+    /// can write the file can rewrite it. The binary always opens keyed
+    /// ([`AuditLog::open_keyed`]); this is for tests and embeddings.
     pub fn open(jsonl: &Path, db: &Path, durability: Durability) -> StoreResult<AuditLog> {
+        AuditLog::open_with(jsonl, db, durability, None)
+    }
+
+    /// Opens or creates the log keyed by `key`: every record carries a MAC, and the head
+    /// anchor beside the key follows the last fsynced record. Refuses a log that does not
+    /// hold what its anchor vouches for (cut, replaced or deleted) or whose acknowledged
+    /// tail is damaged; nothing is changed then, and `verify` names the first bad record.
+    /// Sets a torn unacknowledged tail aside as an evidence file. Brings the index up to
+    /// date and starts the writer and indexer threads.
+    pub fn open_keyed(
+        jsonl: &Path,
+        db: &Path,
+        durability: Durability,
+        key: AuditKey,
+    ) -> StoreResult<AuditLog> {
+        AuditLog::open_with(jsonl, db, durability, Some(key))
+    }
+
+    fn open_with(
+        jsonl: &Path,
+        db: &Path,
+        durability: Durability,
+        key: Option<AuditKey>,
+    ) -> StoreResult<AuditLog> {
         let io_err = |what: &str, e| StoreError::io(format!("{what} {}", jsonl.display()), e);
         if let Some(parent) = jsonl.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .map_err(|e| io_err("cannot create the directory of", e))?;
+        }
+        let anchor_file = key.as_ref().map(|k| AnchorFile::for_log(k, jsonl));
+        let anchor = match &anchor_file {
+            Some(f) => f.load()?,
+            None => None,
+        };
+        if let Some(a) = &anchor
+            && a.seq > 0
+            && !jsonl.exists()
+        {
+            return Err(StoreError::Corrupt(format!(
+                "the audit log {} is missing, but its head anchor {} says it held {} \
+                 records: it was deleted or moved. Run `toolgate audit verify`",
+                jsonl.display(),
+                anchor_file
+                    .as_ref()
+                    .map_or(String::new(), |f| f.path().display().to_string()),
+                a.seq
+            )));
         }
         let file = OpenOptions::new()
             .read(true)
@@ -106,8 +156,27 @@ impl AuditLog {
             .map_err(|e| io_err("cannot open the audit log", e))?;
         let tip = {
             let _lock = FileLock::exclusive(&file, jsonl)?;
-            repair_tail(&file, jsonl)?
+            let tip = repair_tail(&file, jsonl, anchor.as_ref().map_or(0, |a| a.seq))?;
+            if let Some(a) = &anchor {
+                let held = hash_at_seq(&file, &tip, a.seq).map_err(|e| io_err("cannot read", e))?;
+                let matches = a.seq == 0 || held.as_deref() == Some(a.hash.as_str());
+                if !matches {
+                    return Err(StoreError::Corrupt(format!(
+                        "the audit log {} does not hold the record its head anchor vouches for \
+                         (seq {}, hash {}): records were removed or the log was replaced. \
+                         Nothing was changed; run `toolgate audit verify`",
+                        jsonl.display(),
+                        a.seq,
+                        a.hash
+                    )));
+                }
+            }
+            tip
         };
+        if let (Some(f), None) = (&anchor_file, &anchor) {
+            // The first keyed open: records before this point predate the key.
+            f.advance(tip.seq, &tip.hash, tip.seq + 1)?;
+        }
         let index = AuditIndex::open(jsonl, db)?;
         index.catch_up()?;
 
@@ -117,10 +186,18 @@ impl AuditLog {
         let indexer_path = jsonl.to_owned();
         let indexer = std::thread::Builder::new()
             .name("toolgate-audit-index".into())
-            .spawn(move || indexer::run(indexer_conn, indexer_file, indexer_path, index_rx))
+            .spawn(move || {
+                indexer::run(
+                    indexer_conn,
+                    indexer_file,
+                    indexer_path,
+                    anchor_file,
+                    index_rx,
+                )
+            })
             .map_err(|e| io_err("cannot start the indexer thread for", e))?;
 
-        let chain_writer = ChainWriter::new(file, jsonl.to_owned(), tip, index_tx)?;
+        let chain_writer = ChainWriter::new(file, jsonl.to_owned(), tip, key.clone(), index_tx)?;
         let (tx, rx) = mpsc::channel();
         let writer = std::thread::Builder::new()
             .name("toolgate-audit-writer".into())
@@ -136,8 +213,18 @@ impl AuditLog {
                 redactor: Redactor::shared(),
                 durability,
                 path: jsonl.to_owned(),
+                db: db.to_owned(),
+                key,
             }),
         })
+    }
+
+    /// Flushes, then verifies this log as [`verify_with`] does, with its index and (for a
+    /// keyed log) its key and head anchor.
+    pub fn verify(&self) -> StoreResult<VerifyReport> {
+        self.flush_blocking()?;
+        let db = self.inner.db.exists().then_some(self.inner.db.as_path());
+        verify_with(&self.inner.path, db, self.inner.key.as_ref())
     }
 
     /// Redacts `record` (arguments, result and error text; see [`crate::redact`]) and appends

@@ -1,16 +1,23 @@
-//! Finding the end of the chain and repairing a torn tail.
+//! Finding the end of the chain and setting a torn tail aside.
 //!
 //! A crash (SIGKILL, power loss) in the middle of a write can leave a partial last line. Such a
-//! record was never acknowledged — acks are sent only after fsync — so dropping it loses
-//! nothing anyone was told is safe. [`repair_tail`] therefore truncates the file back to the
-//! end of the last good line: it drops bytes after the last `\n`, and then the last complete
-//! line too if it does not parse or hash. Only the tail is ever touched; a damaged record with
-//! another damaged record before it is not a torn write, and opening fails instead so that a
-//! human looks (`verify` reports the details). Must be called under the file's exclusive lock.
+//! record was never acknowledged — acks are sent only after fsync — so nothing anyone was told
+//! is safe is lost by moving it out of the way. [`repair_tail`] therefore cuts the file back to
+//! the end of the last good line: the bytes after the last `\n`, and the last complete line
+//! too if it does not parse or hash. The bytes cut are never destroyed: they are first copied
+//! to an evidence file beside the log (`tool-audit.jsonl.torn-<µs since epoch>`, fsynced),
+//! which `verify` reports until a human has looked at it and removed it.
+//!
+//! Only an unacknowledged tail is ever touched. A damaged record that a keyed log's head
+//! anchor vouches for was acknowledged, so its damage is tampering, not a torn write; so is a
+//! damaged record with another damaged record before it. Opening fails in both cases and the
+//! file is left exactly as it is (`verify` reports the details). Must be called under the
+//! file's exclusive lock.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use super::chain::{GENESIS_HASH, decode_line};
 use crate::{StoreError, StoreResult};
@@ -38,8 +45,10 @@ impl ChainTip {
 
 const CHUNK: usize = 16 * 1024;
 
-/// Truncates a torn tail (see the module docs) and returns the chain's tip.
-pub(crate) fn repair_tail(file: &File, path: &Path) -> StoreResult<ChainTip> {
+/// Sets a torn tail aside (see the module docs) and returns the chain's tip. `anchored_seq`
+/// is the last record known to be acknowledged (0 when unknown): a damaged tail at or before
+/// it is refused, not repaired.
+pub(crate) fn repair_tail(file: &File, path: &Path, anchored_seq: u64) -> StoreResult<ChainTip> {
     let io_err = |what: &str, e| StoreError::io(format!("{what} {}", path.display()), e);
     let len = file.metadata().map_err(|e| io_err("cannot stat", e))?.len();
     let complete_end = match rfind_newline(file, len).map_err(|e| io_err("cannot read", e))? {
@@ -48,11 +57,104 @@ pub(crate) fn repair_tail(file: &File, path: &Path) -> StoreResult<ChainTip> {
     };
     let (tip, cut) = tip_before(file, complete_end, path)?;
     if cut < len {
+        if tip.seq < anchored_seq {
+            return Err(StoreError::Corrupt(format!(
+                "the audit log {} is damaged after seq {}, but its head anchor says seq \
+                 {anchored_seq} was written and acknowledged: this is not a torn write, so \
+                 nothing was changed. Run `toolgate audit verify` to locate the damage",
+                path.display(),
+                tip.seq
+            )));
+        }
+        keep_evidence(file, path, cut, len)?;
         file.set_len(cut)
-            .map_err(|e| io_err("cannot truncate the torn tail of", e))?;
+            .map_err(|e| io_err("cannot cut the torn tail of", e))?;
         file.sync_data().map_err(|e| io_err("cannot sync", e))?;
     }
     Ok(tip)
+}
+
+/// Copies the bytes `[from, to)` of the log to a new evidence file beside it, durably.
+fn keep_evidence(file: &File, path: &Path, from: u64, to: u64) -> StoreResult<PathBuf> {
+    let io_err = |what: &str, p: &Path, e| StoreError::io(format!("{what} {}", p.display()), e);
+    let len = usize::try_from(to - from)
+        .map_err(|e| io_err("cannot read", path, std::io::Error::other(e)))?;
+    let mut bytes = vec![0u8; len];
+    file.read_exact_at(&mut bytes, from)
+        .map_err(|e| io_err("cannot read the torn tail of", path, e))?;
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+    let evidence = path.with_file_name(format!("{name}{TORN_SUFFIX}{micros}"));
+    let mut out = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&evidence)
+        .map_err(|e| io_err("cannot keep the torn tail in", &evidence, e))?;
+    out.write_all(&bytes)
+        .and_then(|()| out.sync_all())
+        .map_err(|e| io_err("cannot keep the torn tail in", &evidence, e))?;
+    if let Some(dir) = evidence.parent()
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(evidence)
+}
+
+/// What follows the log's file name in an evidence file's name.
+pub(crate) const TORN_SUFFIX: &str = ".torn-";
+
+/// The evidence files of `jsonl`, oldest first.
+pub(crate) fn evidence_files(jsonl: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (jsonl.parent(), jsonl.file_name()) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!("{}{TORN_SUFFIX}", name.to_string_lossy());
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The hash of the record `seq` in a file whose tip is `tip`, read backwards from the end;
+/// `None` if the record is not there (or does not decode).
+pub(crate) fn hash_at_seq(
+    file: &File,
+    tip: &ChainTip,
+    seq: u64,
+) -> std::io::Result<Option<String>> {
+    if seq == 0 || seq > tip.seq {
+        return Ok(None);
+    }
+    let mut end = tip.len;
+    for _ in 0..=(tip.seq - seq) {
+        if end == 0 {
+            return Ok(None);
+        }
+        let (start, line) = line_ending_at(file, end - 1)?;
+        match decode_line(&line) {
+            Ok(rec) if rec.seq == seq => return Ok(Some(rec.hash)),
+            Ok(rec) if rec.seq < seq => return Ok(None),
+            Ok(_) => end = start,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(None)
 }
 
 /// The tip of the complete lines in `[0, end)` and the length to keep: `end`, or the start of

@@ -4,18 +4,28 @@
 //! does not follow, or a torn last line. A chain alone cannot show that its last records were
 //! cut off; given the index, `verify` also compares the two, since the index only ever learns
 //! fsynced records.
+//!
+//! With the log's [`AuditKey`] ([`verify_with`]) it also checks every record's MAC — a record
+//! appended or rewritten by someone without the key fails — and compares the file with the
+//! head anchor: fewer records than the anchor vouches for, another record at its seq, or no
+//! file at all, is a failure. Records without a MAC are accepted only before the anchor's
+//! `keyed_from` (written before the log had a key) and counted in [`VerifyReport::unkeyed`].
+//! Evidence files of torn tails set aside on open are listed, and fail the check until removed.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::chain::{GENESIS_HASH, LineFault, braced_text, decode_line};
+use super::anchor::{Anchor, AnchorFile};
+use super::chain::{GENESIS_HASH, LineFault, braced_text, decode_keyed_line};
+use super::key::AuditKey;
+use super::recover::evidence_files;
 use crate::{StoreError, StoreResult};
 
 /// What [`verify`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VerifyReport {
     /// Records checked and found good, in file order, before the first bad one (all of them
     /// when the log is intact).
@@ -24,6 +34,17 @@ pub struct VerifyReport {
     pub head: Option<String>,
     /// The first problem, if any.
     pub first_bad: Option<BadRecord>,
+    /// Whether MACs were checked (a key was given).
+    pub keyed: bool,
+    /// Good records without a MAC (written before the log had a key; with a key, only
+    /// accepted before the anchor's `keyed_from`).
+    pub unkeyed: u64,
+    /// The seq the head anchor vouches for; `None` without a key or without an anchor (a
+    /// copy of a log, or a log never opened keyed): then a cut-off end cannot be detected
+    /// by the anchor.
+    pub anchored: Option<u64>,
+    /// Torn tails set aside as evidence files when the log was reopened.
+    pub evidence: Vec<PathBuf>,
 }
 
 impl VerifyReport {
@@ -46,10 +67,49 @@ pub struct BadRecord {
 const REASON_PREV: &str =
     "prev does not match the previous record (record deleted, inserted or reordered)";
 const REASON_TORN: &str = "torn record at end of file";
+const REASON_MAC: &str = "MAC mismatch (record forged or rewritten without the audit key)";
+const REASON_NO_MAC: &str =
+    "no MAC on a record of a keyed log (appended or rewritten without the audit key)";
 
-/// Verifies the chain in `jsonl` and, with `db`, that the index agrees with it.
+/// Verifies the chain in `jsonl` and, with `db`, that the index agrees with it. Checks no
+/// MAC: see [`verify_with`].
 pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
+    verify_with(jsonl, db, None)
+}
+
+/// [`verify`], and with `key` every record's MAC and the log's head anchor (module docs).
+/// A missing file is an error, unless an anchor says it held records: that is a failure.
+pub fn verify_with(
+    jsonl: &Path,
+    db: Option<&Path>,
+    key: Option<&AuditKey>,
+) -> StoreResult<VerifyReport> {
     let read_err = |e| StoreError::io(format!("cannot read the audit log {}", jsonl.display()), e);
+    let anchor = match key {
+        Some(key) => AnchorFile::for_log(key, jsonl).load()?,
+        None => None,
+    };
+    let mut report = VerifyReport {
+        keyed: key.is_some(),
+        anchored: anchor.as_ref().map(|a| a.seq),
+        evidence: evidence_files(jsonl),
+        ..VerifyReport::default()
+    };
+    if let Some(a) = &anchor
+        && a.seq > 0
+        && !jsonl.exists()
+    {
+        report.first_bad = Some(BadRecord {
+            line: 1,
+            seq: Some(1),
+            reason: format!(
+                "the audit log is missing, but the head anchor says it held {} records \
+                 (deleted or moved)",
+                a.seq
+            ),
+        });
+        return Ok(report);
+    }
     // Pin the index's snapshot before sizing the file: the index never knows a record the
     // file lacks, so records appended meanwhile cannot look like a truncation.
     let index = match db {
@@ -63,12 +123,9 @@ pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
         Some(view) => Some(view.cursor()?),
         None => None,
     };
+    let keyed_from = anchor.as_ref().map_or(u64::MAX, |a| a.keyed_from);
+    let mut seen_mac = false;
 
-    let mut report = VerifyReport {
-        records: 0,
-        head: None,
-        first_bad: None,
-    };
     let mut prev_hash = GENESIS_HASH.to_owned();
     let mut prev_seq = 0u64;
     let mut line = Vec::new();
@@ -92,13 +149,27 @@ pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
             break;
         }
         let content = &line[..n - 1];
-        let rec = match decode_line(content) {
-            Ok(rec) => rec,
+        let (rec, mac) = match decode_keyed_line(content) {
+            Ok(decoded) => decoded,
             Err(fault) => {
                 report.first_bad = bad(declared_seq(content, fault), fault.reason());
                 break;
             }
         };
+        if let Some(key) = key {
+            match &mac {
+                Some(mac) if !key.verify(rec.hash.as_bytes(), mac) => {
+                    report.first_bad = bad(Some(rec.seq), REASON_MAC);
+                    break;
+                }
+                Some(_) => seen_mac = true,
+                None if seen_mac || rec.seq >= keyed_from => {
+                    report.first_bad = bad(Some(rec.seq), REASON_NO_MAC);
+                    break;
+                }
+                None => {}
+            }
+        }
         if rec.prev != prev_hash {
             report.first_bad = bad(Some(rec.seq), REASON_PREV);
             break;
@@ -107,6 +178,16 @@ pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
             report.first_bad = bad(
                 Some(rec.seq),
                 &format!("seq jumps from {prev_seq} to {}", rec.seq),
+            );
+            break;
+        }
+        if let Some(a) = &anchor
+            && a.seq == rec.seq
+            && a.hash != rec.hash
+        {
+            report.first_bad = bad(
+                Some(rec.seq),
+                "not the record the head anchor vouches for at this seq (log replaced)",
             );
             break;
         }
@@ -120,6 +201,9 @@ pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
             );
             break;
         }
+        if mac.is_none() {
+            report.unkeyed += 1;
+        }
         report.records += 1;
         prev_seq = rec.seq;
         prev_hash = rec.hash;
@@ -130,7 +214,37 @@ pub fn verify(jsonl: &Path, db: Option<&Path>) -> StoreResult<VerifyReport> {
     {
         report.first_bad = view.missing_from_file(prev_seq, line_no + 1)?;
     }
+    if report.first_bad.is_none() {
+        report.first_bad = beyond_the_file(anchor.as_ref(), prev_seq, line_no + 1);
+    }
+    if report.first_bad.is_none()
+        && let Some(first) = report.evidence.first()
+    {
+        report.first_bad = Some(BadRecord {
+            line: line_no + 1,
+            seq: None,
+            reason: format!(
+                "a damaged tail was set aside in {} when the log was reopened (a torn write \
+                 or tampering): inspect it, then remove it",
+                first.display()
+            ),
+        });
+    }
     Ok(report)
+}
+
+/// A problem when the anchor vouches for records past the file's last one.
+fn beyond_the_file(anchor: Option<&Anchor>, last_seq: u64, next_line: u64) -> Option<BadRecord> {
+    let a = anchor.filter(|a| a.seq > last_seq)?;
+    Some(BadRecord {
+        line: next_line,
+        seq: Some(last_seq + 1),
+        reason: format!(
+            "the head anchor vouches for records up to seq {} but the file ends at seq \
+             {last_seq} (records removed from the end)",
+            a.seq
+        ),
+    })
 }
 
 /// The seq a damaged line claims, if it says one.

@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 
 use super::chain::encode_line;
 use super::index::{IndexFields, IndexRow};
+use super::key::AuditKey;
 use super::recover::{ChainTip, FileLock, repair_tail};
 use super::syncer::{Completion, Syncer};
 use crate::{StoreError, StoreResult};
@@ -77,6 +78,8 @@ pub(crate) struct ChainWriter {
     file: Arc<File>,
     path: PathBuf,
     tip: ChainTip,
+    /// MACs each record when set.
+    key: Option<AuditKey>,
     syncer: Syncer,
     /// Bytes written since the last sync was started.
     dirty: bool,
@@ -90,6 +93,7 @@ impl ChainWriter {
         file: File,
         path: PathBuf,
         tip: ChainTip,
+        key: Option<AuditKey>,
         indexer: Sender<Vec<IndexRow>>,
     ) -> StoreResult<Self> {
         let file = Arc::new(file);
@@ -98,6 +102,7 @@ impl ChainWriter {
             file,
             path,
             tip,
+            key,
             syncer,
             dirty: false,
             last_sync: Instant::now(),
@@ -232,7 +237,7 @@ impl ChainWriter {
             .map_err(|e| self.io_err("cannot stat", e))?
             .len();
         if len != self.tip.len {
-            self.tip = repair_tail(&file, &self.path)?;
+            self.tip = repair_tail(&file, &self.path, 0)?;
         }
         let mut buf = Vec::with_capacity(records.iter().map(|(body, _)| body.len() + 180).sum());
         let first_seq = self.tip.seq + 1;
@@ -241,7 +246,7 @@ impl ChainWriter {
         for (body, fields) in records {
             let start = tip.len + buf.len() as u64;
             tip.seq += 1;
-            tip.hash = encode_line(&mut buf, tip.seq, &tip.hash, &body);
+            tip.hash = encode_line(&mut buf, tip.seq, &tip.hash, &body, self.key.as_ref());
             rows.push(IndexRow {
                 seq: tip.seq,
                 hash: tip.hash.clone(),

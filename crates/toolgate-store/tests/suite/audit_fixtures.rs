@@ -4,23 +4,39 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use tempfile::TempDir;
-use toolgate_store::audit::{AuditLog, AuditRecord, Durability, RecordKind};
+use toolgate_store::StoreResult;
+use toolgate_store::audit::{AuditKey, AuditLog, AuditRecord, Durability, RecordKind};
 
 /// A data directory with the default layout: `logs/tool-audit.jsonl` and `toolgate.db`.
 pub(super) struct LogDir {
     _dir: TempDir,
     pub jsonl: PathBuf,
     pub db: PathBuf,
+    /// The audit key's directory, outside the data dir.
+    pub keys: PathBuf,
 }
 
 impl LogDir {
     pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         LogDir {
-            jsonl: dir.path().join("logs").join("tool-audit.jsonl"),
-            db: dir.path().join("toolgate.db"),
+            jsonl: dir
+                .path()
+                .join("data")
+                .join("logs")
+                .join("tool-audit.jsonl"),
+            db: dir.path().join("data").join("toolgate.db"),
+            keys: dir.path().join("config").join("keys"),
             _dir: dir,
         }
+    }
+
+    pub(super) fn key(&self) -> AuditKey {
+        AuditKey::open_or_create(&self.keys).unwrap()
+    }
+
+    pub(super) fn open_keyed(&self, durability: Durability) -> StoreResult<AuditLog> {
+        AuditLog::open_keyed(&self.jsonl, &self.db, durability, self.key())
     }
 
     pub(super) fn open(&self, durability: Durability) -> AuditLog {

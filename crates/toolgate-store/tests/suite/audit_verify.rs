@@ -83,6 +83,8 @@ async fn an_intact_log_reports_its_head() {
             records: 6,
             head: Some(last[9..73].to_owned()),
             first_bad: None,
+            unkeyed: 6,
+            ..VerifyReport::default()
         }
     );
 }
@@ -167,10 +169,11 @@ async fn a_record_edited_after_indexing_disagrees_with_the_index() {
 }
 
 #[tokio::test]
-async fn reopening_truncates_a_torn_tail_and_the_chain_continues() {
+async fn reopening_sets_a_torn_tail_aside_and_the_chain_continues() {
     let dir = LogDir::new();
     write_log(&dir, 3).await;
-    dir.append_raw(b"{\"hash\":\"0123456789abcdef\",\"seq\":4,\"prev\":");
+    let torn = b"{\"hash\":\"0123456789abcdef\",\"seq\":4,\"prev\":";
+    dir.append_raw(torn);
     assert_eq!(
         verify(&dir.jsonl, None).unwrap().first_bad,
         bad(4, None, "torn record at end of file")
@@ -179,19 +182,28 @@ async fn reopening_truncates_a_torn_tail_and_the_chain_continues() {
     let log = dir.open(Durability::Durable);
     assert_eq!(log.append(record(4)).await.unwrap(), 4);
     drop(log);
+    // The chain is whole; the torn bytes are kept as evidence, reported until removed.
     let report = verify(&dir.jsonl, Some(&dir.db)).unwrap();
-    assert_eq!((report.ok(), report.records), (true, 4));
+    assert_eq!((report.ok(), report.records), (false, 4));
+    assert_eq!(std::fs::read(&report.evidence[0]).unwrap(), torn);
+    std::fs::remove_file(&report.evidence[0]).unwrap();
+    assert!(verify(&dir.jsonl, Some(&dir.db)).unwrap().ok());
 }
 
 #[tokio::test]
-async fn reopening_drops_a_damaged_last_line() {
+async fn reopening_sets_a_damaged_last_line_aside() {
     let dir = LogDir::new();
     write_log(&dir, 3).await;
     dir.append_raw(b"\0\0\0\0 crash garbage\n");
     let log = dir.open(Durability::Durable);
     assert_eq!(log.append(record(4)).await.unwrap(), 4);
     drop(log);
-    assert!(verify(&dir.jsonl, None).unwrap().ok());
+    let report = verify(&dir.jsonl, None).unwrap();
+    assert_eq!(report.records, 4);
+    assert_eq!(
+        std::fs::read(&report.evidence[0]).unwrap(),
+        b"\0\0\0\0 crash garbage\n"
+    );
 }
 
 #[tokio::test]
@@ -227,7 +239,8 @@ async fn an_empty_or_missing_log() {
         VerifyReport {
             records: 0,
             head: None,
-            first_bad: None
+            first_bad: None,
+            ..VerifyReport::default()
         }
     );
 }
@@ -259,5 +272,5 @@ async fn long_records_survive_tail_repair_and_reopening() {
     );
     drop(log);
     let report = verify(&dir.jsonl, Some(&dir.db)).unwrap();
-    assert_eq!((report.ok(), report.records), (true, 3));
+    assert_eq!((report.records, report.evidence.len()), (3, 1));
 }

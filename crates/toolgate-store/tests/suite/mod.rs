@@ -3,6 +3,7 @@ mod approval_grants;
 mod approvals;
 mod audit_chain;
 mod audit_fixtures;
+mod audit_keyed;
 mod audit_query;
 mod audit_verify;
 mod idempotency;
