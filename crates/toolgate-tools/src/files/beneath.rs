@@ -5,9 +5,11 @@
 //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`. The kernel walks the names the check saw
 //! and fails with `ELOOP` instead of following if one of them has become a symlink since —
 //! a directory swapped for a symlink to the outside between check and open is refused, not
-//! followed. Where `openat2` is missing (`ENOSYS`: Linux before 5.6, or a seccomp filter),
-//! the same walk is done by hand: `openat` one component at a time relative to the previous
-//! directory's descriptor, `O_NOFOLLOW` at every step.
+//! followed. Where `openat2` is missing (`ENOSYS`: Linux before 5.6, or a seccomp filter;
+//! `EPERM` from an older filter), the same walk is done by hand: `openat` one component at
+//! a time relative to the previous directory's descriptor, `O_NOFOLLOW` at every step.
+//! Mount points inside the workspace are crossed (no `RESOLVE_NO_XDEV`): only the operator
+//! can mount, and a bind mount is as deliberate as the workspace root.
 //!
 //! After the open the tools use descriptors only: a file is read from its own, a directory
 //! walk descends with `openat(dir, name, O_NOFOLLOW | O_DIRECTORY)`, and a write creates its
@@ -136,6 +138,9 @@ pub(crate) fn open_beneath(
                     NO_OPENAT2.store(true, Ordering::Relaxed);
                     break;
                 }
+                // Older container seccomp profiles answer EPERM for a syscall they do not
+                // know; the walk by hand is as strict, so try it (without giving up openat2).
+                Err(Errno::PERM) => break,
                 Err(Errno::AGAIN) if retries < EAGAIN_RETRIES => retries += 1,
                 result => return result.map_err(io::Error::from),
             }

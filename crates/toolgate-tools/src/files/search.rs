@@ -276,8 +276,8 @@ fn search(
     })
 }
 
-/// The 1-based numbers and capped texts of the lines of the file `name` in `dir` that match; `None` for a
-/// binary file.
+/// The 1-based numbers and capped texts of the lines that match in the file `name` of
+/// `dir`; `None` for a binary file.
 fn matching_lines(
     dir: BorrowedFd<'_>,
     name: &OsStr,
