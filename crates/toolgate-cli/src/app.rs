@@ -81,11 +81,7 @@ pub fn open_audit(settings: &Settings) -> anyhow::Result<AuditLog> {
 
 /// The built-in tools, confined to the workspace, with toolgate's own state protected.
 pub fn workspace_tools(settings: &Settings) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
-    let mut protected = vec![settings.data_dir.clone()];
-    if let Some(cfg) = &settings.config_path {
-        protected.push(cfg.clone());
-    }
-    protected.push(settings.workspace.join(crate::settings::CONFIG_FILE));
+    let protected = steering_paths(settings);
     let protected = protected
         .into_iter()
         .filter(|p| inside(&settings.workspace, p))
@@ -109,6 +105,21 @@ pub fn workspace_tools(settings: &Settings) -> anyhow::Result<Vec<toolgate_core:
         max_read_bytes: settings.file.files.max_read_bytes,
     };
     Ok(builtin_tools(Arc::new(ws), &opts))
+}
+
+/// Everything that steers a `toolgate` started in this workspace, existing or not: the
+/// data dir in use, the default one (`.toolgate`, which the next start without flags
+/// would use), the config file read and the default one (`toolgate.toml`). The tools and
+/// the processes toolgate starts must not reach them.
+fn steering_paths(settings: &Settings) -> Vec<std::path::PathBuf> {
+    let mut paths = vec![
+        settings.data_dir.clone(),
+        settings.workspace.join(crate::settings::DEFAULT_DATA_DIR),
+        settings.workspace.join(crate::settings::CONFIG_FILE),
+    ];
+    paths.extend(settings.config_path.clone());
+    paths.dedup();
+    paths
 }
 
 fn inside(root: &Path, p: &Path) -> bool {
@@ -201,7 +212,7 @@ pub fn hub_options(settings: &Settings) -> anyhow::Result<HubOptions> {
     let sandbox = ServerSandbox {
         workspace: settings.workspace.clone(),
         data_dir: settings.data_dir.clone(),
-        config: settings.config_path.clone(),
+        protected: steering_paths(settings),
     };
     let approvals = &settings.file.approvals;
     let elicitor = crate::elicit::ApprovalElicitor::new(
@@ -230,20 +241,33 @@ pub fn open_credentials(settings: &Settings) -> anyhow::Result<Arc<CredentialSto
     Ok(Arc::new(store))
 }
 
-/// Runs a stdio MCP server with a `sandbox` table through the shell tool's sandbox helper
-/// (this binary re-executed): Landlock (system trees and `readable` read-only, `writable`
-/// read-write, nothing else), seccomp (no network unless `network = true`), a process
-/// limit. No CPU-time or address-space limit: a server lives as long as the gateway, and
-/// JavaScript engines reserve large address ranges. Relative paths are relative to the
-/// workspace; with no `writable` entry the server gets `<data dir>/mcp/<name>`.
+/// Runs a stdio MCP server (every one but those with `sandbox = "off"`) through the shell
+/// tool's sandbox helper (this binary re-executed): Landlock (system trees and `readable`
+/// read-only, `writable` read-write, nothing else), seccomp (no network unless `network =
+/// true`), a process limit. No CPU-time or address-space limit: a server lives as long as
+/// the gateway, and JavaScript engines reserve large address ranges. Relative paths are
+/// relative to the workspace; with no `writable` entry the server gets `<data
+/// dir>/mcp/<name>`. The data dir and config files inside a granted tree are covered (see
+/// the shell sandbox's masks), but for the server's own state directory.
 #[derive(Debug)]
 struct ServerSandbox {
     workspace: std::path::PathBuf,
     data_dir: std::path::PathBuf,
-    config: Option<std::path::PathBuf>,
+    protected: Vec<std::path::PathBuf>,
 }
 
 impl StdioSandbox for ServerSandbox {
+    fn available(&self) -> Result<(), String> {
+        let support = toolgate_tools::Sandbox::probe();
+        match support.landlock_abi {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "the kernel offers no Landlock ({})",
+                support.reason.unwrap_or_default()
+            )),
+        }
+    }
+
     fn wrap(
         &self,
         server: &str,
@@ -279,11 +303,6 @@ impl StdioSandbox for ServerSandbox {
                 missing.display()
             ));
         }
-        let mut protected = vec![
-            self.data_dir.clone(),
-            self.workspace.join(crate::settings::CONFIG_FILE),
-        ];
-        protected.extend(self.config.clone());
         let mut policy = SandboxPolicy::new(writable[0].clone());
         policy.extra_write_paths = writable[1..].to_vec();
         policy.extra_read_paths = spec.readable.iter().map(resolve).collect();
@@ -293,9 +312,27 @@ impl StdioSandbox for ServerSandbox {
             memory_bytes: None,
             ..ResourceLimits::default()
         };
-        policy.protected_paths = protected
-            .into_iter()
-            .filter(|p| writable.iter().any(|w| inside(w, p)))
+        policy.protected_paths = self
+            .protected
+            .iter()
+            .filter(|p| {
+                // Inside a granted tree, or a tree granted inside it (but the default
+                // state directory, which the mask keeps reachable).
+                let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                let chosen = spec
+                    .writable
+                    .iter()
+                    .map(resolve)
+                    .chain(policy.extra_read_paths.clone());
+                writable
+                    .iter()
+                    .chain(&policy.extra_read_paths)
+                    .any(|g| inside(g, p))
+                    || chosen
+                        .into_iter()
+                        .any(|g| g.canonicalize().unwrap_or(g).starts_with(&canonical))
+            })
+            .cloned()
             .collect();
         let (program, argv) = toolgate_tools::sandbox::stdio_command(
             &SandboxLauncher::current_exe(),

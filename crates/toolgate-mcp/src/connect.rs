@@ -189,6 +189,16 @@ async fn attempt(
                 }
             }
             cmd.args(args).envs(env).kill_on_drop(true);
+            // Only stdio reaches the server: no descriptor toolgate inherited from its caller.
+            // SAFETY: between fork and exec the closure only makes async-signal-safe system
+            // calls and allocates nothing.
+            #[allow(unsafe_code)]
+            unsafe {
+                cmd.pre_exec(|| {
+                    crate::sandbox::close_inherited_descriptors();
+                    Ok(())
+                });
+            }
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }

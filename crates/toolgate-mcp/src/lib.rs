@@ -56,7 +56,7 @@ pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
 pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};
-pub use sandbox::{SandboxSpec, SandboxedCommand, StdioSandbox};
+pub use sandbox::{SandboxChoice, SandboxSpec, SandboxedCommand, StdioSandbox};
 pub use server::RetryPolicy;
 pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
 pub use tool::McpTool;

@@ -1,14 +1,21 @@
 //! Running a stdio server inside an OS sandbox (R-ACT-2 for servers the gateway spawns).
 //!
-//! This crate has no sandbox of its own: a server's `sandbox` table ([`SandboxSpec`]) says
+//! This crate has no sandbox of its own: a server's `sandbox` ([`SandboxChoice`]) says
 //! what the server may touch, and the program embedding the hub supplies a
 //! [`StdioSandbox`] that turns the server's command into one that runs it confined (the
-//! `toolgate` binary: the shell tool's Landlock + seccomp helper). A server with `sandbox`
-//! set is never started unconfined: without a [`StdioSandbox`], or when the wrapper fails,
-//! the attempt fails with the reason.
+//! `toolgate` binary: the shell tool's Landlock + seccomp helper).
 //!
-//! A sandboxed server does not inherit toolgate's environment: it gets `PATH`, `LANG` and
-//! `LC_ALL` (when set) and its own `env` table, so no secret of the gateway leaks into it.
+//! - No `sandbox` key (the default): confined wherever the embedding program has a sandbox
+//!   and the kernel supports it, with [`SandboxSpec::inferred`] — read access to the trees
+//!   of its program, of the paths among its arguments and of its `cwd`, a writable state
+//!   directory of its own, no network. Otherwise it runs unconfined, with a warning.
+//! - A `sandbox` table: exactly that, and never started unconfined (without a
+//!   [`StdioSandbox`], or when the wrapper fails, the attempt fails with the reason).
+//! - `sandbox = "off"`: the explicit opt-out, shown by `toolgate doctor` and `mcp status`.
+//!
+//! No stdio server inherits toolgate's environment, sandboxed or not: it gets `PATH`,
+//! `HOME`, `LANG` and `LC_ALL` (when set) and its own `env` table (where `${VAR}` passes a
+//! named variable on), so no secret of the gateway leaks into it.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +35,125 @@ pub struct SandboxSpec {
     pub network: bool,
 }
 
+impl SandboxSpec {
+    /// The default grant of a server without a `sandbox` key: read (and execute) the tree
+    /// of its program, of every argument naming an existing path, and its `cwd`. A file's
+    /// tree is its package (the directory holding the nearest `node_modules` above it) or
+    /// else its directory; a directory is taken whole. Relative paths are resolved against
+    /// `cwd` (or the current directory); a bare program name through `PATH`.
+    pub fn inferred(command: &str, args: &[String], cwd: Option<&Path>) -> SandboxSpec {
+        let base = cwd
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let program = if command.contains('/') {
+            Some(base.join(command))
+        } else {
+            on_path(command)
+        };
+        let mut readable: Vec<PathBuf> = program
+            .into_iter()
+            .chain(args.iter().map(|a| base.join(a)))
+            .filter_map(|p| tree_of(&p))
+            .chain(cwd.and_then(|c| base.join(c).canonicalize().ok()))
+            .collect();
+        readable.sort();
+        readable.dedup();
+        SandboxSpec {
+            writable: Vec::new(),
+            readable,
+            network: false,
+        }
+    }
+}
+
+/// `name` found in `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The tree a program or argument path needs readable (see [`SandboxSpec::inferred`]).
+fn tree_of(path: &Path) -> Option<PathBuf> {
+    let path = path.canonicalize().ok()?;
+    if path.is_dir() {
+        return Some(path);
+    }
+    let dir = path.parent()?;
+    let package = dir
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .and_then(Path::parent);
+    Some(package.unwrap_or(dir).to_path_buf())
+}
+
+/// A stdio server's `sandbox` key: absent (confined by default where possible), a table
+/// (confined as it says, or not started), or `"off"`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SandboxChoice {
+    /// No `sandbox` key: [`SandboxSpec::inferred`] where a sandbox is available.
+    #[default]
+    Default,
+    /// `sandbox = { … }`: required.
+    Spec(SandboxSpec),
+    /// `sandbox = "off"`: runs with toolgate's own file-system and network access.
+    Off,
+}
+
+impl SandboxChoice {
+    pub fn is_default(&self) -> bool {
+        *self == SandboxChoice::Default
+    }
+
+    /// How `mcp status` and `doctor` describe it: `default`, `configured` or `off`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            SandboxChoice::Default => "default",
+            SandboxChoice::Spec(_) => "configured",
+            SandboxChoice::Off => "off",
+        }
+    }
+}
+
+impl Serialize for SandboxChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SandboxChoice::Default => s.serialize_none(),
+            SandboxChoice::Spec(spec) => spec.serialize(s),
+            SandboxChoice::Off => s.serialize_str("off"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SandboxChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = SandboxChoice;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"off\" or a table such as { writable = [\"data\"] }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SandboxChoice, E> {
+                match v {
+                    "off" => Ok(SandboxChoice::Off),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SandboxChoice, A::Error> {
+                SandboxSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(SandboxChoice::Spec)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
 /// The command line that runs one stdio server confined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxedCommand {
@@ -37,6 +163,12 @@ pub struct SandboxedCommand {
 
 /// Supplied by the embedding program; see the module docs.
 pub trait StdioSandbox: Send + Sync + std::fmt::Debug {
+    /// Whether this machine can confine a server at all (`Err`: why not). A server without
+    /// a `sandbox` key then runs unconfined, with a warning; one with a table fails.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The command that runs `command args…` (in `cwd`, if given) for server `server`,
     /// confined as `spec` says; `Err` says why it cannot be.
     fn wrap(
@@ -49,5 +181,30 @@ pub trait StdioSandbox: Send + Sync + std::fmt::Debug {
     ) -> Result<SandboxedCommand, String>;
 }
 
-/// The variables a sandboxed server gets from toolgate's environment.
-pub(crate) const PASSED_ENV: &[&str] = &["PATH", "LANG", "LC_ALL"];
+/// The variables a stdio server gets from toolgate's environment (besides its `env`).
+pub(crate) const PASSED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL"];
+
+/// Marks every descriptor above stderr close-on-exec (`close_range`, Linux 5.11; before
+/// that one `fcntl` per descriptor up to 65,536). Async-signal-safe.
+pub(crate) fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    #[allow(unsafe_code)]
+    // SAFETY: system calls on descriptor numbers only; no memory is touched.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        ) == 0
+        {
+            return;
+        }
+        for fd in 3..65_536 {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}

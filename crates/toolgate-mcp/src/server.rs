@@ -25,7 +25,7 @@ use crate::config::{ServerConfig, ToolFilter};
 use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
 use crate::handler::McpClientHandler;
 use crate::link::{Connected, ServerLink};
-use crate::sandbox::StdioSandbox;
+use crate::sandbox::{SandboxChoice, SandboxSpec, StdioSandbox};
 use crate::tool::{McpTool, Trust};
 use crate::{ConnectError, McpEvent, ServerState, ServerStatus};
 
@@ -275,25 +275,42 @@ impl McpServer {
         self
     }
 
-    /// The configuration to connect with: a server with `sandbox` has its command replaced
-    /// by the confined one (never started unconfined).
+    /// The configuration to connect with: a stdio server that is to be confined has its
+    /// command replaced by the confined one (see [`crate::sandbox`]): a `sandbox` table is
+    /// required; without one, the inferred default applies wherever a sandbox is available.
     fn effective_config(&self) -> Result<std::borrow::Cow<'_, ServerConfig>, ConnectError> {
-        let (Some(spec), Some(command)) = (&self.config.sandbox, &self.config.command) else {
+        let Some(command) = &self.config.command else {
             return Ok(std::borrow::Cow::Borrowed(&self.config));
         };
+        let cwd = self.config.cwd.as_deref();
+        let spec = match (&self.config.sandbox, &self.stdio_sandbox) {
+            (SandboxChoice::Off, _) => return Ok(std::borrow::Cow::Borrowed(&self.config)),
+            (SandboxChoice::Spec(_), None) => {
+                return Err(ConnectError::Sandbox(
+                    "`sandbox` is set but this program has no sandbox for MCP servers".to_owned(),
+                ));
+            }
+            (SandboxChoice::Spec(spec), Some(_)) => spec.clone(),
+            (SandboxChoice::Default, sandbox) => match sandbox.as_ref().map(|s| s.available()) {
+                Some(Ok(())) => SandboxSpec::inferred(command, &self.config.args, cwd),
+                why_not => {
+                    let why = match why_not {
+                        Some(Err(why)) => why,
+                        _ => "this program has no sandbox for MCP servers".to_owned(),
+                    };
+                    tracing::warn!(
+                        server = %self.config.name,
+                        "runs WITHOUT a sandbox: {why} (set sandbox = \"off\" to say so)"
+                    );
+                    return Ok(std::borrow::Cow::Borrowed(&self.config));
+                }
+            },
+        };
         let Some(sandbox) = &self.stdio_sandbox else {
-            return Err(ConnectError::Sandbox(
-                "`sandbox` is set but this program has no sandbox for MCP servers".to_owned(),
-            ));
+            return Ok(std::borrow::Cow::Borrowed(&self.config));
         };
         let wrapped = sandbox
-            .wrap(
-                &self.config.name,
-                spec,
-                command,
-                &self.config.args,
-                self.config.cwd.as_deref(),
-            )
+            .wrap(&self.config.name, &spec, command, &self.config.args, cwd)
             .map_err(ConnectError::Sandbox)?;
         let mut config = self.config.clone();
         config.command = Some(wrapped.program);

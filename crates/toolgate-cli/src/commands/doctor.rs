@@ -283,12 +283,14 @@ async fn mcp_servers(settings: &Settings) -> Vec<Check> {
         .into_iter()
         .map(|s| {
             let name = format!("mcp server {}", s.name);
+            let sandbox = super::mcp::sandbox_label(settings, &s.name);
+            let confined = !(sandbox.starts_with("OFF") || sandbox.starts_with("NONE"));
             match s.state {
                 ServerState::Ready => check(
                     name,
-                    Status::Ok,
+                    if confined { Status::Ok } else { Status::Warn },
                     format!(
-                        "reachable: protocol {}, {} tools",
+                        "reachable: protocol {}, {} tools; sandbox: {sandbox}",
                         s.protocol_version.as_deref().unwrap_or("?"),
                         s.tools
                     ),

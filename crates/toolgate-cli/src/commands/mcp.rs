@@ -304,6 +304,7 @@ fn list(settings: &Settings, json: bool) -> anyhow::Result<i32> {
                     "env": s.env.keys().collect::<Vec<_>>(),
                     "headers": s.headers.keys().collect::<Vec<_>>(),
                     "enabled": s.enabled, "trusted": s.trusted, "protocol": s.protocol,
+                    "sandbox": sandbox_label(settings, &s.name),
                     "startup_timeout": humantime::format_duration(s.startup_timeout).to_string(),
                     "call_timeout": humantime::format_duration(s.call_timeout).to_string(),
                 })
@@ -355,6 +356,29 @@ pub async fn probe(settings: &Settings) -> anyhow::Result<Vec<ServerStatus>> {
     Ok(status)
 }
 
+/// How a server is confined, for `mcp status` and `doctor` (issue 12: an unsandboxed
+/// stdio server must be visible): `landlock+seccomp` (by default or as configured), `OFF
+/// (sandbox = "off")`, `NONE: <why>` (the default where the kernel has no Landlock), or `-`
+/// for an HTTP server.
+pub fn sandbox_label(settings: &Settings, server: &str) -> String {
+    use toolgate_mcp::SandboxChoice;
+    let Some(config) = settings.file.mcp.servers.iter().find(|s| s.name == server) else {
+        return "-".to_owned();
+    };
+    if config.command.is_none() {
+        return "-".to_owned();
+    }
+    let support = toolgate_tools::Sandbox::probe();
+    match (&config.sandbox, support.landlock_abi) {
+        (SandboxChoice::Off, _) => "OFF (sandbox = \"off\")".to_owned(),
+        (_, Some(_)) => format!("landlock+seccomp ({})", config.sandbox.label()),
+        (SandboxChoice::Spec(_), None) => "required but unavailable".to_owned(),
+        (SandboxChoice::Default, None) => {
+            format!("NONE: no Landlock ({})", support.reason.unwrap_or_default())
+        }
+    }
+}
+
 fn state_name(state: &ServerState) -> &'static str {
     match state {
         ServerState::Disabled => "disabled",
@@ -388,12 +412,21 @@ async fn status(settings: &Settings, json: bool) -> anyhow::Result<i32> {
                     state_name(&s.state).to_owned(),
                     s.protocol_version.clone().unwrap_or_else(|| "-".to_owned()),
                     s.tools.to_string(),
+                    sandbox_label(settings, &s.name),
                     error,
                 ]
             })
             .collect();
         output::table(
-            &["NAME", "TRANSPORT", "STATE", "PROTOCOL", "TOOLS", "ERROR"],
+            &[
+                "NAME",
+                "TRANSPORT",
+                "STATE",
+                "PROTOCOL",
+                "TOOLS",
+                "SANDBOX",
+                "ERROR",
+            ],
             &rows,
         );
     }

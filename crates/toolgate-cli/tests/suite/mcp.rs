@@ -683,3 +683,49 @@ fn serve_federates_mcp_tools_into_its_api() {
         (&json!("mcp__everything__echo"), &json!("ok"))
     );
 }
+
+/// Issue 12, item 8: a stdio server without a `sandbox` key is confined by default. It
+/// inherits no secret from toolgate's environment, and cannot read toolgate's data dir
+/// even when it is told to serve a tree that holds it.
+#[test]
+fn a_server_without_a_sandbox_key_is_confined_and_sees_no_secret() {
+    let env = Env::new();
+    let base = env.ws.parent().unwrap().to_path_buf();
+    let config = format!(
+        "[roles.ci]\nwrite = \"allow\"\n\n\
+         [[mcp.servers]]\nname = \"files\"\ncommand = \"{node}\"\nargs = [\"{files}\", \"{base}\"]\n\n\
+         [[mcp.servers]]\nname = \"everything\"\ncommand = \"{node}\"\nargs = [\"{everything}\", \"stdio\"]\n",
+        node = node(),
+        files = server("server-filesystem"),
+        everything = server("server-everything"),
+        base = base.display(),
+    );
+    std::fs::write(env.ws.join("toolgate.toml"), config).unwrap();
+    let call = |tool: &str, args: &Value| {
+        let run = env
+            .command()
+            .env("TOOLGATE_TEST_SECRET", "sk-do-not-leak")
+            .args(["--role", "ci", "call", tool, "--no-prompt", "--args"])
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        super::harness::Run::from_output(run)
+    };
+    let vars = call("mcp__everything__get-env", &json!({}));
+    let text = vars.json()["data"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("PATH"), "{vars:#?}");
+    assert!(!text.contains("sk-do-not-leak"), "{vars:#?}");
+
+    let db = env.data.join("toolgate.db");
+    let read = call("mcp__files__read_text_file", &json!({ "path": db }));
+    assert!(db.is_file());
+    assert!(
+        !read.stdout.contains("SQLite format"),
+        "the server read toolgate.db: {read:#?}"
+    );
+    let write = call(
+        "mcp__files__write_file",
+        &json!({ "path": env.data.join("planted"), "content": "x" }),
+    );
+    assert!(!env.data.join("planted").exists(), "{write:#?}");
+}

@@ -28,7 +28,7 @@ use toolgate_protocol::Risk;
 
 use crate::ConfigError;
 use crate::auth::AuthConfig;
-use crate::sandbox::SandboxSpec;
+use crate::sandbox::{SandboxChoice, SandboxSpec};
 
 const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,7 +60,8 @@ pub struct ServerConfig {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Added to the inherited environment; `${VAR}` in a value is read from toolgate's own.
+    /// The server's environment besides `PATH`, `HOME`, `LANG` and `LC_ALL` (nothing else
+    /// of toolgate's is inherited); `${VAR}` in a value is read from toolgate's own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,9 +97,10 @@ pub struct ServerConfig {
     /// OAuth for a Streamable HTTP server (`docs/mcp-oauth.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthConfig>,
-    /// Run a stdio server inside the OS sandbox (see [`crate::sandbox`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxSpec>,
+    /// How a stdio server is confined (see [`crate::sandbox`]): by default where possible,
+    /// as a table says, or `"off"`.
+    #[serde(default, skip_serializing_if = "SandboxChoice::is_default")]
+    pub sandbox: SandboxChoice,
 }
 
 fn enabled_by_default() -> bool {
@@ -121,7 +123,8 @@ pub enum Endpoint {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
-        /// Start from an empty environment (a sandboxed server) instead of toolgate's.
+        /// Start from an empty environment (always, for a configured server) instead of
+        /// toolgate's.
         clear_env: bool,
     },
     Http {
@@ -165,7 +168,7 @@ impl ServerConfig {
             trusted: false,
             protocol: ProtocolChoice::Auto,
             auth: None,
-            sandbox: None,
+            sandbox: SandboxChoice::Default,
         }
     }
 
@@ -211,7 +214,13 @@ impl ServerConfig {
 
     /// Runs this stdio server inside the OS sandbox (see [`crate::sandbox`]).
     pub fn with_sandbox(mut self, sandbox: SandboxSpec) -> Self {
-        self.sandbox = Some(sandbox);
+        self.sandbox = SandboxChoice::Spec(sandbox);
+        self
+    }
+
+    /// Runs this stdio server unconfined (`sandbox = "off"`).
+    pub fn without_sandbox(mut self) -> Self {
+        self.sandbox = SandboxChoice::Off;
         self
     }
 
@@ -311,7 +320,7 @@ impl ServerConfig {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
-                    clear_env: self.sandbox.is_some(),
+                    clear_env: true,
                 })
             }
             (None, Some(url)) => {
@@ -319,7 +328,7 @@ impl ServerConfig {
                     ("args", !self.args.is_empty()),
                     ("env", !self.env.is_empty()),
                     ("cwd", self.cwd.is_some()),
-                    ("sandbox", self.sandbox.is_some()),
+                    ("sandbox", !self.sandbox.is_default()),
                 ] {
                     if set {
                         return Err(self.not_applicable(field, "stdio (`command`)"));

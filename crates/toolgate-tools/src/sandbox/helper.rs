@@ -151,7 +151,11 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<(Confinement, mask::He
             _ => rlimits.push((Resource::Nproc, tasks_of_this_user().saturating_add(max))),
         }
     }
-    let (masks, held) = mask::hold(&policy.protected_paths);
+    let writable: Vec<PathBuf> = std::iter::once(&policy.workspace)
+        .chain(&policy.extra_write_paths)
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let (masks, held) = mask::hold(&policy.protected_paths, &writable);
     let confinement = Confinement {
         own_group: !request.stdio,
         limits: rlimits,

@@ -38,13 +38,24 @@ const HOLD_ATTEMPTS: usize = 16;
 /// One protected path and how to cover it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Mask {
-    Dir(PathBuf),
+    /// A directory, and the writable trees inside it that stay reachable (a stdio MCP
+    /// server's state directory `<data dir>/mcp/<name>`): each is bound back in place from
+    /// a descriptor the helper holds open.
+    Dir(PathBuf, Vec<Kept>),
     File(PathBuf),
+}
+
+/// A tree inside a covered directory that is bound back: where (relative to the
+/// directory) and the raw `O_PATH` descriptor of the original.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Kept {
+    rel: PathBuf,
+    fd: i32,
 }
 
 impl Mask {
     fn path(&self) -> &Path {
-        let (Mask::Dir(p) | Mask::File(p)) = self;
+        let (Mask::Dir(p, _) | Mask::File(p)) = self;
         p
     }
 }
@@ -64,14 +75,36 @@ struct HeldPath {
     fd: OwnedFd,
     /// Made by this helper.
     placeholder: bool,
+    /// The `O_PATH` descriptors behind [`Kept`].
+    kept: Vec<OwnedFd>,
 }
 
 /// Holds every protected path (creating placeholders for the absent ones) and returns the
-/// masks that cover them. Symlinks are never followed.
-pub(crate) fn hold(protected: &[PathBuf]) -> (Vec<Mask>, Held) {
+/// masks that cover them; the `writable` trees inside a protected directory stay
+/// reachable. Symlinks are never followed.
+pub(crate) fn hold(protected: &[PathBuf], writable: &[PathBuf]) -> (Vec<Mask>, Held) {
     let mut held = Held::default();
     for path in protected {
-        if let Some(entry) = hold_one(path) {
+        if let Some(mut entry) = hold_one(path) {
+            if let Mask::Dir(dir, kept) = &mut entry.mask {
+                let base = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                for w in writable {
+                    let Ok(rel) = w.strip_prefix(&base) else {
+                        continue;
+                    };
+                    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                    if rel.as_os_str().is_empty() {
+                        continue;
+                    }
+                    if let Ok(fd) = rustix::fs::open(w, flags, Mode::empty()) {
+                        kept.push(Kept {
+                            rel: rel.to_owned(),
+                            fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+                        });
+                        entry.kept.push(fd);
+                    }
+                }
+            }
             held.paths.push(entry);
         }
     }
@@ -82,7 +115,11 @@ pub(crate) fn hold(protected: &[PathBuf]) -> (Vec<Mask>, Held) {
 fn hold_one(path: &Path) -> Option<HeldPath> {
     for _ in 0..HOLD_ATTEMPTS {
         let (mask, fd, placeholder) = match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.is_dir() => (Mask::Dir(path.to_owned()), open(path, true)?, false),
+            Ok(meta) if meta.is_dir() => (
+                Mask::Dir(path.to_owned(), Vec::new()),
+                open(path, true)?,
+                false,
+            ),
             Ok(meta) if meta.is_file() => (Mask::File(path.to_owned()), open(path, false)?, false),
             Ok(_) => return None,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match create(path) {
@@ -103,6 +140,7 @@ fn hold_one(path: &Path) -> Option<HeldPath> {
                 mask,
                 fd,
                 placeholder,
+                kept: Vec::new(),
             });
         }
     }
@@ -129,7 +167,7 @@ fn create(path: &Path) -> rustix::io::Result<(Mask, OwnedFd, bool)> {
         rustix::fs::mkdir(path, Mode::from_raw_mode(0o700))?;
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::DIRECTORY;
         let fd = rustix::fs::open(path, flags, Mode::empty())?;
-        Ok((Mask::Dir(path.to_owned()), fd, true))
+        Ok((Mask::Dir(path.to_owned(), Vec::new()), fd, true))
     }
 }
 
@@ -154,7 +192,7 @@ impl Drop for Held {
                         Ok(stat) if stat.st_size == 0 => std::fs::remove_file(p),
                         _ => Ok(()),
                     },
-                    Mask::Dir(p) => std::fs::remove_dir(p),
+                    Mask::Dir(p, _) => std::fs::remove_dir(p),
                 };
             }
         }
@@ -198,13 +236,31 @@ pub(crate) fn apply(masks: &[Mask]) -> Result<(), String> {
 fn cover(mask: &Mask) -> rustix::io::Result<()> {
     let hardening = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
     match mask {
-        Mask::Dir(path) => mount(
+        Mask::Dir(path, kept) if kept.is_empty() => mount(
             "tmpfs",
             path,
             "tmpfs",
             MountFlags::RDONLY | hardening,
             Some(c"size=4k,mode=0555"),
         ),
+        Mask::Dir(path, kept) => {
+            // Writable while the kept trees get their mount points, read-only after.
+            mount(
+                "tmpfs",
+                path,
+                "tmpfs",
+                hardening,
+                Some(c"size=64k,mode=0555"),
+            )?;
+            for keep in kept {
+                let target = path.join(&keep.rel);
+                std::fs::create_dir_all(&target).map_err(|e| {
+                    rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO)
+                })?;
+                mount_bind(format!("/proc/self/fd/{}", keep.fd).as_str(), &target)?;
+            }
+            mount_remount(path, MountFlags::RDONLY | hardening, "size=64k,mode=0555")
+        }
         Mask::File(path) => {
             mount_bind("/dev/null", path)?;
             mount_remount(path, MountFlags::BIND | MountFlags::RDONLY | hardening, "")
