@@ -112,7 +112,7 @@ async fn query_filters_combine() {
     assert_eq!(
         bad["error"]["message"],
         json!(
-            "`since=yesterday-ish` is neither a duration like 10m nor a time like 2026-12-02T10:00:00Z"
+            "`since` is neither a duration like 10m (digits, then s, m, h, d or w) nor an RFC 3339 time like 2026-12-02T10:00:00Z"
         )
     );
 }

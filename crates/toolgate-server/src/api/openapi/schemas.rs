@@ -131,9 +131,9 @@ pub fn schemas() -> Value {
                     "description": "A JSON object, or a string holding one (as a model wrote it). Default {}.",
                     "oneOf": [{"type": "object"}, {"type": "string"}]
                 },
-                "session": {"type": "string", "description": "Session-scoped approvals apply within it. Default `http`."},
-                "idempotency_key": {"type": "string", "description": "Makes a retried write call act once."},
-                "wait_for_approval": {"type": "boolean", "description": "Wait for a human decision instead of answering approval_required at once. Default: [approvals] wait."}
+                "session": {"type": ["string", "null"], "description": "Session-scoped approvals apply within it. Default (or null) `http`."},
+                "idempotency_key": {"type": ["string", "null"], "description": "Makes a retried write call act once."},
+                "wait_for_approval": {"type": ["boolean", "null"], "description": "Wait for a human decision instead of answering approval_required at once. Default: [approvals] wait."}
             }
         },
         "Envelope": {
