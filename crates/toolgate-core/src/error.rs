@@ -22,6 +22,9 @@ pub enum ToolError {
     /// A dependency is down (an MCP server, the network).
     #[error("{0}")]
     Unavailable(String),
+    /// The result is too large to be received at all (an MCP message over its size limit).
+    #[error("{0}")]
+    ResultTooLarge(String),
     #[error("timed out")]
     Timeout,
     #[error("cancelled")]
@@ -53,6 +56,7 @@ impl ToolError {
             ToolError::PolicyDenied(_) => ErrorCode::PolicyDenied,
             ToolError::Failed { .. } => ErrorCode::ExecutionFailed,
             ToolError::Unavailable(_) => ErrorCode::Unavailable,
+            ToolError::ResultTooLarge(_) => ErrorCode::ResultTooLarge,
             ToolError::Timeout => ErrorCode::Timeout,
             ToolError::Cancelled => ErrorCode::Cancelled,
         }

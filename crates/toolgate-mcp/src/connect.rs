@@ -18,17 +18,16 @@
 //! and reported the same way.
 
 use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate_net::{EgressError, EgressPolicy, HostPattern, check_url};
@@ -37,6 +36,7 @@ use toolgate_store::CredentialStore;
 use crate::auth::{AuthConfig, AuthContext};
 use crate::config::{Endpoint, ProtocolChoice, ServerConfig};
 use crate::handler::McpClientHandler;
+use crate::transport::ChildTransport;
 use crate::{ConfigError, ConnectError, TransportKind};
 
 /// Longest wait for an HTTP server's `server/discover` answer before falling back to
@@ -206,10 +206,10 @@ async fn attempt(
             // shell wrappers) instead of leaving orphans behind on every restart.
             let mut wrapped = CommandWrap::from(cmd);
             wrapped.wrap(ProcessGroup::leader());
-            let (transport, child_stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| ConnectError::Spawn {
+            // Our transport, not rmcp's: an oversized or undecodable response fails its
+            // call at once instead of leaving it to time out (crate::transport).
+            let (transport, child_stderr) =
+                ChildTransport::spawn(wrapped).map_err(|e| ConnectError::Spawn {
                     command: command.clone(),
                     reason: spawn_reason(&e, cwd.as_deref()),
                 })?;

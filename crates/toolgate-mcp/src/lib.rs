@@ -18,6 +18,8 @@
 //!   [`HubOptions`] (backoff and the egress policy).
 //! - [`sandbox`]: [`SandboxSpec`], a stdio server's `sandbox` table, and [`StdioSandbox`],
 //!   the confinement the embedding program supplies.
+//! - [`transport`]: the stdio transport of a child server, which fails a call at once when
+//!   its response is over [`transport::MAX_MESSAGE_BYTES`] or does not decode.
 //! - [`status`]: [`ServerStatus`] and [`McpEvent`].
 //! - [`error`]: [`ConfigError`] and [`ConnectError`].
 //!
@@ -51,6 +53,7 @@ pub mod sandbox;
 mod server;
 pub mod status;
 pub mod tool;
+pub mod transport;
 
 pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
 pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};

@@ -28,6 +28,7 @@ use toolgate_registry::external_tool_name;
 use crate::connect::error_chain;
 use crate::content::tool_output;
 use crate::link::{Connected, ServerLink};
+use crate::transport::Limit;
 
 /// A tool federated from an MCP server.
 pub struct McpTool {
@@ -147,6 +148,11 @@ impl McpTool {
         match e {
             ServiceError::McpError(data) => {
                 let message = format!("MCP server `{}`: {}", self.link.server, data.message);
+                match crate::transport::limit_of(&data) {
+                    Some(Limit::TooLarge) => return ToolError::ResultTooLarge(message),
+                    Some(Limit::Undecodable) => return ToolError::failed(message),
+                    None => {}
+                }
                 if data.code == RpcCode::INVALID_PARAMS {
                     return ToolError::InvalidArguments(message);
                 }

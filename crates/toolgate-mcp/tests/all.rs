@@ -14,6 +14,8 @@ mod elicitation;
 mod everything;
 #[path = "suite/lifecycle.rs"]
 mod lifecycle;
+#[path = "suite/limits.rs"]
+mod limits;
 #[path = "suite/oauth.rs"]
 mod oauth;
 #[path = "suite/oauth_server.rs"]
