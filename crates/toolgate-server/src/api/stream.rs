@@ -1,7 +1,10 @@
 //! `GET /v1/approvals/stream` (operators only): server-sent events, `event: approval` with an
 //! Approval as data — first one per request pending when the stream opens, then one whenever
 //! a request is created or changes status (from any process: see [`super::feed`]).
-//! Keep-alive comments every 15 s; the stream ends when the server shuts down.
+//! After the requests pending at the start, one `event: synced` with `{"pending": N}` marks
+//! the end of that backlog (a client knows it has the whole picture; a stream with nothing
+//! pending still answers at once). Keep-alive comments every 15 s; the stream ends when the
+//! server shuts down.
 //!
 //! Each stream remembers what it sent per request, so an event the initial listing already
 //! covered is not repeated; a subscriber that falls behind re-lists what is pending.
@@ -12,7 +15,7 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use tokio::sync::broadcast::{self, error::RecvError};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
@@ -93,13 +96,25 @@ pub async fn stream(
         sent: HashMap::new(),
     };
     sub.list_pending().await?;
-    let events = futures_util::stream::unfold(sub, |mut sub| async move {
+    let backlog: Vec<ApprovalRequest> = sub.queue.drain(..).collect();
+    let pending = backlog.len();
+    let head = futures_util::stream::iter(backlog.into_iter().map(|r| Ok(approval_event(&r))))
+        .chain(futures_util::stream::once(async move {
+            Ok(Event::default()
+                .event("synced")
+                .data(format!("{{\"pending\":{pending}}}")))
+        }));
+    let tail = futures_util::stream::unfold(sub, |mut sub| async move {
         let r = sub.next().await?;
-        let event = Event::default()
-            .event("approval")
-            .json_data(approval_json(&r))
-            .unwrap_or_else(|_| Event::default().comment("unencodable approval"));
-        Some((Ok(event), sub))
+        Some((Ok(approval_event(&r)), sub))
     });
+    let events = head.chain(tail);
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+fn approval_event(r: &ApprovalRequest) -> Event {
+    Event::default()
+        .event("approval")
+        .json_data(approval_json(r))
+        .unwrap_or_else(|_| Event::default().comment("unencodable approval"))
 }

@@ -124,6 +124,34 @@ async fn the_approval_flow_over_http() {
     assert_eq!(all.as_array().unwrap().len(), 1);
 }
 
+/// The backlog of pending requests comes first, then `synced` says it is complete, also
+/// when nothing is pending (so a client, or schemathesis, gets an answer at once).
+#[tokio::test]
+async fn the_stream_marks_the_end_of_the_pending_backlog() {
+    let s = TestServer::start().await;
+    let open = |s: &TestServer| s.get("/v1/approvals/stream", Some(OP)).send();
+    let mut empty = SseReader::new(open(&s).await.unwrap());
+    assert_eq!(
+        empty.next_any().await,
+        Some(("synced".to_owned(), json!({"pending": 0})))
+    );
+
+    let env = s
+        .call(
+            Some(DEV),
+            json!({"tool": "writer", "arguments": {"note": "a"}}),
+        )
+        .await;
+    let id = approval_id(&env);
+    let mut one = SseReader::new(open(&s).await.unwrap());
+    let (name, first) = one.next_any().await.unwrap();
+    assert_eq!((name.as_str(), &first["id"]), ("approval", &json!(id)));
+    assert_eq!(
+        one.next_any().await,
+        Some(("synced".to_owned(), json!({"pending": 1})))
+    );
+}
+
 #[tokio::test]
 async fn the_stream_sees_requests_created_by_another_process() {
     let s = TestServer::start().await;

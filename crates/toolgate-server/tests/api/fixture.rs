@@ -363,9 +363,19 @@ impl SseReader {
         }
     }
 
-    /// The next event as (event name, data as JSON), skipping comments; `None` when the
-    /// stream ended. Panics after 20 s without one.
+    /// The next `approval` event as (event name, data as JSON), skipping comments and the
+    /// `synced` marker; `None` when the stream ended. Panics after 20 s without one.
     pub async fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            match self.next_any().await {
+                Some((name, _)) if name == "synced" => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The next event of any name, `synced` included.
+    pub async fn next_any(&mut self) -> Option<(String, Value)> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
