@@ -1,5 +1,6 @@
 //! A hard link planted inside the workspace to a file outside it (same file system: the
-//! outside dir is a sibling temp dir) is neither read nor written, nor searched.
+//! outside dir is a sibling temp dir) is neither read nor written, nor searched; nor is one
+//! to a protected file inside.
 
 use serde_json::json;
 
@@ -57,4 +58,23 @@ async fn search_skips_a_hard_linked_file() {
             "truncated": false
         })
     );
+}
+
+#[tokio::test]
+async fn a_hard_link_to_a_protected_file_is_refused() {
+    let fx = Fixture::new();
+    std::fs::hard_link(
+        fx.root().join(".toolgate/audit.jsonl"),
+        fx.root().join("audit-copy"),
+    )
+    .unwrap();
+    let message = fx.denied("read_file", json!({"path": "audit-copy"})).await;
+    assert_eq!(
+        message,
+        "`audit-copy` has 2 hard links; the file tools do not read or write a file with \
+         more than one name, since another name may lie outside the workspace"
+    );
+    let edit = json!({"path": "audit-copy", "old_string": "{}", "new_string": "[]"});
+    fx.denied("edit_file", edit).await;
+    assert_eq!(fx.get(".toolgate/audit.jsonl"), "{}\n");
 }
