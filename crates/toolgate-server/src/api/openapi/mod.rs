@@ -164,12 +164,18 @@ pub fn operation_for(method: &str, path: &str) -> Option<Value> {
             let mut op = operation(
                 "streamApprovals",
                 "approvals",
-                "Server-sent events (operators): `event: approval` with an Approval as data — one per request pending on connect, then one per creation or status change, from any process. Keep-alive comments; ends on shutdown.",
+                "Server-sent events (operators): `event: approval` with an Approval as data — one per request pending on connect, then `event: synced` with `{\"pending\": N}`, then one `approval` per creation or status change, from any process. Keep-alive comments; ends on shutdown.",
                 json!({}),
                 &operator,
             );
             op["responses"]["200"] = json!({"description": "An event stream.",
-                "content": {"text/event-stream": {"schema": {"type": "string"},
+                "content": {"text/event-stream": {
+                    "schema": {"type": "object", "required": ["event", "data"],
+                        "properties": {
+                            "event": {"type": "string", "enum": ["approval", "synced"]},
+                            "data": {"type": "string", "contentMediaType": "application/json",
+                                "description": "approval: an Approval; synced: {\"pending\": N}."}
+                        }},
                     "x-event-data": r("Approval")}}});
             op
         }

@@ -128,8 +128,7 @@ pub fn schemas() -> Value {
             "properties": {
                 "tool": {"type": "string"},
                 "arguments": {
-                    "description": "A JSON object, or a string holding one (as a model wrote it). Default {}.",
-                    "oneOf": [{"type": "object"}, {"type": "string"}]
+                    "description": "A JSON object, or a string holding one (as a model wrote it). Default {}. Any other JSON value is taken too — as a model's malformed call it is answered (and audited) as `invalid_arguments` in the envelope, not refused unaudited with 400."
                 },
                 "session": {"type": ["string", "null"], "description": "Session-scoped approvals apply within it. Default (or null) `http`."},
                 "idempotency_key": {"type": ["string", "null"], "description": "Makes a retried write call act once."},
