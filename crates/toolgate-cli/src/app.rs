@@ -158,7 +158,9 @@ pub fn open_gateway(
         audit: Arc::new(open_audit(settings)?),
         approvals: Arc::new(open_approvals(settings)?),
         results: Arc::new(
-            ResultStore::open(&settings.results_dir()).context("cannot open the result store")?,
+            ResultStore::open(&settings.results_dir())
+                .context("cannot open the result store")?
+                .with_retention(settings.file.limits.result_retention()),
         ),
         idempotency: Arc::new(
             IdempotencyStore::open(&settings.db_path())

@@ -3,7 +3,8 @@
 //!
 //! Exit status: 0 success; 1 a fatal error (bad flags, unreadable config, unwritable data
 //! dir); 2 a call failed (the envelope says why); 3 a call needs approval; 4 `audit verify`
-//! found tampering.
+//! found tampering. A closed stdout (`| head`, `| grep -q`) is not an error: output stops
+//! quietly and the status is the command's own (see `output`).
 
 #![allow(clippy::print_stderr)]
 // Doc comments on the clap types are `--help` text, not rustdoc: `[default: …]` and
@@ -41,6 +42,7 @@ fn main() {
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(log_colours())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -53,7 +55,14 @@ fn main() {
             1
         }
     };
-    std::process::exit(code);
+    std::process::exit(output::finish(code));
+}
+
+/// Colour in log lines only for a person at a terminal: never into a pipe or a file, and
+/// never when `NO_COLOR` is set to anything (<https://no-color.org>).
+fn log_colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {

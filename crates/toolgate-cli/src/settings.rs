@@ -267,6 +267,11 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");
     }
+    if l.result_retention_bytes <= l.result_budget_bytes as u64 {
+        bail!(
+            "limits.result_retention_bytes must be larger than limits.result_budget_bytes (no offloaded result would be kept)"
+        );
+    }
     if l.max_concurrent == 0 || l.call_timeout_secs == 0 || l.max_argument_bytes == 0 {
         bail!(
             "limits.max_concurrent, limits.call_timeout_secs and limits.max_argument_bytes must be positive"

@@ -15,22 +15,39 @@ use crate::output;
 use crate::prompt::TerminalApprover;
 use crate::settings::Settings;
 
-fn read_arguments(spec: &str) -> anyhow::Result<String> {
+/// The arguments text: inline, `-` (stdin) or `@FILE`. A stream is read only up to
+/// `limit` bytes plus one, so `@/dev/zero` or an endless pipe ends at once with a clear
+/// error instead of filling memory; the gateway would refuse anything longer anyway.
+fn read_arguments(spec: &str, limit: usize) -> anyhow::Result<String> {
     if spec == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading arguments from stdin")?;
-        Ok(s)
+        read_capped(std::io::stdin().lock(), limit, "stdin")
     } else if let Some(path) = spec.strip_prefix('@') {
-        std::fs::read_to_string(path).with_context(|| format!("reading arguments from {path}"))
+        let file =
+            std::fs::File::open(path).with_context(|| format!("reading arguments from {path}"))?;
+        read_capped(file, limit, path)
     } else {
         Ok(spec.to_owned())
     }
 }
 
+fn read_capped(source: impl Read, limit: usize, from: &str) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    source
+        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading arguments from {from}"))?;
+    if bytes.len() > limit {
+        anyhow::bail!(
+            "the arguments in {from} are longer than limits.max_argument_bytes ({limit} bytes)"
+        );
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("stream did not contain valid UTF-8"))
+        .with_context(|| format!("reading arguments from {from}"))
+}
+
 pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
-    let text = read_arguments(&args.args)?;
+    let text = read_arguments(&args.args, settings.file.limits.max_argument_bytes)?;
     let interactive = !args.no_prompt && args.args != "-" && std::io::stdin().is_terminal();
     let approver: Option<Arc<dyn Approver>> =
         interactive.then(|| Arc::new(TerminalApprover { who: local_user() }) as Arc<dyn Approver>);

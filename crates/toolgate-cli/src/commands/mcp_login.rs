@@ -66,14 +66,13 @@ pub async fn login(
     } else {
         outcome.scopes.join(" ")
     };
-    writeln!(
-        std::io::stdout(),
+    crate::output::line(&format!(
         "signed in to `{}` (issuer {}, client id {}, scopes {scopes}); tokens stored for {}",
         outcome.server,
         outcome.issuer.as_deref().unwrap_or("unknown"),
         outcome.client_id,
         outcome.resource
-    )?;
+    ));
     Ok(0)
 }
 
@@ -82,14 +81,12 @@ pub fn logout(settings: &Settings, name: &str) -> anyhow::Result<i32> {
     let removed = store
         .delete(name, None)
         .with_context(|| format!("forgetting the tokens of `{name}`"))?;
-    let mut out = std::io::stdout();
     if removed == 0 {
-        writeln!(out, "no tokens stored for `{name}`")?;
+        crate::output::line(&format!("no tokens stored for `{name}`"));
     } else {
-        writeln!(
-            out,
+        crate::output::line(&format!(
             "forgot the tokens of `{name}` ({removed} stored credential(s))"
-        )?;
+        ));
     }
     Ok(0)
 }

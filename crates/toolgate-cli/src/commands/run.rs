@@ -6,7 +6,7 @@
 //! Also the pieces `chat` shares: the session (model, gateway, history store) and the
 //! terminal view of the loop's events.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -228,9 +228,7 @@ impl TerminalView {
     }
 
     fn out(&self, text: &str) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
+        crate::output::write_stdout(text);
         if let Ok(mut open) = self.open_line.lock() {
             *open = !text.ends_with('\n');
         }

@@ -19,17 +19,65 @@ fn ten_megabytes_of_arguments_are_refused_naming_the_limit() {
         &format!("@{}", file.display()),
         "--no-prompt",
     ]);
+    run.assert_code(1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: error: the arguments in {} are longer than limits.max_argument_bytes (1048576 bytes)\n",
+            file.display()
+        )
+    );
+    // Inline arguments still reach the gateway, which refuses them and audits the attempt.
+    let small = Env::with_config("[limits]\nmax_argument_bytes = 1000\n");
+    let inline = json!({"path": "a.txt", "content": "x".repeat(2000)});
+    let run = small.call("write_file", &inline);
     run.assert_code(2);
     assert_eq!(
         run.envelope(),
         failure(json!({
             "code": "invalid_arguments",
-            "message": format!("arguments are {} bytes; the limit is 1048576 bytes", args.len()),
+            "message": format!(
+                "arguments are {} bytes; the limit is 1000 bytes",
+                inline.to_string().len()
+            ),
             "retryable": false,
             "hint": "pass large content by reference (a file in the workspace) instead"}))
     );
     // Audited as a digest, and the log still verifies.
-    env.run(&["audit", "verify"]).assert_code(0);
+    small.run(&["audit", "verify"]).assert_code(0);
+}
+
+/// `--args @/dev/zero` (and an endless stdin) used to be read without bound.
+#[test]
+fn endless_argument_streams_stop_at_the_limit() {
+    let env = Env::new();
+    let run = env.run(&["call", "read_file", "--args", "@/dev/zero", "--no-prompt"]);
+    run.assert_code(1);
+    assert_eq!(
+        run.stderr,
+        "toolgate: error: the arguments in /dev/zero are longer than limits.max_argument_bytes (1048576 bytes)\n"
+    );
+    let mut child = env
+        .command()
+        .args(["call", "read_file", "--args", "-", "--no-prompt"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let block = vec![b' '; 1 << 16];
+        // Ends when toolgate stops reading and closes the pipe.
+        while std::io::Write::write_all(&mut stdin, &block).is_ok() {}
+    });
+    let run = super::harness::Run::from_output(child.wait_with_output().unwrap());
+    feeder.join().unwrap();
+    run.assert_code(1);
+    assert_eq!(
+        run.stderr,
+        "toolgate: error: the arguments in stdin are longer than limits.max_argument_bytes (1048576 bytes)\n"
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod mcp;
 mod mcp_elicit;
 mod mcp_login;
 mod pins;
+mod pipes;
 mod prompt;
 mod rag;
 mod rag_export;
