@@ -66,7 +66,8 @@ pub fn open_pins(settings: &Settings) -> anyhow::Result<PinStore> {
 
 pub fn open_audit(settings: &Settings) -> anyhow::Result<AuditLog> {
     ensure_data_dir(settings)?;
-    AuditLog::open(
+    let key = crate::commands::audit::open_key(settings)?;
+    AuditLog::open_keyed(
         &settings.audit_path(),
         &settings.db_path(),
         settings.durability(),

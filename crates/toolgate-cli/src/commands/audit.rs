@@ -1,16 +1,83 @@
-//! `toolgate audit tail | query | verify`. Reads go through the SQLite index, caught up from
-//! the JSONL file first, so they see records written by other processes.
+//! `toolgate audit tail | query | verify`, and where the audit key lives. Reads go through
+//! the SQLite index, caught up from the JSONL file first, so they see records written by
+//! other processes.
 
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolgate_store::audit::{AuditIndex, AuditQuery, StoredRecord, verify};
+use toolgate_store::audit::{
+    AuditIndex, AuditKey, AuditQuery, StoredRecord, default_key_dir, verify_with,
+};
 
 use crate::app::ensure_data_dir;
 use crate::cli::{AuditCommand, QueryArgs};
 use crate::output;
 use crate::settings::Settings;
+
+/// The audit key's directory: `$TOOLGATE_KEY_DIR`, else `$XDG_CONFIG_HOME/toolgate/keys`,
+/// else `~/.config/toolgate/keys`. Not from the configuration file, which lives in the
+/// workspace. Refused beneath the workspace, the data dir or a path the shell sandbox may
+/// read or write: whoever can read the key can forge the log.
+pub fn key_dir(settings: &Settings) -> anyhow::Result<PathBuf> {
+    let var = |k: &str| std::env::var(k).ok();
+    let dir = default_key_dir(
+        var("TOOLGATE_KEY_DIR").as_deref(),
+        var("XDG_CONFIG_HOME").as_deref(),
+        var("HOME").as_deref(),
+    )
+    .context("no directory for the audit key: set TOOLGATE_KEY_DIR (or HOME)")?;
+    let dir = resolved(&dir);
+    let mut reachable = vec![
+        ("the workspace", settings.workspace.clone()),
+        ("the data dir", settings.data_dir.clone()),
+    ];
+    for p in &settings.file.shell.extra_read_paths {
+        reachable.push(("a [shell] extra_read_paths entry", p.clone()));
+    }
+    for (what, root) in reachable {
+        let root = resolved(&root);
+        if dir.starts_with(&root) || root.starts_with(&dir) {
+            bail!(
+                "the audit key directory {} overlaps {what} {}: tools could read the key and \
+                 forge the audit log. Set TOOLGATE_KEY_DIR to a directory outside it",
+                dir.display(),
+                root.display()
+            );
+        }
+    }
+    Ok(dir)
+}
+
+/// The audit key, created on first use.
+pub fn open_key(settings: &Settings) -> anyhow::Result<AuditKey> {
+    let dir = key_dir(settings)?;
+    AuditKey::open_or_create(&dir)
+        .with_context(|| format!("cannot use the audit key in {}", dir.display()))
+}
+
+/// `path` absolute, with its longest existing ancestor's symlinks resolved.
+fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut tail = Vec::new();
+    let mut head = abs.as_path();
+    loop {
+        if let Ok(real) = head.canonicalize() {
+            return tail.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_owned());
+                head = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Widest principal, tool or outcome cell of the table.
+const MAX_NAME_CELL: usize = 40;
 
 fn to_json(r: &StoredRecord) -> Value {
     let mut v = serde_json::to_value(&r.record).unwrap_or(Value::Null);
@@ -26,6 +93,9 @@ fn print(records: &[StoredRecord], as_json: bool) -> anyhow::Result<()> {
         let list: Vec<Value> = records.iter().map(to_json).collect();
         return output::json(&list);
     }
+    // Every field of a record may be as long as a caller made it (an unknown tool is audited
+    // under the name it was called by): each cell is cut, so no column grows past what a
+    // terminal shows, nor past what the formatter can pad.
     let rows: Vec<Vec<String>> = records
         .iter()
         .map(|r| {
@@ -36,11 +106,11 @@ fn print(records: &[StoredRecord], as_json: bool) -> anyhow::Result<()> {
                 .unwrap_or_else(|| output::short(&rec.arguments.to_string(), 60));
             vec![
                 r.seq.to_string(),
-                rec.ts.clone(),
+                output::short(&rec.ts, 32),
                 rec.kind.as_str().to_owned(),
-                rec.principal.clone(),
-                rec.tool.clone(),
-                rec.outcome.clone(),
+                output::short(&rec.principal, MAX_NAME_CELL),
+                output::short(&rec.tool, MAX_NAME_CELL),
+                output::short(&rec.outcome, MAX_NAME_CELL),
                 rec.duration_us
                     .map(|d| format!("{:.1}ms", d as f64 / 1000.0))
                     .unwrap_or_default(),
@@ -120,20 +190,43 @@ pub fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<i32> {
         AuditCommand::Query(a) => query(settings, a),
         AuditCommand::Verify { json } => {
             let path = settings.audit_path();
-            if !path.exists() {
-                bail!("no audit log at {} yet", path.display());
-            }
+            let dir = key_dir(settings)?;
+            let key = AuditKey::open_existing(&dir)
+                .with_context(|| format!("cannot read the audit key in {}", dir.display()))?;
             let db = settings.db_path();
-            let report = verify(&path, db.exists().then_some(db.as_path()))?;
+            let report = if path.exists() {
+                verify_with(&path, db.exists().then_some(db.as_path()), key.as_ref())?
+            } else {
+                // A missing log is only news when the anchor says it held records.
+                match key.as_ref().map(|k| verify_with(&path, None, Some(k))) {
+                    Some(Ok(report)) if !report.ok() => report,
+                    _ => bail!("no audit log at {} yet", path.display()),
+                }
+            };
+            let mut first_bad = report.first_bad.clone();
+            if first_bad.is_none() && key.is_none() && report.records > report.unkeyed {
+                first_bad = Some(toolgate_store::audit::BadRecord {
+                    line: 1,
+                    seq: None,
+                    reason: format!(
+                        "the records carry MACs but there is no audit key in {} to check them",
+                        dir.display()
+                    ),
+                });
+            }
             if json {
                 output::json(&json!({
-                    "ok": report.ok(),
+                    "ok": first_bad.is_none(),
                     "records": report.records,
                     "head": report.head,
-                    "first_bad": report.first_bad.as_ref().map(|b| json!({
+                    "first_bad": first_bad.as_ref().map(|b| json!({
                         "line": b.line, "seq": b.seq, "reason": b.reason})),
+                    "keyed": report.keyed,
+                    "unkeyed": report.unkeyed,
+                    "anchored": report.anchored,
+                    "evidence": report.evidence,
                 }))?;
-            } else if let Some(bad) = &report.first_bad {
+            } else if let Some(bad) = &first_bad {
                 let seq = bad.seq.map(|s| format!(" (seq {s})")).unwrap_or_default();
                 output::line(&format!(
                     "FAILED: {}: line {}{seq}: {} — {} records before it verified",
@@ -148,8 +241,21 @@ pub fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<i32> {
                     report.records,
                     report.head.as_deref().unwrap_or("(empty)")
                 ));
+                if report.unkeyed > 0 {
+                    output::line(&format!(
+                        "note: {} records predate the audit key; only the hash chain and the \
+                         anchor cover them",
+                        report.unkeyed
+                    ));
+                }
+                if key.is_some() && report.anchored.is_none() {
+                    output::line(
+                        "note: no head anchor for this log (a copy, or never opened keyed): \
+                         records cut from its end cannot be detected",
+                    );
+                }
             }
-            Ok(if report.ok() { 0 } else { 4 })
+            Ok(if first_bad.is_none() { 0 } else { 4 })
         }
     }
 }

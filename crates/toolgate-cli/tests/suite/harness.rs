@@ -150,6 +150,11 @@ impl Env {
         self.ws.parent().expect("ws has a parent").to_path_buf()
     }
 
+    /// The audit key's directory (`TOOLGATE_KEY_DIR` of every command).
+    pub fn key_dir(&self) -> PathBuf {
+        self.root().join("keys")
+    }
+
     pub fn audit_path(&self) -> PathBuf {
         self.data.join("logs").join("tool-audit.jsonl")
     }
@@ -162,6 +167,7 @@ impl Env {
     /// Like [`Env::command`] with another data dir.
     pub fn command_for(&self, data: &Path) -> Command {
         let mut cmd = bare_command(self.root.path());
+        cmd.env("TOOLGATE_KEY_DIR", self.key_dir());
         cmd.arg("--workspace")
             .arg(&self.ws)
             .arg("--data-dir")
@@ -241,6 +247,12 @@ pub fn bare_command(cwd: &Path) -> Command {
     for var in CLEARED_ENV {
         cmd.env_remove(var);
     }
+    // The audit key lives outside the workspace and data dir, in the user's config dir:
+    // never the real one in tests.
+    cmd.env_remove("TOOLGATE_KEY_DIR").env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("toolgate-cli-tests-config"),
+    );
     cmd
 }
 

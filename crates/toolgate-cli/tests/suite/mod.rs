@@ -2,6 +2,7 @@
 
 mod agent;
 mod approvals;
+mod audit_cli;
 mod bad_input;
 mod crash;
 mod defaults;

@@ -1,0 +1,168 @@
+//! `toolgate audit tail | query` print any record, however wide its fields (issue 12,
+//! item 10: a column wider than 65,535 characters made the table formatting panic).
+
+use serde_json::json;
+
+use super::harness::Env;
+
+#[test]
+fn tail_and_query_print_records_with_huge_fields() {
+    let env = Env::new();
+    let huge = "t".repeat(70_000);
+    // An unknown tool is audited under the name it was called by.
+    let run = env.call(&huge, &json!({}));
+    assert_ne!(run.code, 0);
+    env.call("read_file", &json!({"path": "missing.txt"}));
+    for args in [
+        vec!["audit", "tail"],
+        vec!["audit", "query"],
+        vec!["audit", "query", "--tool", &huge],
+    ] {
+        let run = env.run(&args);
+        run.assert_code(0);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        let widest = run.stdout.lines().map(|l| l.chars().count()).max();
+        assert!(
+            widest.is_some_and(|w| w < 400),
+            "{widest:?}: {:.300}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("ttt"), "{:.300}", run.stdout);
+    }
+    // JSON output keeps whatever the log holds.
+    let run = env.run(&["audit", "tail", "--json"]);
+    run.assert_code(0);
+}
+
+/// Three audited calls on the real (anchored) data dir.
+fn three_calls() -> Env {
+    let env = Env::new();
+    for i in 0..3 {
+        env.write(&format!("f{i}.txt"), "x\n");
+        env.call("read_file", &json!({"path": format!("f{i}.txt")}))
+            .assert_code(0);
+    }
+    env
+}
+
+fn verify_json(env: &Env) -> (i32, serde_json::Value) {
+    let run = env.run(&["audit", "verify", "--json"]);
+    let code = run.code;
+    (code, run.json())
+}
+
+/// sha256 chain line for `record` at `seq` after `prev`, as someone without the key makes it.
+fn forge(record: &serde_json::Value, seq: u64, prev: &str) -> (String, String) {
+    use sha2::{Digest, Sha256};
+    let mut rec = record.clone();
+    for k in ["hash", "mac", "seq", "prev"] {
+        rec.as_object_mut().map(|m| m.remove(k));
+    }
+    let body = rec.to_string();
+    let rest = format!("\"seq\":{seq},\"prev\":\"{prev}\",{}", &body[1..]);
+    let hash = hex::encode(Sha256::digest(rest.as_bytes()));
+    (format!("{{\"hash\":\"{hash}\",{rest}\n"), hash)
+}
+
+fn first_bad_seq(v: &serde_json::Value) -> Option<u64> {
+    v["first_bad"]["seq"].as_u64()
+}
+
+#[test]
+fn forging_cutting_or_deleting_the_log_exits_4() {
+    // A forged appended record (seq, prev and hash recomputed).
+    let env = three_calls();
+    let (code, v) = verify_json(&env);
+    assert_eq!(
+        (code, v["ok"].clone(), v["anchored"].clone()),
+        (0, json!(true), json!(3))
+    );
+    let records = env.audit_records();
+    let last = records.last().unwrap();
+    let (line, _) = forge(last, 4, last["hash"].as_str().unwrap());
+    let mut text = std::fs::read_to_string(env.audit_path()).unwrap();
+    text.push_str(&line);
+    std::fs::write(env.audit_path(), &text).unwrap();
+    let (code, v) = verify_json(&env);
+    assert_eq!((code, first_bad_seq(&v)), (4, Some(4)), "{v}");
+
+    // A rehashed chain with the SQLite index deleted.
+    let env = three_calls();
+    let mut prev = "0".repeat(64);
+    let mut text = String::new();
+    for (i, rec) in env.audit_records().iter().enumerate() {
+        let mut rec = rec.clone();
+        if i == 1 {
+            rec["principal"] = json!("mallory");
+        }
+        let (line, hash) = forge(&rec, i as u64 + 1, &prev);
+        text.push_str(&line);
+        prev = hash;
+    }
+    std::fs::write(env.audit_path(), &text).unwrap();
+    std::fs::remove_file(env.data.join("toolgate.db")).unwrap();
+    let (code, v) = verify_json(&env);
+    assert_eq!((code, first_bad_seq(&v)), (4, Some(1)), "{v}");
+
+    // The log deleted.
+    let env = three_calls();
+    std::fs::remove_file(env.audit_path()).unwrap();
+    let (code, v) = verify_json(&env);
+    assert_eq!((code, first_bad_seq(&v)), (4, Some(1)), "{v}");
+    // … and not silently started afresh by the next call.
+    assert_ne!(env.call("read_file", &json!({"path": "f0.txt"})).code, 0);
+    assert!(!env.audit_path().exists());
+
+    // The last record cut off, with the index deleted.
+    let env = three_calls();
+    let text = std::fs::read_to_string(env.audit_path()).unwrap();
+    let cut: String = text.split_inclusive('\n').take(2).collect();
+    std::fs::write(env.audit_path(), cut).unwrap();
+    std::fs::remove_file(env.data.join("toolgate.db")).unwrap();
+    let (code, v) = verify_json(&env);
+    assert_eq!((code, first_bad_seq(&v)), (4, Some(3)), "{v}");
+}
+
+#[test]
+fn an_edited_last_line_exits_4_and_is_kept_as_it_is() {
+    let env = three_calls();
+    let text = std::fs::read_to_string(env.audit_path()).unwrap();
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let last = lines.pop().unwrap().replacen("read_file", "reed_file", 1);
+    lines.push(last);
+    let edited = lines.concat();
+    std::fs::write(env.audit_path(), &edited).unwrap();
+    let (code, v) = verify_json(&env);
+    assert_eq!((code, first_bad_seq(&v)), (4, Some(3)), "{v}");
+    // Opening the log (any call) refuses instead of "repairing" the evidence away.
+    let run = env.call("read_file", &json!({"path": "f0.txt"}));
+    assert_ne!(run.code, 0);
+    assert_eq!(std::fs::read_to_string(env.audit_path()).unwrap(), edited);
+    let (code, _) = verify_json(&env);
+    assert_eq!(code, 4);
+}
+
+#[test]
+fn the_audit_key_is_private_and_outside_the_data_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = three_calls();
+    let key = env.key_dir().join("audit.key");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&key), mode(&env.key_dir())), (0o600, 0o700));
+    assert!(env.audit_records().iter().all(|r| r["mac"].is_string()));
+    // A key dir inside the data dir is refused.
+    let run = {
+        let mut cmd = env.command();
+        cmd.env("TOOLGATE_KEY_DIR", env.data.join("keys"));
+        cmd.args([
+            "call",
+            "read_file",
+            "--args",
+            r#"{"path":"f0.txt"}"#,
+            "--no-prompt",
+        ]);
+        super::harness::Run::from_output(cmd.output().unwrap())
+    };
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("audit key directory"), "{}", run.stderr);
+}
