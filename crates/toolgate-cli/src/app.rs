@@ -71,6 +71,7 @@ pub fn open_audit(settings: &Settings) -> anyhow::Result<AuditLog> {
         &settings.audit_path(),
         &settings.db_path(),
         settings.durability(),
+        key,
     )
     .with_context(|| {
         format!(
