@@ -9,7 +9,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::audit::{AuditQuery, StoredRecord, verify};
+use toolgate_store::audit::{AuditQuery, StoredRecord};
 
 use super::approvals::blocking;
 use super::extract::ApiQuery;
@@ -140,15 +140,9 @@ pub async fn verify_chain(
     State(state): State<AppState>,
     _op: Operator,
 ) -> Result<Json<Value>, ApiError> {
-    state
-        .gateway
-        .audit()
-        .flush()
-        .await
-        .map_err(ApiError::from)?;
-    let jsonl = state.audit_jsonl.clone();
-    let db = state.audit_db.clone();
-    let report = blocking(move || verify(&jsonl, db.exists().then_some(db.as_path()))).await?;
+    // The log's own verify: flushes, and checks MACs and the head anchor when it is keyed.
+    let log = state.gateway.audit().clone();
+    let report = blocking(move || log.verify()).await?;
     Ok(Json(json!({
         "ok": report.ok(),
         "records": report.records,
