@@ -7,7 +7,7 @@
 //! request at once instead:
 //!
 //! - a line over [`MAX_MESSAGE_BYTES`] is never buffered; it is scanned as it streams past
-//!   ([`Envelope`]) for its top-level `id`, and once that is known to belong to a response
+//!   (`Envelope`) for its top-level `id`, and once that is known to belong to a response
 //!   the request fails with a synthesized error marked [`Limit::TooLarge`]
 //!   (`result_too_large`); the rest of the line is discarded;
 //! - a line within the cap that does not decode is scanned the same way and its request
