@@ -51,10 +51,12 @@ impl SandboxSpec {
         } else {
             on_path(command)
         };
+        let install = program.as_deref().map(install_of).unwrap_or_default();
         let mut readable: Vec<PathBuf> = program
             .into_iter()
             .chain(args.iter().map(|a| base.join(a)))
             .filter_map(|p| tree_of(&p))
+            .chain(install)
             .chain(cwd.and_then(|c| base.join(c).canonicalize().ok()))
             .collect();
         readable.sort();
@@ -74,6 +76,30 @@ fn on_path(name: &str) -> Option<PathBuf> {
             .map(|dir| dir.join(name))
             .find(|p| p.is_file())
     })
+}
+
+/// What an interpreter needs beside its own directory, for the program as named and as
+/// resolved (a venv's `bin/python` is a symlink into the interpreter's installation): when it
+/// sits in a `bin` directory, the libraries of that prefix (`lib`, `lib64`, `libexec`, where
+/// Python keeps its standard library and a venv its site-packages) and a venv's `pyvenv.cfg`.
+/// Never the prefix itself: for `~/bin/tool` that would be the whole home directory.
+fn install_of(program: &Path) -> Vec<PathBuf> {
+    let named = program.to_path_buf();
+    let resolved = program.canonicalize().ok();
+    [Some(named), resolved]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let bin = p.parent()?;
+            (bin.file_name()? == "bin").then(|| bin.parent().map(Path::to_path_buf))?
+        })
+        .flat_map(|prefix| {
+            ["lib", "lib64", "libexec", "pyvenv.cfg"]
+                .into_iter()
+                .map(move |entry| prefix.join(entry))
+        })
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
 }
 
 /// The tree a program or argument path needs readable (see [`SandboxSpec::inferred`]).
@@ -206,5 +232,45 @@ pub(crate) fn close_inherited_descriptors() {
                 libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Python installed under its own prefix (pyenv) and a venv pointing at it, as a stdio
+    /// server is often started: both libraries are granted, neither prefix whole.
+    #[test]
+    fn an_interpreter_in_a_venv_gets_its_libraries_not_its_prefix() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let prefix = root.join("pyenv/3.11");
+        std::fs::create_dir_all(prefix.join("bin")).unwrap();
+        std::fs::create_dir_all(prefix.join("lib/python3.11")).unwrap();
+        std::fs::write(prefix.join("bin/python3"), "").unwrap();
+        std::fs::create_dir_all(prefix.join("secrets")).unwrap();
+        let venv = root.join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::create_dir_all(venv.join("lib/python3.11/site-packages")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = x\n").unwrap();
+        std::os::unix::fs::symlink(prefix.join("bin/python3"), venv.join("bin/python")).unwrap();
+
+        let spec =
+            SandboxSpec::inferred(venv.join("bin/python").to_str().unwrap(), &[], Some(&root));
+        for granted in [
+            prefix.join("bin"),
+            prefix.join("lib"),
+            venv.join("lib"),
+            venv.join("pyvenv.cfg"),
+        ] {
+            assert!(
+                spec.readable.contains(&granted),
+                "{granted:?} in {:?}",
+                spec.readable
+            );
+        }
+        assert!(!spec.readable.contains(&prefix), "{:?}", spec.readable);
+        assert!(!spec.readable.contains(&venv), "{:?}", spec.readable);
     }
 }
