@@ -121,6 +121,25 @@ fi
   || { echo "error: the Tool RAG test model or references do not import from .venv" >&2; exit 1; }
 # --- end Tool RAG -----------------------------------------------------------------------------
 
+# --- API property tests (scripts/schemathesis.sh) ---------------------------------------------
+# schemathesis from PyPI, pinned, into .venv: it runs against a real `toolgate serve` after the
+# tests have built the binary.
+SCHEMATHESIS_VERSION=4.32.5
+step "API property tests: schemathesis $SCHEMATHESIS_VERSION (.venv)"
+if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sys.exit(version('schemathesis') != '$SCHEMATHESIS_VERSION')" 2>/dev/null; then
+  { [ -x .venv/bin/python ] || python3 -m venv .venv; } \
+    && .venv/bin/pip install -q "schemathesis==$SCHEMATHESIS_VERSION" \
+    || { echo "error: could not install schemathesis $SCHEMATHESIS_VERSION into .venv" >&2; exit 1; }
+fi
+# --- end API property tests -------------------------------------------------------------------
+
+# --- fuzz smoke (fuzz/, scripts/fuzz.sh) ----------------------------------------------------
+# Every coverage-guided fuzz target for a few seconds from its committed corpus: a crash, a
+# failed property or a hang fails the run. The long runs are recorded in docs/security.md.
+step "fuzz smoke: each fuzz target for ${FUZZ_SMOKE_SECS:-10}s (scripts/fuzz.sh)"
+scripts/fuzz.sh "${FUZZ_SMOKE_SECS:-10}"
+# --- end fuzz smoke ---------------------------------------------------------------------------
+
 step "cargo test"
 if command -v cargo-nextest >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast
@@ -128,6 +147,14 @@ if command -v cargo-nextest >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast
 fi
+
+# The standing attack suite against the product binary the tests just built (docs/security.md):
+# every /v1 operation from /openapi.json, then serve under load while it is SIGKILLed.
+step "schemathesis against toolgate serve (scripts/schemathesis.sh)"
+scripts/schemathesis.sh "${SCHEMATHESIS_EXAMPLES:-25}"
+
+step "soak: toolgate serve under mixed load with random SIGKILL (scripts/soak/soak.py, ${SOAK_SECS:-30}s)"
+python3 scripts/soak/soak.py --bin "$CARGO_TARGET_DIR/debug/toolgate" --seconds "${SOAK_SECS:-30}"
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked

@@ -1,0 +1,389 @@
+//! The audit redactor (`toolgate_store::redact::Redactor`) against planted secrets.
+//!
+//! The fuzzer chooses a kind of token-shaped secret and its characters, the text around it,
+//! and where it goes (free text, a JSON string value, nested objects and arrays, the
+//! audit's argument and result forms). The secret is set off from the surrounding text by a
+//! separator that cannot belong to it, as secrets are in logs, commands and JSON. Property:
+//! after redaction the secret's sensitive part appears nowhere in the output.
+#![no_main]
+
+use std::sync::LazyLock;
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use libfuzzer_sys::fuzz_target;
+use serde_json::{Value, json};
+use toolgate_store::redact::Redactor;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Arbitrary)]
+enum Kind {
+    OpenAi,
+    GithubClassic,
+    GithubPat,
+    AwsKeyId,
+    AwsSecret,
+    Jwt,
+    Bearer,
+    Basic,
+    Slack,
+    Google,
+    PemKey,
+    UrlCredentials,
+    PasswordAssignment,
+    PgPassword,
+    MysqlPassword,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum Place {
+    Text,
+    Value,
+    Nested,
+    InArray,
+    AuditArguments,
+    AuditResult,
+    IntoDocument,
+}
+
+#[derive(Debug, Arbitrary)]
+struct Input {
+    kind: Kind,
+    /// Characters of the secret, mapped into its alphabet.
+    body: Vec<u8>,
+    variant: u8,
+    before: String,
+    after: String,
+    sep_before: u8,
+    sep_after: u8,
+    place: Place,
+    key: String,
+    /// A JSON document to plant the string into (for `IntoDocument`).
+    document: String,
+}
+
+/// Separators that end a token of every kind: whitespace and punctuation found around
+/// secrets in logs, shell commands, headers and JSON text.
+const SEPARATORS: &[&str] = &[
+    " ", ".", ": ", "\n", "\t", "\"", "'", "(", ")", ",", ";", " | ", "\r\n", "<", ">", "[", "]",
+    "{", "}", "`", "!", " # ",
+];
+
+const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER_DIGIT: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+const URLSAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const TOKEN68: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/";
+
+/// `len` characters of `alphabet` (clamped to `min..=max`) chosen by `body`.
+fn chars(body: &[u8], alphabet: &[u8], min: usize, max: usize) -> String {
+    let len = body.len().clamp(min, max);
+    (0..len)
+        .map(|i| {
+            let b = body.get(i).copied().unwrap_or((i * 7 + 3) as u8);
+            char::from(alphabet[usize::from(b) % alphabet.len()])
+        })
+        .collect()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+        for _ in chunk.len()..3 {
+            out.push('=');
+        }
+    }
+    out
+}
+
+/// The planted text and its sensitive part.
+fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
+    let v = usize::from(variant);
+    let pick = |options: &[&'static str]| options[v % options.len()];
+    match kind {
+        Kind::OpenAi => {
+            let s = format!(
+                "sk-{}{}",
+                pick(&["", "proj-", "ant-api03-", "svcacct-"]),
+                chars(body, URLSAFE, 20, 96)
+            );
+            (s.clone(), s)
+        }
+        Kind::GithubClassic => {
+            let s = format!(
+                "gh{}_{}",
+                pick(&["p", "o", "u", "s", "r"]),
+                chars(body, ALNUM, 36, 40)
+            );
+            (s.clone(), s)
+        }
+        Kind::GithubPat => {
+            let s = format!(
+                "github_pat_{}",
+                chars(
+                    body,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_",
+                    22,
+                    82
+                )
+            );
+            (s.clone(), s)
+        }
+        Kind::AwsKeyId => {
+            let s = format!(
+                "{}{}",
+                pick(&["AKIA", "ASIA"]),
+                chars(body, UPPER_DIGIT, 16, 16)
+            );
+            (s.clone(), s)
+        }
+        Kind::AwsSecret => {
+            let secret = chars(
+                body,
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+",
+                40,
+                40,
+            );
+            let label = pick(&[
+                "aws_secret_access_key=",
+                "AWS_SECRET_ACCESS_KEY = ",
+                "aws-secret-key: ",
+                "\"aws_secret_access_key\": \"",
+            ]);
+            (format!("{label}{secret}"), secret)
+        }
+        Kind::Jwt => {
+            let n = body.len() / 3;
+            let s = format!(
+                "eyJ{}.eyJ{}.{}",
+                chars(&body[..n], URLSAFE, 10, 60),
+                chars(&body[n..2 * n], URLSAFE, 10, 200),
+                chars(&body[2 * n..], URLSAFE, 20, 86)
+            );
+            (s.clone(), s)
+        }
+        Kind::Bearer => {
+            let token = format!(
+                "{}{}",
+                chars(body, TOKEN68, 20, 120),
+                pick(&["", "", "=", "=="])
+            );
+            (
+                format!(
+                    "{} {token}",
+                    pick(&["Bearer", "bearer", "BEARER", "Authorization: Bearer"])
+                ),
+                token,
+            )
+        }
+        Kind::Basic => {
+            let n = body.len() / 2;
+            let user = chars(&body[..n], ALNUM, 1, 20);
+            let pass = chars(&body[n..], ALNUM, 8, 40);
+            let cred = base64(format!("{user}:{pass}").as_bytes());
+            (
+                format!(
+                    "{} {cred}",
+                    pick(&["Basic", "basic", "Authorization: Basic"])
+                ),
+                cred,
+            )
+        }
+        Kind::Slack => {
+            let s = format!(
+                "xox{}-{}",
+                pick(&["a", "b", "p", "r", "s"]),
+                chars(
+                    body,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-",
+                    10,
+                    80
+                )
+            );
+            (s.clone(), s)
+        }
+        Kind::Google => {
+            let s = format!("AIza{}", chars(body, URLSAFE, 35, 35));
+            (s.clone(), s)
+        }
+        Kind::PemKey => {
+            let key = chars(body, B64, 20, 400);
+            let kind = pick(&["", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED "]);
+            (
+                format!(
+                    "-----BEGIN {kind}PRIVATE KEY-----\n{key}\n-----END {kind}PRIVATE KEY-----"
+                ),
+                key,
+            )
+        }
+        Kind::UrlCredentials => {
+            let n = body.len() / 2;
+            let user = chars(&body[..n], ALNUM, 1, 20);
+            let pass = chars(&body[n..], ALNUM, 8, 40);
+            let scheme = pick(&[
+                "https",
+                "http",
+                "postgres",
+                "postgresql",
+                "mysql",
+                "redis",
+                "amqp",
+                "mongodb+srv",
+                "ftp",
+            ]);
+            (
+                format!("{scheme}://{user}:{pass}@db.internal.example:5432/app"),
+                pass,
+            )
+        }
+        Kind::PasswordAssignment => {
+            let pass = chars(body, ALNUM, 8, 40);
+            let text = match v % 8 {
+                0 => format!("password={pass}"),
+                1 => format!("Password: {pass}"),
+                2 => format!("passwd={pass}"),
+                3 => format!("pwd={pass}"),
+                4 => format!("DB_PASSWORD={pass}"),
+                5 => format!("password = '{pass}'"),
+                6 => format!("\"password\": \"{pass}\""),
+                _ => format!("--password={pass}"),
+            };
+            (text, pass)
+        }
+        Kind::PgPassword => {
+            let pass = chars(body, ALNUM, 8, 40);
+            (format!("PGPASSWORD={pass} psql -h db -U app"), pass)
+        }
+        Kind::MysqlPassword => {
+            let pass = chars(body, ALNUM, 8, 40);
+            (format!("mysql -u root -p{pass} app"), pass)
+        }
+    }
+}
+
+static REDACTOR: LazyLock<Redactor> = LazyLock::new(Redactor::default);
+
+/// Known gaps, reported and open (docs/security.md "Fuzzing"), skipped unless
+/// `TOOLGATE_FUZZ_KNOWN_GAPS=check`:
+/// - an all-digit value after a label, in a URL or after `-p` is left as it is (the
+///   redactor's `is_placeholder` takes it for a counter such as `max_token: 512`), so
+///   `password=12345678` and `postgres://app:12345678@db` keep their numeric password;
+/// - a match that starts in the text before the secret can swallow the secret's context:
+///   an unconfirmed `bearer`/`basic` word takes the next word with it (`basic sk-…`,
+///   `Basic ghp_…` leave the key), a label's value runs on over `(`, `<`, `$`…
+///   (`token=$(mysql -u root -pS3cret …)` leaves the mysql password), and the scan resumes
+///   after the match. Skipped when the text before holds a match of its own, a scheme
+///   word, a label word or a command the patterns key on;
+/// - a `Basic` credential followed by `.`, `-`, `_` or `~` (the end of a sentence) is read
+///   with that character, is then not base64 and is left whole.
+fn known_gap(kind: Kind, before: &str, sensitive: &str, next: &str) -> bool {
+    const CONTEXT_WORDS: &[&str] = &[
+        "bearer", "basic", "pass", "pwd", "secret", "token", "key", "://", "mysql", "mariadb",
+        "curl", "aws",
+    ];
+    let lower = before.to_ascii_lowercase();
+    // Any match the redactor finds in the text before may run on into the secret.
+    if REDACTOR.redact_text(before) != before {
+        return true;
+    }
+    sensitive.bytes().all(|b| b.is_ascii_digit())
+        || CONTEXT_WORDS.iter().any(|w| lower.contains(w))
+        || (kind == Kind::Basic && next.starts_with(['.', '-', '_', '~']))
+}
+
+static SKIP_KNOWN_GAPS: LazyLock<bool> =
+    LazyLock::new(|| std::env::var("TOOLGATE_FUZZ_KNOWN_GAPS").as_deref() != Ok("check"));
+
+fn strings_of(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| strings_of(i, out)),
+        Value::Object(members) => members.iter().for_each(|(k, v)| {
+            out.push(k.clone());
+            strings_of(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// Puts `s` into the first string value of `doc` (depth-first), or appends it.
+fn plant(doc: &mut Value, s: &str) -> bool {
+    match doc {
+        Value::String(old) => {
+            *old = s.to_owned();
+            true
+        }
+        Value::Array(items) => {
+            items.iter_mut().any(|i| plant(i, s)) || {
+                items.push(Value::String(s.to_owned()));
+                true
+            }
+        }
+        Value::Object(members) => members.values_mut().any(|v| plant(v, s)),
+        _ => false,
+    }
+}
+
+fuzz_target!(|input: Input| {
+    let (planted, sensitive) = secret(input.kind, &input.body, input.variant);
+    let sep = |b: u8| SEPARATORS[usize::from(b) % SEPARATORS.len()];
+    let text = format!(
+        "{}{}{planted}{}{}",
+        input.before,
+        sep(input.sep_before),
+        sep(input.sep_after),
+        input.after
+    );
+    let next = format!("{}{}", sep(input.sep_after), input.after);
+    if *SKIP_KNOWN_GAPS && known_gap(input.kind, &input.before, &sensitive, &next) {
+        return;
+    }
+    // The property is about the planted occurrence: text that repeats the sensitive part
+    // elsewhere (glued to other characters) says nothing about it.
+    if text.matches(sensitive.as_str()).count() != 1 || input.key.contains(sensitive.as_str()) {
+        return;
+    }
+    let r = &*REDACTOR;
+    let key = if input.key.is_empty() {
+        "note".to_owned()
+    } else {
+        input.key.clone()
+    };
+    let out: Value = match input.place {
+        Place::Text => Value::String(r.redact_text(&text)),
+        Place::Value => r.redact_value(&json!({ key: text })),
+        Place::Nested => r.redact_value(&json!({"a": [{"b": {key: text}}], "c": 1})),
+        Place::InArray => r.redact_value(&json!([1, null, text, "x"])),
+        Place::AuditArguments => r.for_audit_arguments(&json!({"command": "run", key: text})),
+        Place::AuditResult => {
+            r.for_audit_result(&json!({"content": [{"type": "text", "text": text}]}))
+        }
+        Place::IntoDocument => {
+            let Ok(mut doc) = serde_json::from_str::<Value>(&input.document) else {
+                return;
+            };
+            if !plant(&mut doc, &text)
+                || serde_json::to_string(&doc)
+                    .map_or(true, |d| d.matches(sensitive.as_str()).count() != 1)
+            {
+                return;
+            }
+            r.redact_value(&doc)
+        }
+    };
+    let mut strings = Vec::new();
+    strings_of(&out, &mut strings);
+    for s in &strings {
+        assert!(
+            !s.contains(sensitive.as_str()),
+            "{:?} secret survived redaction ({:?}):\n  in:  {text:?}\n  out: {s:?}",
+            input.kind,
+            input.place
+        );
+    }
+});
