@@ -29,6 +29,9 @@ use crate::settings::Settings;
 
 fn main() {
     toolgate_tools::sandbox::run_helper_if_invoked();
+    // Descriptors the caller left open (`7</etc/shadow`) reach no child toolgate starts —
+    // the browser, a model's shell, an MCP server — whatever path spawns it.
+    toolgate_tools::sandbox::close_inherited_descriptors();
     // Bad flags are a fatal error (1), not clap's usage code 2, which here means "the call
     // failed"; `--help` and `--version` print to stdout and succeed.
     let cli = match Cli::try_parse() {
