@@ -2,13 +2,13 @@
 //! the SQLite index, caught up from the JSONL file first, so they see records written by
 //! other processes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use toolgate_store::audit::{
-    AuditIndex, AuditKey, AuditQuery, StoredRecord, default_key_dir, verify_with,
+    AuditIndex, AuditKey, AuditQuery, StoredRecord, default_key_dir, resolved_path, verify_with,
 };
 
 use crate::app::ensure_data_dir;
@@ -28,7 +28,7 @@ pub fn key_dir(settings: &Settings) -> anyhow::Result<PathBuf> {
         var("HOME").as_deref(),
     )
     .context("no directory for the audit key: set TOOLGATE_KEY_DIR (or HOME)")?;
-    let dir = resolved(&dir);
+    let dir = resolved_path(&dir);
     let mut reachable = vec![
         ("the workspace", settings.workspace.clone()),
         ("the data dir", settings.data_dir.clone()),
@@ -37,7 +37,7 @@ pub fn key_dir(settings: &Settings) -> anyhow::Result<PathBuf> {
         reachable.push(("a [shell] extra_read_paths entry", p.clone()));
     }
     for (what, root) in reachable {
-        let root = resolved(&root);
+        let root = resolved_path(&root);
         if dir.starts_with(&root) || root.starts_with(&dir) {
             bail!(
                 "the audit key directory {} overlaps {what} {}: tools could read the key and \
@@ -55,25 +55,6 @@ pub fn open_key(settings: &Settings) -> anyhow::Result<AuditKey> {
     let dir = key_dir(settings)?;
     AuditKey::open_or_create(&dir)
         .with_context(|| format!("cannot use the audit key in {}", dir.display()))
-}
-
-/// `path` absolute, with its longest existing ancestor's symlinks resolved.
-fn resolved(path: &Path) -> PathBuf {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    let mut tail = Vec::new();
-    let mut head = abs.as_path();
-    loop {
-        if let Ok(real) = head.canonicalize() {
-            return tail.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (head.parent(), head.file_name()) {
-            (Some(parent), Some(name)) => {
-                tail.push(name.to_owned());
-                head = parent;
-            }
-            _ => return abs,
-        }
-    }
 }
 
 /// Widest principal, tool or outcome cell of the table.

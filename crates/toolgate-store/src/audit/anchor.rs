@@ -52,7 +52,7 @@ pub(crate) struct AnchorFile {
 
 impl AnchorFile {
     pub(crate) fn for_log(key: &AuditKey, jsonl: &Path) -> AnchorFile {
-        let log = absolute(jsonl).display().to_string();
+        let log = resolved_path(jsonl).display().to_string();
         let name = format!("{}.json", &sha256_hex(log.as_bytes())[..32]);
         AnchorFile {
             path: key.dir().join("anchors").join(name),
@@ -143,9 +143,9 @@ impl AnchorFile {
     }
 }
 
-/// `path` made absolute with its longest existing ancestor resolved, so the same log is
-/// named the same way whether or not it (or its directory) exists yet.
-fn absolute(path: &Path) -> PathBuf {
+/// `path` made absolute with its longest existing ancestor resolved, so the same log (or
+/// key dir) is named the same way whether or not it, or its directory, exists yet.
+pub fn resolved_path(path: &Path) -> PathBuf {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     let mut tail = Vec::new();
     let mut head = path.as_path();

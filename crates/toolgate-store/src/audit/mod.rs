@@ -61,6 +61,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
+pub use anchor::resolved_path;
 pub use chain::GENESIS_HASH;
 pub use key::{AuditKey, KEY_FILE, default_key_dir};
 pub use query::{AuditIndex, AuditQuery};
