@@ -237,7 +237,7 @@ async fn attempt(
     result.map_err(|e| handshake_error(&e))
 }
 
-fn spawn_reason(e: &std::io::Error, cwd: Option<&std::path::Path>) -> String {
+pub(crate) fn spawn_reason(e: &std::io::Error, cwd: Option<&std::path::Path>) -> String {
     match (e.kind(), cwd) {
         (std::io::ErrorKind::NotFound, Some(dir)) => format!(
             "{e}: check that the program exists (on PATH or as a path) and that `cwd` {} exists",

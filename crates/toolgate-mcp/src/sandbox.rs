@@ -69,6 +69,20 @@ impl SandboxSpec {
     }
 }
 
+/// Whether `command` names a program that exists: a path (relative ones against `cwd`, or
+/// the current directory), or a name found in `PATH`.
+pub(crate) fn program_exists(command: &str, cwd: Option<&Path>) -> bool {
+    if command.contains('/') {
+        let base = cwd
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        base.join(command).is_file()
+    } else {
+        on_path(command).is_some()
+    }
+}
+
 /// `name` found in `PATH`.
 fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|path| {

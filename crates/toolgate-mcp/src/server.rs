@@ -309,6 +309,15 @@ impl McpServer {
         let Some(sandbox) = &self.stdio_sandbox else {
             return Ok(std::borrow::Cow::Borrowed(&self.config));
         };
+        // Inside the sandbox a missing program is only the helper's exit; say it as a
+        // direct start would.
+        if !crate::sandbox::program_exists(command, cwd) {
+            let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+            return Err(ConnectError::Spawn {
+                command: command.clone(),
+                reason: crate::connect::spawn_reason(&missing, cwd),
+            });
+        }
         let wrapped = sandbox
             .wrap(&self.config.name, &spec, command, &self.config.args, cwd)
             .map_err(ConnectError::Sandbox)?;

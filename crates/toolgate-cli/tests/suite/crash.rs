@@ -52,6 +52,7 @@ fn spawn_loop(env: &Env, label: &str, group: i32, stderr: &std::fs::File) -> Chi
         .env("LOOP", label)
         .env("TOOLGATE_WORKSPACE", &env.ws)
         .env("TOOLGATE_DATA_DIR", &env.data)
+        .env("TOOLGATE_KEY_DIR", env.key_dir())
         .env_remove("TOOLGATE_CONFIG")
         .env_remove("TOOLGATE_ROLE")
         .env("USER", USER)
@@ -163,10 +164,25 @@ fn sigkill_at_random_moments_never_breaks_the_chain_or_loses_a_returned_call() {
     run.assert_code(0);
     let lines = super::harness::audit_lines(&env.audit_path());
     let records = env.audit_records();
+    let report = run.json();
     assert_eq!(
-        run.json(),
-        json!({"ok": true, "records": lines.len(), "head": records.last().map(|r| r["hash"].clone()),
-               "first_bad": null})
+        (
+            &report["ok"],
+            &report["records"],
+            &report["head"],
+            &report["first_bad"],
+            &report["keyed"],
+            &report["unkeyed"]
+        ),
+        (
+            &json!(true),
+            &json!(lines.len()),
+            &json!(records.last().map(|r| r["hash"].clone())),
+            &json!(null),
+            &json!(true),
+            &json!(0)
+        ),
+        "{report:#}"
     );
 
     // Every returned call has its outcome record in the file…

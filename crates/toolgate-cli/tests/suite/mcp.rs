@@ -91,6 +91,7 @@ fn add_list_status_tools_call_and_remove_a_stdio_server() {
             "args": [everything, "stdio"], "cwd": null, "url": null, "env": [], "headers": [],
             "enabled": true, "trusted": false, "protocol": "auto",
             "startup_timeout": "10s", "call_timeout": "1m",
+            "sandbox": default_sandbox_label(),
         }])
     );
 
@@ -215,6 +216,17 @@ fn a_filesystem_server_writes_into_the_workspace_for_an_allowed_role() {
         &ws,
     ])
     .assert_code(0);
+    // Confined by default, the server may only read the workspace it is given: writing
+    // there is granted explicitly, with node's tree, by a table (appended to the one `mcp add`
+    // wrote last).
+    let config = env.ws.join("toolgate.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let peers = peers().canonicalize().unwrap();
+    let table = format!(
+        "sandbox = {{ writable = [\"{ws}\"], readable = [\"{}\"] }}\n",
+        peers.display()
+    );
+    std::fs::write(&config, format!("{text}{table}")).unwrap();
     let path = env.ws.join("from-mcp.txt");
     let run = env.call_with(
         &["--role", "ci"],
@@ -373,7 +385,8 @@ fn doctor_reports_each_configured_server() {
         mcp,
         [
             json!({"name": "mcp server everything", "status": "ok",
-                   "detail": "reachable: protocol 2025-11-25, 14 tools"}),
+                   "detail": format!("reachable: protocol 2025-11-25, 14 tools; sandbox: {}",
+                                     default_sandbox_label())}),
             json!({"name": "mcp server gone", "status": "fail",
                    "detail": "not reachable: could not start `toolgate-no-such-server`: No such \
                               file or directory (os error 2): check that the program exists (on \
@@ -728,4 +741,16 @@ fn a_server_without_a_sandbox_key_is_confined_and_sees_no_secret() {
         &json!({ "path": env.data.join("planted"), "content": "x" }),
     );
     assert!(!env.data.join("planted").exists(), "{write:#?}");
+}
+
+/// How a stdio server without a `sandbox` key is confined on this machine: by Landlock and
+/// seccomp where the kernel has them (as on CI), else nothing, said as such.
+fn default_sandbox_label() -> String {
+    match toolgate_tools::Sandbox::probe().landlock_abi {
+        Some(_) => "landlock+seccomp (default)".to_owned(),
+        None => format!(
+            "NONE: no Landlock ({})",
+            toolgate_tools::Sandbox::probe().reason.unwrap_or_default()
+        ),
+    }
 }
