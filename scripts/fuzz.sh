@@ -8,9 +8,11 @@
 #   FUZZ_NICE=19          run the build and the fuzzers at that nice level (default 0)
 #   FUZZ_MERGE=1          afterwards, merge what the run found into fuzz/corpus (minimised)
 #   FUZZ_ARGS="..."       extra libFuzzer flags for every target
+#   FUZZ_WORK=DIR         where new inputs and logs go (default fuzz/target)
 #
-# New inputs go to fuzz/target/corpus/<target> (git-ignored), so a run leaves the committed
-# corpus as it was unless FUZZ_MERGE=1. Logs: fuzz/target/logs/<target>.log.
+# Each run starts from the committed corpus alone; new inputs go to $FUZZ_WORK/corpus/<target>
+# (emptied at the start), so a run leaves the committed corpus as it was unless FUZZ_MERGE=1.
+# Logs: $FUZZ_WORK/logs/<target>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,11 +52,13 @@ max_len() {
   esac
 }
 
-mkdir -p target/logs
+work="${FUZZ_WORK:-$PWD/target}"
+mkdir -p "$work/logs"
 failed=()
 printf '\n%-14s %10s %8s %8s %8s %s\n' target execs cov ft corpus result
 for t in "${targets[@]}"; do
-  mkdir -p "target/corpus/$t" "corpus/$t" "artifacts/$t"
+  rm -rf "${work:?}/corpus/$t"
+  mkdir -p "$work/corpus/$t" "corpus/$t" "artifacts/$t"
   args=(
     "-max_total_time=$secs" "-max_len=$(max_len "$t")" -timeout=30 -rss_limit_mb=2048
     -print_final_stats=1 "-artifact_prefix=artifacts/$t/"
@@ -62,13 +66,14 @@ for t in "${targets[@]}"; do
   [ -f "dict/$t.dict" ] && args+=("-dict=dict/$t.dict")
   # shellcheck disable=SC2206
   [ -n "${FUZZ_ARGS:-}" ] && args+=($FUZZ_ARGS)
-  log="target/logs/$t.log"
+  log="$work/logs/$t.log"
   status=ok
-  nice_run cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "target/corpus/$t" "corpus/$t" -- "${args[@]}" \
+  nice_run cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "$work/corpus/$t" "corpus/$t" -- "${args[@]}" \
     >"$log" 2>&1 || status=FAILED
   # The last status line: "#N  DONE  cov: C ft: F corp: K/S ..."
-  last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
-  execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+  # -a: the log may hold the raw bytes of an input.
+  last=$(grep -aE '^#[0-9]+' "$log" | tail -n 1 || true)
+  execs=$(grep -aoE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")
   ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")
   corp=$(grep -oE 'corp: [0-9]+/[0-9]+[a-zA-Z]*' <<<"$last" | cut -d' ' -f2 || echo "?")
@@ -84,9 +89,9 @@ done
 if [ "${FUZZ_MERGE:-0}" = 1 ] && [ ${#failed[@]} -eq 0 ]; then
   for t in "${targets[@]}"; do
     # Keep the seeds, add only inputs that reach new coverage, minimised by libFuzzer.
-    nice_run cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "corpus/$t" "target/corpus/$t" -- \
-      -merge=1 "-max_len=$(max_len "$t")" >"target/logs/$t.merge.log" 2>&1 \
-      || { echo "error: merging the corpus of $t failed (fuzz/target/logs/$t.merge.log)" >&2; exit 1; }
+    nice_run cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "corpus/$t" "$work/corpus/$t" -- \
+      -merge=1 "-max_len=$(max_len "$t")" >"$work/logs/$t.merge.log" 2>&1 \
+      || { echo "error: merging the corpus of $t failed ($work/logs/$t.merge.log)" >&2; exit 1; }
   done
   du -sh corpus
 fi

@@ -1,13 +1,13 @@
 //! The MCP server handler (`toolgate_server::mcp::serve_io`, what `toolgate serve --stdio`
 //! runs) on fuzzer-written JSON-RPC lines, through an in-memory duplex into a gateway with
-//! two harmless tools: `echo` (read) and `writer` (write: approval required for the
-//! `default` role the connection acts in).
+//! two harmless tools: `echo` (read) and `writer` (write; the connection's role allows
+//! writes without approval).
 //!
 //! Input: the bytes the client sends, then the client hangs up. The corpus opens sessions
 //! of both eras: `initialize` (2025-11-25) and `server/discover` plus per-request `_meta`
 //! (2026-07-28), then `tools/list`, `tools/call`, pings, notifications and cancellations.
 //! Properties: no panic; the connection ends within a few seconds of the hang-up whatever
-//! was in flight (a call waiting for approval included); and everything the server writes
+//! was in flight; and everything the server writes
 //! is JSON-RPC 2.0, one message a line.
 #![no_main]
 
@@ -20,6 +20,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
@@ -96,7 +97,12 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         let mut cfg = GatewayConfig::default();
         cfg.limits.call_timeout_secs = 5;
         cfg.limits.max_argument_bytes = 4096;
-        cfg.roles = BTreeMap::new();
+        // Writes are allowed without approval: a call waiting for one holds the connection
+        // open for rmcp's 5-second drain after the hang-up, which would make most inputs
+        // cost seconds (the approval wait itself is covered by the server's tests).
+        let fuzz: RoleConfig = toml::from_str("write = \"allow\"\ndangerous = \"ask\"\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        cfg.roles = BTreeMap::from([("fuzz".to_owned(), fuzz)]);
         Arc::new(Gateway::new(deps, &cfg).unwrap_or_else(|e| panic!("{e}")))
     });
     Fixture {
@@ -113,7 +119,7 @@ fuzz_target!(|data: &[u8]| {
         let (server_out, mut client_in) = tokio::io::duplex(1 << 16);
         let caller = Caller {
             principal: "fuzzer".to_owned(),
-            role: "default".to_owned(),
+            role: "fuzz".to_owned(),
             operator: false,
         };
         let server = tokio::spawn(serve_io(
