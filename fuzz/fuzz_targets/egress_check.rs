@@ -17,7 +17,11 @@ use toolgate_fuzz::addr::{Allowed, is_public, parse_entry};
 use toolgate_net::{EgressPolicy, check_resolved, check_url, classify};
 use url::{Host, Url};
 
+static ORACLE_CHECKED: std::sync::LazyLock<()> =
+    std::sync::LazyLock::new(toolgate_fuzz::addr::self_check);
+
 fuzz_target!(|data: &[u8]| {
+    *ORACLE_CHECKED;
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
