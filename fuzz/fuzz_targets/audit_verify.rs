@@ -4,12 +4,15 @@
 //! - 0: the bytes are the log, no index;
 //! - 1: the bytes are the log, checked against the index of a real 3-record chain;
 //! - 2: the bytes follow that real chain's log (continuing a valid chain), with its index;
-//! - 3: the bytes are the index database, the log is the real chain.
+//! - 3: the bytes are the index database, the log is the real chain;
+//! - 4: the bytes replace a keyed log (MACs, head anchor), checked with its key;
+//! - 5: the bytes follow that keyed log's real records, checked with its key.
 //!
 //! Properties: no panic, no hang; a report never counts more good records than the file
 //! has lines; an intact verdict means every line was a good record and the file does not
 //! end in a torn line; against the index, an intact verdict needs at least the 3 records
-//! the index knows.
+//! the index knows; and with the key, only the real keyed log itself is intact — bytes
+//! written without the key (appended, replacing, rewriting) never pass as records.
 #![no_main]
 
 use std::path::PathBuf;
@@ -17,7 +20,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use toolgate_store::audit::{AuditLog, AuditRecord, Durability, verify};
+use toolgate_store::audit::{AuditKey, AuditLog, AuditRecord, Durability, verify, verify_with};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -26,6 +29,10 @@ struct Fixture {
     index: PathBuf,
     jsonl: PathBuf,
     db: PathBuf,
+    /// The keyed log (its anchor names this path), its real bytes and its key.
+    keyed: PathBuf,
+    keyed_good: Vec<u8>,
+    key: AuditKey,
 }
 
 const INDEXED: u64 = 3;
@@ -38,26 +45,47 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
+    let keyed = dir.path().join("keyed/logs/tool-audit.jsonl");
+    let key_dir = dir.path().join("key");
+    let key = AuditKey::open_or_create(&key_dir).unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(async {
-        let log = AuditLog::open(&real_jsonl, &index, Durability::Durable)
+        let plain = AuditLog::open(&real_jsonl, &index, Durability::Durable)
             .unwrap_or_else(|e| panic!("{e}"));
-        for n in 0..INDEXED {
-            let record: AuditRecord = serde_json::from_value(json!({
-                "kind": if n % 2 == 0 { "attempt" } else { "outcome" },
-                "ts": format!("2026-01-01T00:00:0{n}.000000Z"),
-                "call_id": format!("c{}", n / 2),
-                "session": "s1",
-                "principal": "alice",
-                "role": "default",
-                "tool": "read_file",
-                "arguments": {"path": "a.md"},
-                "outcome": if n % 2 == 0 { "started" } else { "ok" },
-            }))
-            .unwrap_or_else(|e| panic!("{e}"));
-            log.append(record).await.unwrap_or_else(|e| panic!("{e}"));
+        let keyed_log = AuditLog::open_keyed(
+            &keyed,
+            &dir.path().join("keyed/toolgate.db"),
+            Durability::Durable,
+            key.clone(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for log in [&plain, &keyed_log] {
+            for n in 0..INDEXED {
+                log.append(record(n))
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+            log.flush().await.unwrap_or_else(|e| panic!("{e}"));
         }
-        log.flush().await.unwrap_or_else(|e| panic!("{e}"));
     });
+    // The anchor follows the fsynced records from the writer thread: wait until it names
+    // them all, so the real keyed log is the only one that can pass.
+    let mut anchored = None;
+    for _ in 0..200 {
+        anchored = verify_with(&keyed, None, Some(&key))
+            .ok()
+            .filter(|r| r.ok())
+            .and_then(|r| r.anchored);
+        if anchored == Some(INDEXED) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        anchored,
+        Some(INDEXED),
+        "the keyed fixture log is not anchored"
+    );
+    let keyed_good = std::fs::read(&keyed).unwrap_or_else(|e| panic!("{e}"));
     let good = std::fs::read(&real_jsonl).unwrap_or_else(|e| panic!("{e}"));
     Fixture {
         jsonl: dir.path().join("fuzz.jsonl"),
@@ -65,15 +93,47 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         _dir: dir,
         good,
         index,
+        keyed,
+        keyed_good,
+        key,
     }
 });
+
+fn record(n: u64) -> AuditRecord {
+    serde_json::from_value(json!({
+        "kind": if n % 2 == 0 { "attempt" } else { "outcome" },
+        "ts": format!("2026-01-01T00:00:0{n}.000000Z"),
+        "call_id": format!("c{}", n / 2),
+        "session": "s1",
+        "principal": "alice",
+        "role": "default",
+        "tool": "read_file",
+        "arguments": {"path": "a.md"},
+        "outcome": if n % 2 == 0 { "started" } else { "ok" },
+    }))
+    .unwrap_or_else(|e| panic!("{e}"))
+}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, bytes)) = data.split_first() else {
         return;
     };
     let f = &*FIXTURE;
-    let mode = mode % 4;
+    let mode = mode % 6;
+    if mode >= 4 {
+        let log = match mode {
+            4 => bytes.to_vec(),
+            _ => [f.keyed_good.as_slice(), bytes].concat(),
+        };
+        std::fs::write(&f.keyed, &log).unwrap_or_else(|e| panic!("{e}"));
+        if let Ok(report) = verify_with(&f.keyed, None, Some(&f.key)) {
+            assert!(
+                !report.ok() || log == f.keyed_good,
+                "bytes written without the key verified under it: {report:?}"
+            );
+        }
+        return;
+    }
     let (log, db): (Vec<u8>, Option<&PathBuf>) = match mode {
         0 => (bytes.to_vec(), None),
         1 => (bytes.to_vec(), Some(&f.index)),
