@@ -39,7 +39,7 @@ const TOKEN_PATTERN: &str = r#"(?x)
   | (?-u:\b)sshpass[\ \t]+-p[\ \t]*[^\s;|&]+
   | (?-u:\b)curl(?:[\ \t]+[^\s;|&]+)*?[\ \t]+(?:-u|--user)[\ \t]*["']?[^\s:"']+:[^\s"']+
   | (?-u:\b)(?i:[a-z0-9_\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key))
-    ["']?[\ \t]*[:=][\ \t]*(?:(?i:bearer|basic|token)[\ \t]+)?(?:"[^"\n]*"|'[^'\n]*'|[^\s"'&;,]*[^\s"'&;,)\]}>])
+    ["']?[\ \t]*[:=][\ \t]*(?:(?i:bearer|basic|token)[\ \t]+)?(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,$`(](?:[^\s"'&;,]*[^\s"'&;,)\]}>])?)
 "#;
 
 /// For the credential alternatives that keep their context (a URL's user, a label, a
@@ -88,8 +88,12 @@ impl TokenPatterns {
         let mut copied = 0;
         for m in matches {
             out.push_str(&text[copied..m.start()]);
-            if !self.push_refined(&mut out, m.as_str()) {
-                push_replacement(&mut out, m.as_str());
+            // Not a credential after all ("basic sk-…"): the word after the scheme is
+            // scanned on its own, so a secret in it is not swallowed.
+            if !self.push_refined(&mut out, m.as_str())
+                && let Some(rest) = push_replacement(&mut out, m.as_str())
+            {
+                out.push_str(&self.mask(rest));
             }
             copied = m.end();
         }
@@ -115,7 +119,7 @@ impl TokenPatterns {
         out.push_str(part("h"));
         out.push_str(quote);
         out.push_str(part("oq"));
-        if is_placeholder(secret) {
+        if is_placeholder(part("h"), secret) {
             out.push_str(secret);
         } else {
             out.push_str(REDACTED);
@@ -126,11 +130,13 @@ impl TokenPatterns {
     }
 }
 
-/// Values after a label that are no secret: counters (`max_token: 512`), `null`, booleans,
-/// nothing, or an already masked value.
-fn is_placeholder(value: &str) -> bool {
+/// Values after a label (`head`) that are no secret: counters after a `token` label
+/// (`max_tokens: 512`; an all-digit password, PIN or URL password is still a secret),
+/// `null`, booleans, nothing, or an already masked value.
+fn is_placeholder(head: &str, value: &str) -> bool {
+    let counter_label = head.to_ascii_lowercase().contains("token");
     value.is_empty()
-        || value.bytes().all(|b| b.is_ascii_digit())
+        || (counter_label && value.bytes().all(|b| b.is_ascii_digit()))
         || ["null", "none", "true", "false", REDACTED]
             .iter()
             .any(|w| value.eq_ignore_ascii_case(w))
@@ -139,9 +145,10 @@ fn is_placeholder(value: &str) -> bool {
 /// Length of the AWS secret that ends a labelled match.
 const AWS_SECRET_LEN: usize = 40;
 
-/// Appends what replaces the match `whole`. Every pattern is ASCII up to where the slices
-/// below cut, so the byte offsets fall on character boundaries.
-fn push_replacement(out: &mut String, whole: &str) {
+/// Appends what replaces the match `whole`; for a `Bearer`/`Basic` match that is no
+/// credential, appends the scheme and returns the rest, still to be scanned. Every pattern is
+/// ASCII up to where the slices below cut, so the byte offsets fall on character boundaries.
+fn push_replacement<'a>(out: &mut String, whole: &'a str) -> Option<&'a str> {
     let starts_with = |prefix: &str| {
         whole
             .get(..prefix.len())
@@ -157,8 +164,10 @@ fn push_replacement(out: &mut String, whole: &str) {
     if let Some(len) = scheme_len {
         let (scheme, rest) = whole.split_at(len);
         let cred = rest.trim_start_matches([' ', '\t']);
+        // Sentence punctuation after a credential (`Basic dXNlcjpwYXNz.`) is not part of it.
+        let core = cred.trim_end_matches(['.', '-', '_', '~']);
         let confirmed = if len == "basic".len() {
-            is_basic_credential(cred)
+            is_basic_credential(cred) || is_basic_credential(core)
         } else {
             is_bearer_token(cred)
         };
@@ -166,8 +175,12 @@ fn push_replacement(out: &mut String, whole: &str) {
             out.push_str(scheme);
             out.push(' ');
             out.push_str(REDACTED);
+            if len == "basic".len() && !is_basic_credential(cred) {
+                out.push_str(&cred[core.len()..]);
+            }
         } else {
-            out.push_str(whole);
+            out.push_str(&whole[..whole.len() - cred.len()]);
+            return Some(cred);
         }
     } else if starts_with("aws") && whole.len() > AWS_SECRET_LEN {
         out.push_str(&whole[..whole.len() - AWS_SECRET_LEN]);
@@ -175,6 +188,7 @@ fn push_replacement(out: &mut String, whole: &str) {
     } else {
         out.push_str(REDACTED);
     }
+    None
 }
 
 fn is_bearer_token(cred: &str) -> bool {

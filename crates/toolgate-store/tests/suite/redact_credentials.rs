@@ -174,3 +174,43 @@ async fn no_vector_reaches_the_audit_file_or_index() {
     assert!(error.starts_with("cannot open `"), "{error}");
     assert!(error.contains("PGPASSWORD=[REDACTED]"), "{error}");
 }
+
+/// What the `redact` fuzz target found (docs/security.md, Fuzzing): a match before a secret
+/// that swallowed it, a Basic credential followed by punctuation, all-digit passwords read as
+/// counters, an unclosed quote. Each secret must be gone; the context stays.
+#[test]
+fn secrets_the_fuzzer_found_behind_other_matches_are_masked() {
+    let r = Redactor::default();
+    for (input, secret) in [
+        (
+            "basic sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
+            "AbCdEfGhIjKlMnOpQrStUvWx",
+        ),
+        (
+            "Basic ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        ),
+        (
+            "token=$(mysql -u root -pS3cretPw -e 'select 1')",
+            "S3cretPw",
+        ),
+        ("Authorization: Basic dXNlcjpwYXNz.", "dXNlcjpwYXNz"),
+        ("Authorization: Basic dXNlcjpwYXNz- sent", "dXNlcjpwYXNz"),
+        ("password=12345678", "12345678"),
+        ("postgres://app:12345678@db/app", "12345678"),
+        ("mysql -u app -p12345678 appdb", "12345678"),
+        ("password = 'abcdefgh-unclosed", "abcdefgh-unclosed"),
+        ("export API_KEY=\"abcdef123456", "abcdef123456"),
+    ] {
+        let out = r.redact_text(input);
+        assert!(!out.contains(secret), "{input:?} → {out:?}");
+        assert!(out.contains("[REDACTED]"), "{input:?} → {out:?}");
+    }
+    // Counters after a token label, and variable references, are no secrets.
+    for kept in [
+        "max_tokens=512 and num_tokens: 1024",
+        "token=$GITHUB_TOKEN and password=`cat /run/pw`",
+    ] {
+        assert_eq!(r.redact_text(kept), kept);
+    }
+}
