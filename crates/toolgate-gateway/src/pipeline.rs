@@ -106,7 +106,10 @@ fn layers(deps: &GatewayDeps, cfg: &GatewayConfig, roles: &Arc<Roles>) -> Vec<Ar
     }
     vec![
         Arc::new(AuditLayer::new(Arc::clone(&deps.audit))),
-        Arc::new(LookupLayer::new(Arc::clone(&deps.catalog))),
+        Arc::new(LookupLayer::new(
+            Arc::clone(&deps.catalog),
+            Arc::clone(roles),
+        )),
         Arc::new(AuthorizeLayer::new(Arc::clone(roles))),
         Arc::new(ValidateLayer::new(limits.max_argument_bytes)),
         Arc::new(PolicyLayer::new(Arc::clone(roles))),

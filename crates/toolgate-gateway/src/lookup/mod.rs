@@ -1,6 +1,7 @@
 //! Lookup: the named tool must exist in the current catalog snapshot and be callable.
-//! Unknown → `unknown_tool` (with the closest names as a hint); server down →
-//! `unavailable`; definition changed since pinned → `policy_denied` (R-REG-5).
+//! Unknown → `unknown_tool` (with the closest name the caller's role may see as a hint: a
+//! hint never names a tool hidden from it); server down → `unavailable`; definition changed
+//! since pinned → `policy_denied` (R-REG-5).
 
 use std::sync::Arc;
 
@@ -10,14 +11,16 @@ use toolgate_registry::{Availability, Catalog};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
+use crate::policy::Roles;
 
 pub struct LookupLayer {
     catalog: Arc<Catalog>,
+    roles: Arc<Roles>,
 }
 
 impl LookupLayer {
-    pub fn new(catalog: Arc<Catalog>) -> Self {
-        LookupLayer { catalog }
+    pub fn new(catalog: Arc<Catalog>, roles: Arc<Roles>) -> Self {
+        LookupLayer { catalog, roles }
     }
 }
 
@@ -30,7 +33,12 @@ impl Layer for LookupLayer {
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
         let name = &call.request.tool;
         let Some(entry) = self.catalog.get(name) else {
-            return Err(unknown(&self.catalog, name));
+            let visible = |tool: &str| {
+                self.roles
+                    .get(&call.request.role)
+                    .is_some_and(|r| r.allows(tool))
+            };
+            return Err(unknown(&self.catalog, name, visible));
         };
         let refusal = match &entry.availability {
             Availability::Available => None,
@@ -57,11 +65,11 @@ impl Layer for LookupLayer {
     }
 }
 
-fn unknown(catalog: &Catalog, name: &str) -> CallError {
+fn unknown(catalog: &Catalog, name: &str, visible: impl Fn(&str) -> bool) -> CallError {
     let snap = catalog.snapshot();
     let mut close: Vec<(usize, &str)> = snap
         .entries()
-        .filter(|e| e.is_available())
+        .filter(|e| e.is_available() && visible(&e.spec().name))
         .map(|e| (edit_distance(name, &e.spec().name), e.spec().name.as_str()))
         .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(n))
         .collect();
@@ -92,8 +100,15 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{echo_tool, run_layer};
+    use crate::call::{Arguments, CallRequest};
+    use crate::policy::RoleConfig;
+    use crate::testing::{echo_tool, run_layer, run_layer_on};
     use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn all_roles() -> Arc<Roles> {
+        Arc::new(Roles::compile(&BTreeMap::new()).unwrap())
+    }
 
     #[tokio::test]
     async fn unknown_tool_suggests_the_closest_name() {
@@ -101,9 +116,13 @@ mod tests {
         catalog
             .register(echo_tool("read_file", toolgate_protocol::Risk::Read))
             .unwrap();
-        let err = run_layer(&LookupLayer::new(catalog), "read_fil", json!({}))
-            .await
-            .unwrap_err();
+        let err = run_layer(
+            &LookupLayer::new(catalog, all_roles()),
+            "read_fil",
+            json!({}),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::UnknownTool);
         assert_eq!(
             err.hint.as_deref(),
@@ -122,7 +141,7 @@ mod tests {
             .unwrap();
         catalog.set_availability("a", Availability::Unavailable("server down".into()));
         catalog.set_availability("b", Availability::Quarantined("description changed".into()));
-        let layer = LookupLayer::new(catalog);
+        let layer = LookupLayer::new(catalog, all_roles());
         let a = run_layer(&layer, "a", json!({})).await.unwrap_err();
         assert_eq!((a.code, a.retryable), (ErrorCode::Unavailable, true));
         let b = run_layer(&layer, "b", json!({})).await.unwrap_err();
@@ -142,9 +161,53 @@ mod tests {
         catalog
             .register(echo_tool("a", toolgate_protocol::Risk::Read))
             .unwrap();
-        let out = run_layer(&LookupLayer::new(catalog), "a", json!({"x": 1}))
-            .await
-            .unwrap();
+        let out = run_layer(
+            &LookupLayer::new(catalog, all_roles()),
+            "a",
+            json!({"x": 1}),
+        )
+        .await
+        .unwrap();
         assert_eq!(out.data, json!({"reached": "a"}));
+    }
+
+    /// A hint never names a tool the caller's role may not see (issue 13: hidden tools
+    /// stay hidden on every front end, not only MCP).
+    #[tokio::test]
+    async fn the_hint_names_only_tools_the_role_may_see() {
+        let catalog = Arc::new(Catalog::new());
+        for name in ["read_file", "secret_admin_reset"] {
+            catalog
+                .register(echo_tool(name, toolgate_protocol::Risk::Read))
+                .unwrap();
+        }
+        let roles = BTreeMap::from([(
+            "narrow".to_owned(),
+            RoleConfig {
+                tools: vec!["read_file".to_owned()],
+                ..RoleConfig::default()
+            },
+        )]);
+        let layer = LookupLayer::new(catalog, Arc::new(Roles::compile(&roles).unwrap()));
+        let ask = |role: &str| {
+            Call::new(
+                CallRequest::new("secret_admin_rese", Arguments::Json(json!({}))).with_role(role),
+            )
+        };
+        let hidden = run_layer_on(&layer, &mut ask("narrow")).await.unwrap_err();
+        assert_eq!(hidden.code, ErrorCode::UnknownTool);
+        assert!(
+            !hidden
+                .hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("secret_admin_reset"),
+            "{hidden:?}"
+        );
+        let seen = run_layer_on(&layer, &mut ask("default")).await.unwrap_err();
+        assert_eq!(
+            seen.hint.as_deref(),
+            Some("did you mean `secret_admin_reset`? `toolgate tools list` shows all tools")
+        );
     }
 }
