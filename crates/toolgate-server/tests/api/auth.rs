@@ -261,16 +261,7 @@ async fn foreign_hosts_and_origins_are_refused() {
 
 #[tokio::test]
 async fn configured_hosts_and_origins_are_accepted() {
-    let s = TestServer::with(Setup {
-        server: ServerConfig {
-            tokens: tokens(),
-            allowed_hosts: vec!["toolgate.internal".into()],
-            allowed_origins: vec!["https://console.example".into()],
-            ..ServerConfig::default()
-        },
-        ..Setup::default()
-    })
-    .await;
+    let s = TestServer::with_internal_hosts().await;
     let resp = s
         .get("/v1/me", Some(OP))
         .header("host", "toolgate.internal")

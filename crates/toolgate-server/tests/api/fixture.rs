@@ -178,6 +178,21 @@ pub fn client() -> reqwest::Client {
 }
 
 impl TestServer {
+    /// Tokens configured, `toolgate.internal` an allowed host and
+    /// `https://console.example` an allowed origin (the Host/Origin tests).
+    pub async fn with_internal_hosts() -> TestServer {
+        TestServer::with(Setup {
+            server: toolgate_server::ServerConfig {
+                tokens: tokens(),
+                allowed_hosts: vec!["toolgate.internal".into()],
+                allowed_origins: vec!["https://console.example".into()],
+                ..toolgate_server::ServerConfig::default()
+            },
+            ..Setup::default()
+        })
+        .await
+    }
+
     pub async fn start() -> TestServer {
         TestServer::with(Setup::default()).await
     }

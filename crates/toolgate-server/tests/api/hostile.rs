@@ -7,9 +7,8 @@ use std::net::SocketAddr;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolgate_server::ServerConfig;
 
-use crate::fixture::{Setup, TestServer, tokens};
+use crate::fixture::TestServer;
 
 /// Sends `head` (request line and headers, without the blank line) and returns the status,
 /// or `None` if the server closed the connection without one.
@@ -31,19 +30,6 @@ pub async fn raw_status(addr: SocketAddr, head: &str) -> Option<u16> {
     let text = String::from_utf8_lossy(&buf);
     let line = text.lines().next()?;
     line.split(' ').nth(1)?.parse().ok()
-}
-
-async fn server() -> TestServer {
-    TestServer::with(Setup {
-        server: ServerConfig {
-            tokens: tokens(),
-            allowed_hosts: vec!["toolgate.internal".into()],
-            allowed_origins: vec!["https://console.example".into()],
-            ..ServerConfig::default()
-        },
-        ..Setup::default()
-    })
-    .await
 }
 
 /// Host values an attacker (a rebinding page, a confused proxy) may send. `P` is the port.
@@ -122,7 +108,7 @@ fn hostile_hosts(p: u16) -> Vec<String> {
 
 #[tokio::test]
 async fn hostile_host_values_are_refused() {
-    let s = server().await;
+    let s = TestServer::with_internal_hosts().await;
     let p = s.addr.port();
     let mut through = Vec::new();
     let hosts = hostile_hosts(p);
@@ -158,7 +144,7 @@ async fn hostile_host_values_are_refused() {
 
 #[tokio::test]
 async fn legitimate_host_values_are_accepted() {
-    let s = server().await;
+    let s = TestServer::with_internal_hosts().await;
     let p = s.addr.port();
     for host in [
         "localhost".to_owned(),
@@ -186,7 +172,7 @@ async fn legitimate_host_values_are_accepted() {
 
 #[tokio::test]
 async fn hostile_origins_are_refused_and_ours_accepted() {
-    let s = server().await;
+    let s = TestServer::with_internal_hosts().await;
     let p = s.addr.port();
     let hostile: Vec<String> = [
         "http://localhost:evil",
