@@ -67,20 +67,29 @@ impl Layer for LookupLayer {
 
 fn unknown(catalog: &Catalog, name: &str, visible: impl Fn(&str) -> bool) -> CallError {
     let snap = catalog.snapshot();
-    let mut close: Vec<(usize, &str)> = snap
+    let names = snap
         .entries()
         .filter(|e| e.is_available() && visible(&e.spec().name))
-        .map(|e| (edit_distance(name, &e.spec().name), e.spec().name.as_str()))
-        .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(n))
-        .collect();
-    close.sort();
+        .map(|e| e.spec().name.as_str());
     let err = CallError::new(ErrorCode::UnknownTool, format!("no tool named `{name}`"));
-    match close.first() {
-        Some((_, n)) => err.with_hint(format!(
+    match closest_name(name, names) {
+        Some(n) => err.with_hint(format!(
             "did you mean `{n}`? `toolgate tools list` shows all tools"
         )),
         None => err.with_hint("`toolgate tools list` shows the available tools"),
     }
+}
+
+/// The name among `names` closest to `name` for a "did you mean" hint: within three edits,
+/// or one containing the other; the fewest edits first, then by name. Every front end's
+/// hint comes from here, given only the names its caller may see.
+pub fn closest_name<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .into_iter()
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(n))
+        .min()
+        .map(|(_, n)| n)
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -209,5 +218,15 @@ mod tests {
             seen.hint.as_deref(),
             Some("did you mean `secret_admin_reset`? `toolgate tools list` shows all tools")
         );
+    }
+
+    #[test]
+    fn edit_distance_counts_edits_and_the_closest_name_wins() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("same", "same"), 0);
+        let names = ["list_dir", "read_file", "read_files"];
+        assert_eq!(closest_name("read_fil", names), Some("read_file"));
+        assert_eq!(closest_name("shell", names), None);
     }
 }

@@ -52,34 +52,15 @@ pub fn conceal_hidden(gateway: &Gateway, role: &str, tool: &str, envelope: Envel
     Envelope::failure(envelope.call_id, unknown_tool(tool, &names))
 }
 
-/// `unknown_tool` for `name`, suggesting the closest of `names`.
+/// `unknown_tool` for `name`, suggesting the closest of `names` (the gateway's hint rule).
 pub fn unknown_tool(name: &str, names: &[String]) -> CallError {
     let err = CallError::new(ErrorCode::UnknownTool, format!("no tool named `{name}`"));
-    let closest = names
-        .iter()
-        .map(|n| (edit_distance(name, n), n))
-        .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(n.as_str()))
-        .min();
-    match closest {
-        Some((_, n)) => err.with_hint(format!(
+    match toolgate_gateway::lookup::closest_name(name, names.iter().map(String::as_str)) {
+        Some(n) => err.with_hint(format!(
             "did you mean `{n}`? tools/list shows the tools you can call"
         )),
         None => err.with_hint("tools/list shows the tools you can call"),
     }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -103,12 +84,5 @@ mod tests {
             err.hint.as_deref(),
             Some("tools/list shows the tools you can call")
         );
-    }
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "ab"), 2);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 }
