@@ -24,6 +24,8 @@ st="${SCHEMATHESIS:-$PWD/.venv/bin/schemathesis}"
 work="$(mktemp -d)"
 report="$CARGO_TARGET_DIR/schemathesis"
 mkdir -p "$work/ws" "$report"
+# The audit key of this throwaway log lives beside it, never in the user's own key dir.
+export TOOLGATE_KEY_DIR="$work/keys"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi

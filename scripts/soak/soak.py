@@ -228,6 +228,9 @@ def main():
     rng = random.Random(opts.seed)
 
     root = tempfile.mkdtemp(prefix="toolgate-soak-")
+    # The audit key and anchors of this throwaway log: beside the workspace, never the
+    # user's own key dir.
+    os.environ["TOOLGATE_KEY_DIR"] = os.path.join(root, "keys")
     workspace = os.path.join(root, "ws")
     os.makedirs(os.path.join(workspace, "out"))
     with open(os.path.join(workspace, "seed.txt"), "w") as f:
