@@ -188,17 +188,10 @@ async fn attempt(
                     }
                 }
             }
+            // Only stdio reaches the server: descriptors toolgate opens are close-on-exec, and
+            // those its caller left open are marked so once, at process start (the binary's
+            // `main`, through `toolgate_tools::sandbox::close_inherited_descriptors`).
             cmd.args(args).envs(env).kill_on_drop(true);
-            // Only stdio reaches the server: no descriptor toolgate inherited from its caller.
-            // SAFETY: between fork and exec the closure only makes async-signal-safe system
-            // calls and allocates nothing.
-            #[allow(unsafe_code)]
-            unsafe {
-                cmd.pre_exec(|| {
-                    crate::sandbox::close_inherited_descriptors();
-                    Ok(())
-                });
-            }
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }

@@ -224,31 +224,6 @@ pub trait StdioSandbox: Send + Sync + std::fmt::Debug {
 /// The variables a stdio server gets from toolgate's environment (besides its `env`).
 pub(crate) const PASSED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL"];
 
-/// Marks every descriptor above stderr close-on-exec (`close_range`, Linux 5.11; before
-/// that one `fcntl` per descriptor up to 65,536). Async-signal-safe.
-pub(crate) fn close_inherited_descriptors() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    #[allow(unsafe_code)]
-    // SAFETY: system calls on descriptor numbers only; no memory is touched.
-    unsafe {
-        if libc::syscall(
-            libc::SYS_close_range,
-            3,
-            libc::c_uint::MAX,
-            CLOSE_RANGE_CLOEXEC,
-        ) == 0
-        {
-            return;
-        }
-        for fd in 3..65_536 {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

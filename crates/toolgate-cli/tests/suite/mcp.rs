@@ -754,3 +754,75 @@ fn default_sandbox_label() -> String {
         ),
     }
 }
+
+/// A stdio MCP server answering one tool, `probe`, with what it finds on descriptor 7.
+const FD_PROBE_SERVER: &str = r#"
+import json, os, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"].get("protocolVersion", "2025-11-25"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "fd", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "probe", "inputSchema": {"type": "object"},
+                             "annotations": {"readOnlyHint": True}}]}
+    elif method == "tools/call":
+        try:
+            seen = os.read(7, 100).decode(errors="replace")
+        except OSError as e:
+            seen = "closed: " + e.strerror
+        result = {"content": [{"type": "text", "text": seen}]}
+    else:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                                     "error": {"code": -32601, "message": "no"}}) + "\n")
+        sys.stdout.flush()
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// A descriptor toolgate's caller left open (`7<secret`) never reaches an MCP server — not
+/// even one with `sandbox = "off"`, spawned directly (issue 12, item 7).
+#[test]
+fn an_mcp_server_inherits_no_descriptor_from_toolgates_caller() {
+    let env = Env::new();
+    let script = env.root().join("fd_probe.py");
+    std::fs::write(&script, FD_PROBE_SERVER).unwrap();
+    let secret = env.root().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-ON-FD-7").unwrap();
+    std::fs::write(
+        env.ws.join("toolgate.toml"),
+        format!(
+            "[roles.fd]\ntools = [\"mcp__fd__*\"]\n\n[[mcp.servers]]\nname = \"fd\"\n\
+             command = \"python3\"\nargs = [\"{}\"]\nsandbox = \"off\"\nrisk = {{ probe = \"read\" }}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    // The shell opens descriptor 7 without close-on-exec and execs toolgate with it.
+    let out = std::process::Command::new("/bin/sh")
+        .args(["-c", "exec 7<\"$0\"; exec \"$@\""])
+        .arg(&secret)
+        .arg(super::harness::BIN)
+        .args(["--workspace"])
+        .arg(&env.ws)
+        .arg("--data-dir")
+        .arg(&env.data)
+        .args(["--role", "fd", "call", "mcp__fd__probe", "--args", "{}"])
+        .env("TOOLGATE_KEY_DIR", env.key_dir())
+        .env_remove("TOOLGATE_CONFIG")
+        .env_remove("TOOLGATE_ROLE")
+        .current_dir(env.root())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("TOP-SECRET"), "{stdout}");
+    assert!(
+        stdout.contains("closed: Bad file descriptor"),
+        "{stdout}\n{out:?}"
+    );
+}
