@@ -85,7 +85,7 @@ pub async fn list(
                 .with_hint("status is pending, all, approved, denied or expired")
         })?),
     };
-    let limit = super::audit::bounded_limit(params.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+    let limit = super::extract::bounded_limit(params.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let store = state.approvals.clone();
     let list = blocking(move || store.list(filter, limit)).await?;
     Ok(Json(list.iter().map(approval_json).collect()))

@@ -121,3 +121,31 @@ pub async fn json_body<T: DeserializeOwned>(
     serde_json::from_slice(&bytes)
         .map_err(|e| invalid(format!("the request body is not valid: {e}")))
 }
+
+/// The listing size: `limit` if given (at most `max`), else `default`.
+pub(crate) fn bounded_limit(
+    limit: Option<usize>,
+    default: usize,
+    max: usize,
+) -> Result<usize, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(n) if n <= max => Ok(n),
+        Some(_) => Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            format!("`limit` is at most {max}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_over_the_maximum_are_refused() {
+        assert_eq!(bounded_limit(None, 100, 1000).ok(), Some(100));
+        assert_eq!(bounded_limit(Some(1000), 100, 1000).ok(), Some(1000));
+        assert!(bounded_limit(Some(1001), 100, 1000).is_err());
+    }
+}
