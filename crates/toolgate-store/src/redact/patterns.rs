@@ -134,7 +134,8 @@ impl TokenPatterns {
 /// (`max_tokens: 512`; an all-digit password, PIN or URL password is still a secret),
 /// `null`, booleans, nothing, or an already masked value.
 fn is_placeholder(head: &str, value: &str) -> bool {
-    let counter_label = head.to_ascii_lowercase().contains("token");
+    let head = head.to_ascii_lowercase();
+    let counter_label = head.contains("token") && !head.contains("://");
     value.is_empty()
         || (counter_label && value.bytes().all(|b| b.is_ascii_digit()))
         || ["null", "none", "true", "false", REDACTED]

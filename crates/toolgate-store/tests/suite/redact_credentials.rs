@@ -198,6 +198,7 @@ fn secrets_the_fuzzer_found_behind_other_matches_are_masked() {
         ("Authorization: Basic dXNlcjpwYXNz- sent", "dXNlcjpwYXNz"),
         ("password=12345678", "12345678"),
         ("postgres://app:12345678@db/app", "12345678"),
+        ("https://token:87654321@git.example/repo", "87654321"),
         ("mysql -u app -p12345678 appdb", "12345678"),
         ("password = 'abcdefgh-unclosed", "abcdefgh-unclosed"),
         ("export API_KEY=\"abcdef123456", "abcdef123456"),
