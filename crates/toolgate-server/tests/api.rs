@@ -1,10 +1,18 @@
 //! The HTTP API end to end: a real server on 127.0.0.1:0 over an in-process gateway on temp
-//! stores, driven with a real HTTP client.
+//! stores, driven with a real HTTP client. Every answer is checked against the OpenAPI
+//! document ([`contract`]) by the client itself ([`checked`]) and by the raw-socket helpers
+//! ([`raw`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "api/checked.rs"]
+mod checked;
+#[path = "api/contract.rs"]
+mod contract;
 #[path = "api/fixture.rs"]
 mod fixture;
+#[path = "api/raw.rs"]
+mod raw;
 
 #[path = "api/approvals.rs"]
 mod approvals;
@@ -32,3 +40,5 @@ mod routes;
 mod shutdown;
 #[path = "api/webhook.rs"]
 mod webhook;
+#[path = "api/wire.rs"]
+mod wire;

@@ -216,9 +216,11 @@ async fn calls_are_refused_once_shutdown_began() {
         .unwrap();
     let resp = app.oneshot(req).await.unwrap();
     assert_eq!(resp.status().as_u16(), 503);
+    let content_type = resp.headers()["content-type"].to_str().unwrap().to_owned();
     let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
         .await
         .unwrap();
+    crate::contract::assert_answer("POST", "/v1/calls", 503, Some(&content_type), Some(&bytes));
     assert_eq!(
         serde_json::from_slice::<Value>(&bytes).unwrap(),
         json!({"error": {"code": "unavailable", "message": "the server is shutting down",

@@ -1,5 +1,6 @@
 //! A toolgate server on 127.0.0.1:0 over a gateway on temp stores, with scriptable tools and
-//! three tokens; plus small HTTP helpers.
+//! three tokens; plus small HTTP helpers. Every request goes through [`checked::Client`], which
+//! holds the answer against the OpenAPI document ([`crate::contract`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -24,6 +25,8 @@ use toolgate_server::state::McpStatus;
 use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::Durability;
+
+use crate::checked;
 
 /// Behaviour by argument: `sleep_ms` (cancellable), `fail`; otherwise echoes.
 pub struct Scripted {
@@ -156,7 +159,7 @@ pub struct TestServer {
     pub state: AppState,
     pub echo: Arc<Scripted>,
     pub writer: Arc<Scripted>,
-    pub client: reqwest::Client,
+    pub client: checked::Client,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), ServeError>>>,
 }
@@ -169,12 +172,14 @@ pub fn audit_path(dir: &std::path::Path) -> PathBuf {
     dir.join("logs/tool-audit.jsonl")
 }
 
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
+pub fn client() -> checked::Client {
+    checked::Client::new(
+        reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    )
 }
 
 impl TestServer {
@@ -254,11 +259,11 @@ impl TestServer {
         format!("{}{path}", self.base)
     }
 
-    pub fn get(&self, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+    pub fn get(&self, path: &str, token: Option<&str>) -> checked::Request {
         with_token(self.client.get(self.url(path)), token)
     }
 
-    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> checked::Request {
         with_token(self.client.post(self.url(path)), token).json(body)
     }
 
@@ -307,7 +312,7 @@ impl TestServer {
     }
 }
 
-pub fn with_token(rb: reqwest::RequestBuilder, token: Option<&str>) -> reqwest::RequestBuilder {
+pub fn with_token(rb: checked::Request, token: Option<&str>) -> checked::Request {
     match token {
         Some(t) => rb.bearer_auth(t),
         None => rb,
@@ -406,7 +411,9 @@ impl SseReader {
                 if name.is_empty() && data.is_empty() {
                     continue; // a keep-alive comment
                 }
-                return Some((name, serde_json::from_str(&data).unwrap()));
+                let data = serde_json::from_str(&data).unwrap();
+                crate::contract::assert_event(&name, &data);
+                return Some((name, data));
             }
             let chunk = tokio::time::timeout(Duration::from_secs(20), self.resp.chunk())
                 .await

@@ -11,7 +11,8 @@ use tokio::net::TcpStream;
 use crate::fixture::TestServer;
 
 /// Sends `head` (request line and headers, without the blank line) and returns the status,
-/// or `None` if the server closed the connection without one.
+/// or `None` if the server closed the connection without one. The answer is checked against
+/// the OpenAPI document ([`crate::raw::checked_status`]).
 pub async fn raw_status(addr: SocketAddr, head: &str) -> Option<u16> {
     let mut tcp = TcpStream::connect(addr).await.unwrap();
     tcp.write_all(format!("{head}\r\nConnection: close\r\n\r\n").as_bytes())
@@ -27,9 +28,7 @@ pub async fn raw_status(addr: SocketAddr, head: &str) -> Option<u16> {
     if read.is_err() && buf.is_empty() {
         return None;
     }
-    let text = String::from_utf8_lossy(&buf);
-    let line = text.lines().next()?;
-    line.split(' ').nth(1)?.parse().ok()
+    crate::raw::checked_status(head, &buf)
 }
 
 /// Host values an attacker (a rebinding page, a confused proxy) may send. `P` is the port.

@@ -38,18 +38,28 @@ async fn closed_by_server(tcp: &mut TcpStream, within: Duration) -> bool {
     read.await.is_ok()
 }
 
-/// One complete request on `tcp`; the status of its answer.
+/// One complete request on `tcp`; the status of its answer (checked against the OpenAPI
+/// document), `None` if the server closed the connection or sent no whole answer in 20 s.
 async fn get_health(tcp: &mut TcpStream, port: u16) -> Option<u16> {
-    tcp.write_all(format!("GET /v1/health HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes())
+    let head = format!("GET /v1/health HTTP/1.1\r\nHost: localhost:{port}");
+    tcp.write_all(format!("{head}\r\n\r\n").as_bytes())
         .await
         .ok()?;
-    let mut buf = vec![0u8; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(20), tcp.read(&mut buf))
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read = async {
+        while crate::raw::parse(&buf).is_none() {
+            match tcp.read(&mut chunk).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        Some(())
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
         .await
-        .ok()?
-        .ok()?;
-    let text = String::from_utf8_lossy(&buf[..n]);
-    text.split(' ').nth(1)?.parse().ok()
+        .ok()??;
+    crate::raw::checked_status(&head, &buf)
 }
 
 #[tokio::test]

@@ -57,7 +57,7 @@ impl<'a> Session<'a> {
         session
     }
 
-    fn post(&self, body: &Value, accept: &str) -> reqwest::RequestBuilder {
+    fn post(&self, body: &Value, accept: &str) -> crate::checked::Request {
         self.s
             .client
             .post(self.s.url("/mcp"))
