@@ -12,20 +12,19 @@
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-mod app;
 mod cli;
 mod commands;
 mod diff;
-mod elicit;
+mod lines;
 mod output;
 mod prompt;
-mod rag;
-mod settings;
+mod session;
+mod user;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::settings::Settings;
+use toolgate_app::Config;
 
 fn main() {
     toolgate_tools::sandbox::run_helper_if_invoked();
@@ -69,7 +68,7 @@ fn log_colours() -> bool {
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
-    let settings = Settings::resolve(&cli.global)?;
+    let settings = Config::resolve(&cli.global.overrides())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -2,6 +2,7 @@
 //! facts each layer establishes for the layers inside it.
 
 use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -10,7 +11,7 @@ use toolgate_core::{CancellationToken, ProgressSink, ProgressUpdate, ToolContext
 use toolgate_protocol::{CallError, Governance, ToolOutput};
 use toolgate_registry::Entry;
 
-use crate::policy::Decision;
+use crate::policy::{Decision, RolePolicy, Roles};
 
 /// Arguments as received: already-parsed JSON, or text a model produced (parsed and
 /// size-checked by the validation layer, so malformed JSON is an audited `invalid_arguments`).
@@ -126,6 +127,9 @@ pub struct ApprovalInfo {
 pub struct Call {
     pub request: CallRequest,
     pub started: Instant,
+    /// The caller's role, resolved once by the first layer that needs it
+    /// ([`Call::role_in`]); every later layer sees the same policy.
+    pub role: Option<Arc<RolePolicy>>,
     /// Set by lookup.
     pub entry: Option<Entry>,
     /// Set by validation: the parsed, schema-valid arguments. Once the call is over, the
@@ -147,6 +151,7 @@ impl Call {
         Call {
             request,
             started: Instant::now(),
+            role: None,
             entry: None,
             args: None,
             decision: None,
@@ -178,6 +183,16 @@ impl Call {
             cancel,
             progress,
         }
+    }
+
+    /// The caller's role policy among `roles`, resolved on first use and kept: lookup (for
+    /// its hint), the allowlist and the risk policy judge the call by one role. `None`: no
+    /// such role (the allowlist refuses the call).
+    pub fn role_in(&mut self, roles: &Roles) -> Option<Arc<RolePolicy>> {
+        if self.role.is_none() {
+            self.role = roles.resolve(&self.request.role);
+        }
+        self.role.clone()
     }
 
     /// The entry set by lookup; layers inside lookup may rely on it.

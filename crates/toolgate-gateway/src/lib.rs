@@ -19,6 +19,7 @@ pub mod config;
 pub mod execute;
 pub mod govern;
 pub mod idempotency;
+pub mod inflight;
 pub mod layer;
 pub mod lookup;
 pub mod pipeline;

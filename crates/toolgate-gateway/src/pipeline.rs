@@ -26,7 +26,7 @@ use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
-use crate::approve::{ApproveLayer, Approver, WaitMode};
+use crate::approve::{ApprovalDesk, ApproveLayer, Approver, WaitMode};
 use crate::audit::{AuditLayer, IntentLayer};
 use crate::authorize::AuthorizeLayer;
 use crate::call::{Call, CallRequest};
@@ -34,6 +34,7 @@ use crate::config::GatewayConfig;
 use crate::execute::ExecuteLayer;
 use crate::govern::{GovernLayer, READ_RESULT, ReadResultTool};
 use crate::idempotency::IdempotencyLayer;
+use crate::inflight::InFlight;
 use crate::layer::{Layer, Next};
 use crate::lookup::LookupLayer;
 use crate::policy::{PolicyLayer, RoleError, Roles};
@@ -84,9 +85,16 @@ pub struct Gateway {
     catalog: Arc<Catalog>,
     roles: Arc<Roles>,
     audit: Arc<AuditLog>,
+    desk: Arc<ApprovalDesk>,
+    in_flight: InFlight,
 }
 
-fn layers(deps: &GatewayDeps, cfg: &GatewayConfig, roles: &Arc<Roles>) -> Vec<Arc<dyn Layer>> {
+fn layers(
+    deps: &GatewayDeps,
+    cfg: &GatewayConfig,
+    roles: &Arc<Roles>,
+    desk: &Arc<ApprovalDesk>,
+) -> Vec<Arc<dyn Layer>> {
     let limits = &cfg.limits;
     let mode = if cfg.approvals.wait {
         WaitMode::Wait {
@@ -95,12 +103,7 @@ fn layers(deps: &GatewayDeps, cfg: &GatewayConfig, roles: &Arc<Roles>) -> Vec<Ar
     } else {
         WaitMode::Return
     };
-    let mut approve = ApproveLayer::new(
-        Arc::clone(&deps.approvals),
-        Arc::clone(&deps.redactor),
-        mode,
-        cfg.approvals.ttl(),
-    );
+    let mut approve = ApproveLayer::new(Arc::clone(desk), mode);
     if let Some(a) = &deps.approver {
         approve = approve.with_approver(Arc::clone(a));
     }
@@ -143,16 +146,24 @@ impl Gateway {
                 page,
             )));
         }
+        let desk = Arc::new(ApprovalDesk::new(
+            Arc::clone(&deps.approvals),
+            Arc::clone(&deps.redactor),
+            cfg.approvals.ttl(),
+        ));
         Ok(Gateway {
-            layers: layers(&deps, cfg, &roles),
+            layers: layers(&deps, cfg, &roles, &desk),
             catalog: deps.catalog,
             roles,
             audit: deps.audit,
+            desk,
+            in_flight: InFlight::default(),
         })
     }
 
     /// Runs one call through every layer and returns its envelope. Never panics.
     pub async fn call(&self, request: CallRequest) -> Envelope {
+        let _entered = self.in_flight.enter();
         let mut call = Call::new(request);
         let outcome = Next::new(&self.layers).run(&mut call).await;
         let id = call.request.call_id.clone();
@@ -177,6 +188,17 @@ impl Gateway {
 
     pub fn audit(&self) -> &Arc<AuditLog> {
         &self.audit
+    }
+
+    /// The calls running now ([`InFlight::idle`] waits for them to end).
+    pub fn in_flight(&self) -> &InFlight {
+        &self.in_flight
+    }
+
+    /// Where approval requests are opened and awaited: the approve layer's, shared with
+    /// anything else that must ask a human (MCP elicitation).
+    pub fn desk(&self) -> &Arc<ApprovalDesk> {
+        &self.desk
     }
 
     /// Whether `role` may see `entry` (for listings and model-facing exports).

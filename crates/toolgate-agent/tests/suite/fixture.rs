@@ -74,7 +74,17 @@ impl Harness {
             .unwrap();
         let mut cfg = GatewayConfig::default();
         cfg.limits.result_budget_bytes = 1_000;
-        cfg.roles = BTreeMap::from([("default".to_owned(), RoleConfig::default())]);
+        cfg.roles = BTreeMap::from([
+            ("default".to_owned(), RoleConfig::default()),
+            // Sees `echo` only: `fail`, `big` and `slow` are hidden from it.
+            (
+                "echoer".to_owned(),
+                RoleConfig {
+                    tools: vec!["echo".into()],
+                    ..RoleConfig::default()
+                },
+            ),
+        ]);
         let deps = GatewayDeps::open_dir(p, catalog, Durability::Durable).unwrap();
         Harness {
             gateway: Arc::new(Gateway::new(deps, &cfg).unwrap()),

@@ -370,3 +370,49 @@ async fn a_model_server_outside_the_egress_policy_is_refused() {
     assert!(msg.contains("[egress]"), "{msg}");
     assert_eq!(server.requests().len(), 0);
 }
+
+/// Issue 13, item 3: an unknown tool's "did you mean" comes from the names the caller's role
+/// may see. The model of a role that sees only `echo` asks for `fai` (one edit from the
+/// hidden `fail`) and `ech`: the first result names no tool, the second names `echo`.
+#[tokio::test]
+async fn an_unknown_tool_hint_never_names_a_tool_hidden_from_the_role() {
+    for provider in PROVIDERS {
+        let h = Harness::new();
+        let server = server(vec![
+            Reply::Turn(FakeTurn::calls(&[
+                ("call_a", "fai", "{}"),
+                ("call_b", "ech", "{}"),
+            ])),
+            Reply::Turn(FakeTurn::text("ok")),
+        ])
+        .await;
+        let mut agent = agent(&h, client(provider, &server), false);
+        agent.options_mut().role = "echoer".into();
+        let mut history = vec![Message::user("Go.")];
+        agent
+            .run(&mut history, &CancellationToken::new(), &Silent)
+            .await
+            .unwrap_or_else(|e| panic!("{provider:?}: {e}"));
+        let Message::ToolResults { results } = &history[2] else {
+            panic!("{provider:?}: no results: {history:?}");
+        };
+        let hidden: Value = serde_json::from_str(&results[0].content).unwrap();
+        assert_eq!(hidden["error"]["code"], "unknown_tool", "{provider:?}");
+        assert!(
+            !results[0].content.contains("`fail`"),
+            "{provider:?}: a hidden tool is named: {}",
+            results[0].content
+        );
+        let visible: Value = serde_json::from_str(&results[1].content).unwrap();
+        assert_eq!(
+            visible["error"]["hint"], "did you mean `echo`? `toolgate tools list` shows all tools",
+            "{provider:?}"
+        );
+        // What the model was offered agrees: only `echo`.
+        assert_eq!(
+            server.requests()[0].tool_names(),
+            vec!["echo"],
+            "{provider:?}"
+        );
+    }
+}

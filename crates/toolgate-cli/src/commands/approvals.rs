@@ -10,11 +10,11 @@ use toolgate_store::approvals::{
     ApprovalRequest, ApprovalStatus, Decision, DecisionScope, hides_value, visible_value,
 };
 
-use crate::app::open_approvals;
 use crate::cli::ApprovalsCommand;
-use crate::commands::local_user;
 use crate::output;
-use crate::settings::Settings;
+use crate::user::local_user;
+use toolgate_app::Config;
+use toolgate_app::stores::open_approvals;
 
 fn time(ms: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
@@ -74,7 +74,7 @@ fn store_error(id: &str, e: StoreError) -> anyhow::Error {
     }
 }
 
-pub fn run(settings: &Settings, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
+pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
     let store = open_approvals(settings)?;
     match cmd {
         ApprovalsCommand::List { all, json } => {

@@ -11,13 +11,13 @@ use toolgate_protocol::{Annotations, ToolSpec};
 use toolgate_registry::pins::format_time;
 use toolgate_registry::{PinRecord, SeenDefinition, description_flags};
 
-use crate::app::open_pins;
-use crate::commands::local_user;
 use crate::diff;
 use crate::output;
-use crate::settings::Settings;
+use crate::user::local_user;
+use toolgate_app::Config;
+use toolgate_app::stores::open_pins;
 
-pub fn run(settings: &Settings, name: &str, yes: bool, by: Option<String>) -> anyhow::Result<i32> {
+pub fn run(settings: &Config, name: &str, yes: bool, by: Option<String>) -> anyhow::Result<i32> {
     let pins = open_pins(settings)?;
     let Some(record) = pins.record(name)? else {
         bail!(

@@ -2,60 +2,16 @@
 //! the SQLite index, caught up from the JSONL file first, so they see records written by
 //! other processes.
 
-use std::path::PathBuf;
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolgate_store::audit::{
-    AuditIndex, AuditKey, AuditQuery, StoredRecord, default_key_dir, resolved_path, verify_with,
-};
+use toolgate_store::audit::{AuditIndex, AuditKey, AuditQuery, StoredRecord, verify_with};
 
-use crate::app::ensure_data_dir;
 use crate::cli::{AuditCommand, QueryArgs};
 use crate::output;
-use crate::settings::Settings;
-
-/// The audit key's directory: `$TOOLGATE_KEY_DIR`, else `$XDG_CONFIG_HOME/toolgate/keys`,
-/// else `~/.config/toolgate/keys`. Not from the configuration file, which lives in the
-/// workspace. Refused beneath the workspace, the data dir or a path the shell sandbox may
-/// read or write: whoever can read the key can forge the log.
-pub fn key_dir(settings: &Settings) -> anyhow::Result<PathBuf> {
-    let var = |k: &str| std::env::var(k).ok();
-    let dir = default_key_dir(
-        var("TOOLGATE_KEY_DIR").as_deref(),
-        var("XDG_CONFIG_HOME").as_deref(),
-        var("HOME").as_deref(),
-    )
-    .context("no directory for the audit key: set TOOLGATE_KEY_DIR (or HOME)")?;
-    let dir = resolved_path(&dir);
-    let mut reachable = vec![
-        ("the workspace", settings.workspace.clone()),
-        ("the data dir", settings.data_dir.clone()),
-    ];
-    for p in &settings.file.shell.extra_read_paths {
-        reachable.push(("a [shell] extra_read_paths entry", p.clone()));
-    }
-    for (what, root) in reachable {
-        let root = resolved_path(&root);
-        if dir.starts_with(&root) || root.starts_with(&dir) {
-            bail!(
-                "the audit key directory {} overlaps {what} {}: tools could read the key and \
-                 forge the audit log. Set TOOLGATE_KEY_DIR to a directory outside it",
-                dir.display(),
-                root.display()
-            );
-        }
-    }
-    Ok(dir)
-}
-
-/// The audit key, created on first use.
-pub fn open_key(settings: &Settings) -> anyhow::Result<AuditKey> {
-    let dir = key_dir(settings)?;
-    AuditKey::open_or_create(&dir)
-        .with_context(|| format!("cannot use the audit key in {}", dir.display()))
-}
+use toolgate_app::Config;
+use toolgate_app::stores::ensure_data_dir;
 
 /// Widest principal, tool or outcome cell of the table.
 const MAX_NAME_CELL: usize = 40;
@@ -127,7 +83,7 @@ fn parse_time(s: &str) -> anyhow::Result<SystemTime> {
     })
 }
 
-fn open_index(settings: &Settings) -> anyhow::Result<AuditIndex> {
+fn open_index(settings: &Config) -> anyhow::Result<AuditIndex> {
     ensure_data_dir(settings)?;
     AuditIndex::open(&settings.audit_path(), &settings.db_path()).with_context(|| {
         format!(
@@ -137,7 +93,7 @@ fn open_index(settings: &Settings) -> anyhow::Result<AuditIndex> {
     })
 }
 
-fn query(settings: &Settings, a: QueryArgs) -> anyhow::Result<i32> {
+fn query(settings: &Config, a: QueryArgs) -> anyhow::Result<i32> {
     let q = AuditQuery {
         since: a.since.as_deref().map(parse_time).transpose()?,
         until: a.until.as_deref().map(parse_time).transpose()?,
@@ -155,7 +111,7 @@ fn query(settings: &Settings, a: QueryArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-pub fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<i32> {
+pub fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
     match cmd {
         AuditCommand::Tail { lines, json } => {
             let q = AuditQuery {
@@ -171,7 +127,7 @@ pub fn run(settings: &Settings, cmd: AuditCommand) -> anyhow::Result<i32> {
         AuditCommand::Query(a) => query(settings, a),
         AuditCommand::Verify { json } => {
             let path = settings.audit_path();
-            let dir = key_dir(settings)?;
+            let dir = toolgate_app::stores::key_dir(settings)?;
             let key = AuditKey::open_existing(&dir)
                 .with_context(|| format!("cannot read the audit key in {}", dir.display()))?;
             let db = settings.db_path();

@@ -5,15 +5,15 @@ use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 
 use anyhow::Context;
+use toolgate_app::{McpServers, Runtime, RuntimeOptions};
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Arguments, CallRequest};
 
-use crate::app::{McpServers, open_gateway, start_mcp};
 use crate::cli::CallArgs;
-use crate::commands::local_user;
 use crate::output;
 use crate::prompt::TerminalApprover;
-use crate::settings::Settings;
+use crate::user::local_user;
+use toolgate_app::Config;
 
 /// The arguments text: inline, `-` (stdin) or `@FILE`. A stream is read only up to
 /// `limit` bytes plus one, so `@/dev/zero` or an endless pipe ends at once with a clear
@@ -46,12 +46,11 @@ fn read_capped(source: impl Read, limit: usize, from: &str) -> anyhow::Result<St
         .with_context(|| format!("reading arguments from {from}"))
 }
 
-pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, args: CallArgs) -> anyhow::Result<i32> {
     let text = read_arguments(&args.args, settings.file.limits.max_argument_bytes)?;
     let interactive = !args.no_prompt && args.args != "-" && std::io::stdin().is_terminal();
     let approver: Option<Arc<dyn Approver>> =
         interactive.then(|| Arc::new(TerminalApprover { who: local_user() }) as Arc<dyn Approver>);
-    let gateway = open_gateway(settings, approver)?;
     // Only the MCP server the tool belongs to is started; a built-in tool starts none.
     // `search_tools` searches the whole catalog: every server, and it exists only when the
     // catalog exceeds [rag] threshold.
@@ -61,10 +60,11 @@ pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
     } else {
         McpServers::ForTool(&args.name)
     };
-    let hub = start_mcp(settings, gateway.catalog(), which).await?;
-    if searching {
-        crate::rag::enable(settings, &gateway)?;
-    }
+    let options = RuntimeOptions::command()
+        .with_approver(approver)
+        .with_servers(which)
+        .with_rag(searching);
+    let runtime = Runtime::open(settings, options).await?;
     let mut request = CallRequest::new(args.name, Arguments::Text(text))
         .with_role(settings.role.clone())
         .with_session(args.session)
@@ -79,15 +79,8 @@ pub async fn run(settings: &Settings, args: CallArgs) -> anyhow::Result<i32> {
             cancel.cancel();
         }
     });
-    let envelope = gateway.call(request).await;
-    if let Some(hub) = hub {
-        hub.shutdown().await;
-    }
-    gateway
-        .audit()
-        .flush()
-        .await
-        .context("flushing the audit log")?;
+    let envelope = runtime.gateway().call(request).await;
+    runtime.shutdown().await?;
     output::json(&envelope)?;
     Ok(envelope.error.map_or(0, |e| e.code.exit_code()))
 }

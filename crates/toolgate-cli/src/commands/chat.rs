@@ -7,101 +7,18 @@
 //! answers to approval prompts come from the same source, so a prompt abandoned by a
 //! cancelled turn leaves no reader behind to swallow the next line.
 
-use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use anyhow::Context;
-use async_trait::async_trait;
-use clap::Args;
-use tokio::sync::{Mutex, mpsc};
-use toolgate_gateway::approve::{Approver, ApproverAnswer};
-use toolgate_store::approvals::ApprovalRequest;
+use toolgate_app::Config;
 
-use crate::commands::local_user;
-use crate::commands::run::{AgentArgs, Session, report};
-use crate::prompt::{Dialogue, Step};
-use crate::settings::Settings;
-
-#[derive(Debug, Args)]
-pub struct ChatArgs {
-    #[command(flatten)]
-    pub agent: AgentArgs,
-}
-
-/// The lines of stdin, read by one thread for the whole command.
-pub struct Lines {
-    rx: Mutex<mpsc::Receiver<String>>,
-}
-
-impl Lines {
-    /// A plain thread, not a blocking task: a read still pending at exit must not hold up
-    /// the runtime's shutdown.
-    pub fn spawn() -> Arc<Lines> {
-        let (tx, rx) = mpsc::channel(16);
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if tx.blocking_send(line.trim().to_owned()).is_err() {
-                    break;
-                }
-            }
-        });
-        Arc::new(Lines { rx: Mutex::new(rx) })
-    }
-}
-
-/// Approval prompts inline in the conversation, answered from the chat's own input; parallel
-/// calls ask one after another.
-pub struct ChatApprover {
-    pub lines: Arc<Lines>,
-    pub who: String,
-}
+use crate::cli::ChatArgs;
+use crate::lines::{ChatApprover, Lines, ask_prompt};
+use crate::session::{Session, report};
+use crate::user::local_user;
 
 #[allow(clippy::print_stderr)]
-fn ask_prompt(text: &str) {
-    eprint!("{text}");
-    let _ = std::io::stderr().flush();
-}
-
-#[async_trait]
-impl Approver for ChatApprover {
-    #[allow(clippy::print_stderr)]
-    async fn ask(&self, r: &ApprovalRequest) -> Option<ApproverAnswer> {
-        let mut lines = self.lines.rx.lock().await;
-        eprintln!(
-            "  approval needed: {} ({} risk)  [{}]",
-            r.tool, r.risk, r.id
-        );
-        let args =
-            serde_json::to_string_pretty(&toolgate_store::approvals::visible_value(&r.arguments))
-                .unwrap_or_default();
-        // Whitespace runs and invisible characters are shown as ⟨…⟩ markers (issue 12, item 2).
-        for line in args.lines() {
-            eprintln!("  │ {line}");
-        }
-        let mut dialogue = Dialogue::new(r, self.who.clone(), "denied in the chat");
-        let mut prompt = dialogue.prompt();
-        loop {
-            ask_prompt(&prompt);
-            match dialogue.answer(&lines.recv().await?) {
-                Step::Ask(next) => prompt = next,
-                Step::Done(answer) => return Some(answer),
-            }
-        }
-    }
-}
-
-/// The next line, or `None` at the end of input or on Ctrl-C.
-async fn next_line(lines: &Lines) -> Option<String> {
-    let mut rx = lines.rx.lock().await;
-    tokio::select! {
-        line = rx.recv() => line,
-        _ = tokio::signal::ctrl_c() => None,
-    }
-}
-
-#[allow(clippy::print_stderr)]
-pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, args: ChatArgs) -> anyhow::Result<i32> {
     let lines = Lines::spawn();
     let approver = Arc::new(ChatApprover {
         lines: Arc::clone(&lines),
@@ -123,7 +40,7 @@ pub async fn run(settings: &Settings, args: ChatArgs) -> anyhow::Result<i32> {
     let mut last = 0;
     loop {
         ask_prompt("you> ");
-        let Some(line) = next_line(&lines).await else {
+        let Some(line) = lines.next_or_interrupt().await else {
             break;
         };
         match line.as_str() {

@@ -2,12 +2,12 @@
 
 use crate::cli::ConfigCommand;
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
 
-pub fn run(settings: &Settings, cmd: ConfigCommand) -> anyhow::Result<i32> {
+pub fn run(settings: &Config, cmd: ConfigCommand) -> anyhow::Result<i32> {
     match cmd {
         ConfigCommand::Check => {
-            // Settings::resolve already parsed and checked the file; report what is in effect.
+            // Config::resolve already parsed and checked the file; report what is in effect.
             let file = settings.config_path.as_ref().map_or_else(
                 || "none (embedded defaults)".to_owned(),
                 |p| p.display().to_string(),

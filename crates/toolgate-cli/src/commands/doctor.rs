@@ -10,25 +10,18 @@
 
 use std::path::Path;
 
-use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 use toolgate_core::{CancellationToken, ToolContext};
 use toolgate_tools::sandbox::ProcessLimit;
 use toolgate_tools::{Sandbox, SandboxMode};
 
+use crate::cli::DoctorArgs;
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
 
 /// Where the browser tool will look for Chromium.
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-#[derive(Debug, Args)]
-pub struct DoctorArgs {
-    /// Print one JSON document: `{ok, checks: [{name, status, detail}]}`.
-    #[arg(long)]
-    pub json: bool,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,7 +46,7 @@ fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> 
     }
 }
 
-pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     let mode = settings.file.shell.sandbox;
     // What a missing sandbox piece means under this configuration.
     let missing = if mode == SandboxMode::Required {
@@ -153,8 +146,8 @@ pub async fn run(settings: &Settings, args: DoctorArgs) -> anyhow::Result<i32> {
 
 /// `[rag]`: one embedding through the configured embedder (local model or endpoint), one
 /// scoring through `[rag.reranker]`; without either, BM25 only is fine.
-async fn rag(settings: &Settings) -> Vec<Check> {
-    use crate::commands::tools_search::{embedder, reranker};
+async fn rag(settings: &Config) -> Vec<Check> {
+    use toolgate_app::rag::{embedder, reranker};
     let cfg = &settings.file.rag;
     let mut checks = Vec::new();
     let probe = "toolgate doctor".to_owned();
@@ -212,8 +205,8 @@ fn landlock_detail(abi: u32) -> String {
 }
 
 /// Runs `true` through the shell tool exactly as configured.
-async fn shell_sandbox(settings: &Settings, mode: SandboxMode) -> Check {
-    let tools = match crate::app::workspace_tools(settings) {
+async fn shell_sandbox(settings: &Config, mode: SandboxMode) -> Check {
+    let tools = match toolgate_app::assemble::workspace_tools(settings) {
         Ok(tools) => tools,
         Err(e) => return check("shell sandbox", Status::Fail, format!("{e:#}")),
     };
@@ -223,7 +216,7 @@ async fn shell_sandbox(settings: &Settings, mode: SandboxMode) -> Check {
     let ctx = ToolContext {
         call_id: "doctor".to_owned(),
         session_id: "doctor".to_owned(),
-        principal: format!("cli:{}", super::local_user()),
+        principal: format!("cli:{}", crate::user::local_user()),
         role: settings.role.clone(),
         cancel: CancellationToken::new(),
         progress: toolgate_core::ProgressSink::none(),
@@ -261,8 +254,8 @@ async fn shell_sandbox(settings: &Settings, mode: SandboxMode) -> Check {
 }
 
 /// Created if missing (as any command would), then written to.
-fn data_dir(settings: &Settings) -> Check {
-    match crate::app::ensure_data_dir(settings) {
+fn data_dir(settings: &Config) -> Check {
+    match toolgate_app::stores::ensure_data_dir(settings) {
         Ok(()) => check(
             "data dir",
             Status::Ok,
@@ -273,7 +266,7 @@ fn data_dir(settings: &Settings) -> Check {
 }
 
 /// Each configured MCP server, connected the way `serve` connects it (same `[egress]`).
-async fn mcp_servers(settings: &Settings) -> Vec<Check> {
+async fn mcp_servers(settings: &Config) -> Vec<Check> {
     use toolgate_mcp::ServerState;
     let statuses = match super::mcp::probe(settings).await {
         Ok(s) => s,

@@ -9,64 +9,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use clap::{Args, Subcommand};
 use toolgate_agent::ModelClient;
 use toolgate_eval::bfcl::run::{Produced, Report, RunOptions, parse_output_line, run_model, score};
 use toolgate_eval::bfcl::{BfclData, Case, Category, CheckOptions};
 
+use crate::cli::{BfclArgs, EvalCommand};
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
 
-#[derive(Debug, Subcommand)]
-pub enum EvalCommand {
-    /// Score the configured model (or a file of outputs) on BFCL categories.
-    Bfcl(BfclArgs),
-    /// Score Tool RAG (BM25, dense, hybrid) on BFCL's function docs and questions.
-    Retrieval(crate::commands::eval_retrieval::RetrievalArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct BfclArgs {
-    /// Categories, comma-separated: simple_python, simple_java, simple_javascript, multiple,
-    /// parallel, parallel_multiple, irrelevance, live_simple, live_multiple, live_parallel,
-    /// live_parallel_multiple, live_irrelevance, live_relevance; or a group: all, ast,
-    /// python, live, non_live.
-    #[arg(long, default_value = "simple_python")]
-    pub category: String,
-    /// The first N entries of each category only.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Print one JSON document: per category total, passed, accuracy, failures by kind and
-    /// every failure; then overall.
-    #[arg(long)]
-    pub json: bool,
-    /// Score decoded outputs from this file instead of asking the model: JSON Lines,
-    /// `{"id": "simple_python_0", "output": [{"function": {"param": value}}]}`.
-    #[arg(long, value_name = "FILE")]
-    pub outputs: Option<PathBuf>,
-    /// With --outputs: the function names in the file have dots replaced by `_` (as model
-    /// APIs require), so compare expected names in that form.
-    #[arg(long, requires = "outputs")]
-    pub underscore_names: bool,
-    /// Also write the model's decoded outputs to FILE (the --outputs format).
-    #[arg(long, value_name = "FILE", conflicts_with = "outputs")]
-    pub save: Option<PathBuf>,
-    /// The bfcl_eval data directory [default: $TOOLGATE_BFCL_DATA, else the bfcl-eval
-    /// package of the nearest .venv or of python3].
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
-    /// Model name [default: [model] model].
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Model requests in flight at once.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
-    /// Failures listed per category in the text report (--json lists all).
-    #[arg(long, default_value_t = 20)]
-    pub show_failures: usize,
-}
-
-pub async fn run(settings: &Settings, cmd: EvalCommand) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, cmd: EvalCommand) -> anyhow::Result<i32> {
     match cmd {
         EvalCommand::Bfcl(args) => bfcl(settings, args).await,
         EvalCommand::Retrieval(args) => {
@@ -75,7 +26,7 @@ pub async fn run(settings: &Settings, cmd: EvalCommand) -> anyhow::Result<i32> {
     }
 }
 
-async fn bfcl(settings: &Settings, args: BfclArgs) -> anyhow::Result<i32> {
+async fn bfcl(settings: &Config, args: BfclArgs) -> anyhow::Result<i32> {
     let categories = Category::parse_list(&args.category)?;
     if args.concurrency == 0 {
         bail!("--concurrency must be at least 1");
@@ -117,7 +68,7 @@ async fn bfcl(settings: &Settings, args: BfclArgs) -> anyhow::Result<i32> {
 }
 
 async fn ask_model(
-    settings: &Settings,
+    settings: &Config,
     args: &BfclArgs,
     cases: &[Case],
 ) -> anyhow::Result<HashMap<String, Produced>> {

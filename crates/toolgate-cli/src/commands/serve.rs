@@ -5,15 +5,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use toolgate_app::{Runtime, RuntimeOptions};
 use toolgate_server::{AppState, Inner};
 
-use crate::app::{McpServers, open_approvals, open_gateway, spawn_mcp, watch_quarantine};
 use crate::cli::ServeArgs;
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
 
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
@@ -38,7 +38,7 @@ async fn shutdown_signal() {
     }
 }
 
-pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, args: ServeArgs) -> anyhow::Result<i32> {
     if args.stdio {
         return run_stdio(settings).await;
     }
@@ -47,38 +47,34 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         config.listen = listen;
     }
     config.check()?;
-    let gateway = Arc::new(open_gateway(settings, None)?);
-    for role in config.granted_roles() {
-        if gateway.roles().get(role).is_none() {
-            let names: Vec<&str> = gateway.roles().names().collect();
-            bail!(
-                "[server] grants role `{role}`, which is not configured (configured roles: {})",
-                names.join(", ")
-            );
-        }
-    }
-    let approvals = Arc::new(open_approvals(settings)?);
     let listener = TcpListener::bind(&config.listen).await.with_context(|| {
         format!(
             "cannot listen on {} (choose another with --listen ADDR:PORT)",
             config.listen
         )
     })?;
+    let runtime = Runtime::open(settings, RuntimeOptions::service()).await?;
+    let served = serve_http(settings, &runtime, config, listener).await;
+    runtime.shutdown().await?;
+    served.context("serving")?;
+    Ok(0)
+}
+
+async fn serve_http(
+    settings: &Config,
+    runtime: &Runtime,
+    config: toolgate_server::ServerConfig,
+    listener: TcpListener,
+) -> anyhow::Result<()> {
     let local_addr = listener.local_addr()?;
-    // MCP servers come up in the background: one that is slow or down never delays serving.
-    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?.map(Arc::new);
-    let watcher = hub
-        .as_ref()
-        .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
-    let rag = crate::rag::watch(settings, &gateway, hub.as_deref());
     if !local_addr.ip().is_loopback() && config.tokens.is_empty() && config.anonymous.is_none() {
         tracing::warn!(
             "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
         );
     }
     let mut state = AppState::new(Inner {
-        gateway,
-        approvals,
+        gateway: Arc::clone(runtime.gateway()),
+        approvals: Arc::clone(runtime.gateway().desk().store()),
         audit_jsonl: settings.audit_path(),
         audit_db: settings.db_path(),
         config,
@@ -87,7 +83,7 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         shutdown: CancellationToken::new(),
     })
     .with_max_argument_bytes(settings.file.limits.max_argument_bytes);
-    if let Some(hub) = &hub {
+    if let Some(hub) = runtime.hub() {
         // Operators see the servers' state in `/v1/ready` (the console's Health page).
         let hub = Arc::clone(hub);
         state = state.with_mcp_status(Arc::new(move || {
@@ -101,56 +97,29 @@ pub async fn run(settings: &Settings, args: ServeArgs) -> anyhow::Result<i32> {
         "toolgate serving at http://{local_addr}/  (MCP: http://{local_addr}/mcp · API: http://{local_addr}/v1 · workspace: {})",
         settings.workspace.display()
     ));
-    let served = toolgate_server::serve(listener, state, shutdown_signal()).await;
-    if let Some(rag) = rag {
-        rag.abort();
-    }
-    stop_mcp(hub.as_deref(), watcher).await;
-    served.context("serving")?;
-    Ok(0)
+    toolgate_server::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
 }
 
 /// `--stdio`: MCP on stdin/stdout for a host that spawned us, acting as `stdio:$USER` (the
 /// operator at this terminal) in the configured role. Nothing but protocol goes to stdout;
 /// logs go to stderr. Ends when the host closes stdin.
-async fn run_stdio(settings: &Settings) -> anyhow::Result<i32> {
-    let gateway = Arc::new(open_gateway(settings, None)?);
-    let hub = spawn_mcp(settings, gateway.catalog(), McpServers::All)?;
-    let watcher = hub
-        .as_ref()
-        .map(|h| watch_quarantine(h, Arc::clone(gateway.catalog())));
-    let rag = crate::rag::watch(settings, &gateway, hub.as_ref());
+async fn run_stdio(settings: &Config) -> anyhow::Result<i32> {
+    let runtime = Runtime::open(settings, RuntimeOptions::service()).await?;
     let caller = toolgate_server::auth::Caller {
-        principal: format!("stdio:{}", crate::commands::local_user()),
+        principal: format!("stdio:{}", crate::user::local_user()),
         role: settings.role.clone(),
         operator: true,
     };
     let served = toolgate_server::mcp::serve_stdio(
-        Arc::clone(&gateway),
+        Arc::clone(runtime.gateway()),
         caller,
         toolgate_server::mcp::McpOptions::default(),
     )
     .await;
-    if let Some(rag) = rag {
-        rag.abort();
-    }
-    stop_mcp(hub.as_ref(), watcher).await;
-    if let Err(e) = gateway.audit().flush().await {
-        tracing::error!(error = %e, "flushing the audit log failed");
+    if let Err(e) = runtime.shutdown().await {
+        tracing::error!(error = %format!("{e:#}"), "shutting down");
     }
     served.context("serving MCP on stdin/stdout")?;
     Ok(0)
-}
-
-/// Stops the MCP servers (stdio children included) and the quarantine watcher.
-async fn stop_mcp(
-    hub: Option<&toolgate_mcp::McpHub>,
-    watcher: Option<tokio::task::JoinHandle<()>>,
-) {
-    if let Some(w) = watcher {
-        w.abort();
-    }
-    if let Some(hub) = hub {
-        hub.shutdown().await;
-    }
 }

@@ -9,7 +9,7 @@ use toolgate_server::auth::hash_token;
 
 use crate::cli::TokenCommand;
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
 
 /// Prefix that makes a toolgate token recognisable (and maskable) in logs.
 const PREFIX: &str = "tg_";
@@ -38,7 +38,7 @@ pub fn entry(sha256: &str, principal: &str, role: &str, operator: bool) -> Strin
     )
 }
 
-pub fn run(settings: &Settings, cmd: TokenCommand) -> anyhow::Result<i32> {
+pub fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
     match cmd {
         TokenCommand::Create {
             principal,

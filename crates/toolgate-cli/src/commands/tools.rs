@@ -8,11 +8,11 @@ use toolgate_protocol::{ExportFormat, ToolSpec, export as export_as};
 use toolgate_rag::{SEARCH_TOOLS, is_meta_tool};
 use toolgate_registry::{Availability, Entry, description_flags};
 
-use crate::app::{McpServers, open_gateway, start_mcp};
 use crate::cli::ToolsCommand;
 use crate::output;
-use crate::rag::Rag;
-use crate::settings::Settings;
+use toolgate_app::Config;
+use toolgate_app::rag::Rag;
+use toolgate_app::{Runtime, RuntimeOptions};
 
 fn availability(e: &Entry) -> String {
     match &e.availability {
@@ -22,27 +22,21 @@ fn availability(e: &Entry) -> String {
     }
 }
 
-pub async fn run(settings: &Settings, cmd: ToolsCommand) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, cmd: ToolsCommand) -> anyhow::Result<i32> {
     if let ToolsCommand::ApproveChange { name, yes, by } = cmd {
         return crate::commands::approve_change::run(settings, &name, yes, by);
     }
     if let ToolsCommand::Search(args) = cmd {
         return crate::commands::tools_search::run(settings, args).await;
     }
-    let gateway = open_gateway(settings, None)?;
-    let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
-    let shown = match crate::rag::enable(settings, &gateway) {
-        Ok(rag) => show(settings, &gateway, rag.as_ref(), cmd).await,
-        Err(e) => Err(e),
-    };
-    if let Some(hub) = hub {
-        hub.shutdown().await;
-    }
+    let runtime = Runtime::open(settings, RuntimeOptions::command().with_rag(true)).await?;
+    let shown = show(settings, runtime.gateway(), runtime.rag(), cmd).await;
+    runtime.shutdown().await?;
     shown
 }
 
 async fn show(
-    settings: &Settings,
+    settings: &Config,
     gateway: &toolgate_gateway::Gateway,
     rag: Option<&Rag>,
     cmd: ToolsCommand,

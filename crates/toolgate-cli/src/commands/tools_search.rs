@@ -3,118 +3,28 @@
 //! the filter chain of the role (allowlist → availability → risk policy) before the top K
 //! is cut, so nothing the role may not see is ranked, shown or counted by name.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use clap::Args;
 use serde_json::json;
 use toolgate_gateway::Gateway;
 use toolgate_protocol::ToolSpec;
-use toolgate_rag::{
-    Embedder, FilterChain, LocalEmbedder, Mode, RagConfig, RemoteEmbedder, RemoteReranker,
-    ToolSearch, VectorCache,
-};
+use toolgate_rag::{FilterChain, Mode};
 
-use crate::app::{McpServers, open_gateway, start_mcp};
+use crate::cli::SearchArgs;
 use crate::output;
-use crate::settings::Settings;
+use toolgate_app::Config;
+use toolgate_app::rag::tool_search;
+use toolgate_app::{Runtime, RuntimeOptions};
 
-#[derive(Debug, Args)]
-pub struct SearchArgs {
-    /// What the tool should do, in plain words.
-    pub query: String,
-    /// Search as this role [default: the global --role].
-    #[arg(long)]
-    pub role: Option<String>,
-    /// How many tools [default: [rag] k, 5].
-    #[arg(short = 'k', long = "top")]
-    pub k: Option<usize>,
-    /// bm25 | dense | hybrid [default: [rag] mode; hybrid falls back to bm25 without a model].
-    #[arg(long)]
-    pub mode: Option<String>,
-    /// Also show each retriever's rank and score, and how many tools each filter removed.
-    #[arg(long)]
-    pub explain: bool,
-    /// A JSON list of {name, score, bm25, dense, rerank, risk, description}, best first.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// The embedder `[rag]` configures, if any (R-RAG-3: local model, endpoint, or none).
-pub fn embedder(settings: &Settings, cfg: &RagConfig) -> anyhow::Result<Option<Embedder>> {
-    if let Some(dir) = &cfg.model_dir {
-        let dir = if dir.is_absolute() {
-            dir.clone()
-        } else {
-            settings.workspace.join(dir)
-        };
-        let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
-        return Ok(Some(Embedder::Local(Box::new(model))));
-    }
-    if let Some(ep) = &cfg.endpoint {
-        let key = api_key(ep.api_key_env.as_ref(), "[rag.endpoint]")?;
-        let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &settings.file.egress)
-            .context("[rag.endpoint]")?;
-        return Ok(Some(Embedder::Remote(remote)));
-    }
-    Ok(None)
-}
-
-/// The value of the environment variable `var` names (`section` for the error).
-fn api_key(var: Option<&String>, section: &str) -> anyhow::Result<Option<String>> {
-    var.map(|var| {
-        std::env::var(var).with_context(|| {
-            format!("{section} api_key_env: the environment variable `{var}` is not set")
-        })
-    })
-    .transpose()
-}
-
-/// A [`ToolSearch`] for `[rag]`, with its vector cache in the data directory and the
-/// `[rag.reranker]` second stage when configured.
-pub fn tool_search(settings: &Settings) -> anyhow::Result<ToolSearch> {
-    let cfg = &settings.file.rag;
-    let fusion = cfg.fusion().map_err(anyhow::Error::msg)?;
-    let embedder = embedder(settings, cfg)?;
-    let cache = match &embedder {
-        Some(_) => Some(open_cache(&settings.data_dir)?),
-        None => None,
-    };
-    let mut search = ToolSearch::new(embedder, cache, fusion);
-    if let Some((reranker, depth)) = reranker(settings)? {
-        search = search.with_reranker(reranker, depth);
-    }
-    Ok(search)
-}
-
-/// The `[rag.reranker]` client and its depth, if configured.
-pub fn reranker(settings: &Settings) -> anyhow::Result<Option<(RemoteReranker, usize)>> {
-    let Some(r) = &settings.file.rag.reranker else {
-        return Ok(None);
-    };
-    let key = api_key(r.api_key_env.as_ref(), "[rag.reranker]")?;
-    let reranker = RemoteReranker::new(&r.url, &r.model, key, &settings.file.egress)
-        .context("[rag.reranker]")?;
-    Ok(Some((reranker, r.depth)))
-}
-
-fn open_cache(data_dir: &Path) -> anyhow::Result<VectorCache> {
-    let path = data_dir.join("rag-vectors.db");
-    VectorCache::open(&path).with_context(|| format!("the vector cache {}", path.display()))
-}
-
-pub async fn run(settings: &Settings, args: SearchArgs) -> anyhow::Result<i32> {
-    let gateway = open_gateway(settings, None)?;
-    let hub = start_mcp(settings, gateway.catalog(), McpServers::All).await?;
-    let result = search(settings, &gateway, args).await;
-    if let Some(hub) = hub {
-        hub.shutdown().await;
-    }
+pub async fn run(settings: &Config, args: SearchArgs) -> anyhow::Result<i32> {
+    let runtime = Runtime::open(settings, RuntimeOptions::command()).await?;
+    let result = search(settings, runtime.gateway(), args).await;
+    runtime.shutdown().await?;
     result
 }
 
-async fn search(settings: &Settings, gateway: &Gateway, args: SearchArgs) -> anyhow::Result<i32> {
+async fn search(settings: &Config, gateway: &Gateway, args: SearchArgs) -> anyhow::Result<i32> {
     let cfg = &settings.file.rag;
     let role_name = args.role.as_deref().unwrap_or(&settings.role);
     let Some(role) = gateway.roles().get(role_name) else {

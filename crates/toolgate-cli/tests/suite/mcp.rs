@@ -585,7 +585,7 @@ fn a_changed_definition_is_quarantined_flagged_and_released_by_approve_change() 
 }
 
 /// One HTTP/1.1 request on a fresh connection; the body of the answer (chunked or not).
-fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+pub(super) fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let body = body.map(Value::to_string).unwrap_or_default();

@@ -97,3 +97,163 @@ fn a_denied_elicitation_is_declined() {
     assert!(run.stdout.to_lowercase().contains("decline"), "{run:#?}");
     assert!(!run.stdout.contains("stormy night"), "{run:#?}");
 }
+
+/// The token-shaped secret the Python peer's `ask` tool puts into its elicitation message
+/// (`ELICIT_SECRET` in crates/toolgate-mcp/tests/peers/py_peer.py).
+const PEER_SECRET: &str = "ghp_Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7";
+
+/// The first SSE events of `/v1/approvals/stream`, up to its `synced` event.
+fn stream_backlog(addr: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET /v1/approvals/stream HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .expect("request");
+    let mut seen = String::new();
+    for line in BufReader::new(stream).lines() {
+        let line = line.expect("stream line");
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("event: synced") {
+            break;
+        }
+    }
+    seen
+}
+
+/// Issue 13, item 2: an elicitation is an approval like any other, so the server's
+/// question reaches every place an operator reads it — the API's list and item (what the
+/// console shows), the approval stream (how the console hears of it) — and the audit log
+/// with its secrets masked. The old elicitor stored the message as the server sent it.
+/// (`2025-11-25`: the Python SDK asks for input only on a session with a back-channel.)
+#[test]
+fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    assert!(
+        python.exists() && peer.exists(),
+        "{} or {} is missing: run scripts/test.sh",
+        python.display(),
+        peer.display()
+    );
+    let env = Env::with_config(&format!(
+        "[approvals]\npoll_millis = 20\n\n\
+         [[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\
+         protocol = \"2025-11-25\"\ninclude = [\"ask\"]\nrisk = {{ ask = \"read\" }}\n",
+        python.display(),
+        peer.display()
+    ));
+    let mut child = env
+        .command()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn toolgate serve");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the serving line");
+    let addr = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches('/')
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, tools) = super::mcp::http(&addr, "GET", "/v1/tools", None);
+        if tools.to_string().contains("mcp__py__ask") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mcp__py__ask never appeared: {tools}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let caller = addr.clone();
+    let call = std::thread::spawn(move || {
+        super::mcp::http(
+            &caller,
+            "POST",
+            "/v1/calls",
+            Some(&serde_json::json!({"tool": "mcp__py__ask", "arguments": {}})),
+        )
+    });
+    let pending = loop {
+        let (status, listed) = super::mcp::http(&addr, "GET", "/v1/approvals", None);
+        assert_eq!(status, 200, "{listed}");
+        if let Some(r) = listed.as_array().and_then(|a| {
+            a.iter()
+                .find(|r| r["tool"] == "mcp__py__elicitation")
+                .cloned()
+        }) {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no elicitation request appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let id = pending["id"].as_str().expect("an id").to_owned();
+    let (status, item) = super::mcp::http(&addr, "GET", &format!("/v1/approvals/{id}"), None);
+    assert_eq!(status, 200, "{item}");
+    let backlog = stream_backlog(&addr);
+    for (place, text) in [
+        ("the list", pending.to_string()),
+        ("the item", item.to_string()),
+        ("the stream", backlog.clone()),
+    ] {
+        assert!(
+            !text.contains(PEER_SECRET),
+            "{place} shows the secret: {text}"
+        );
+        assert!(text.contains("[REDACTED]"), "{place}: {text}");
+    }
+    assert!(backlog.contains(&id), "{backlog}");
+    let (status, decided) = super::mcp::http(
+        &addr,
+        "POST",
+        &format!("/v1/approvals/{id}/decision"),
+        Some(&serde_json::json!({"approve": false, "reason": "not now"})),
+    );
+    assert_eq!(status, 200, "{decided}");
+    let (status, envelope) = call.join().expect("the call");
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(envelope["ok"], serde_json::json!(true), "{envelope}");
+    assert!(
+        envelope["data"].to_string().contains("decline"),
+        "{envelope}"
+    );
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    assert!(child.wait().expect("wait").success());
+
+    let log = std::fs::read_to_string(env.audit_path()).expect("the audit log");
+    assert!(!log.contains(PEER_SECRET), "the audit holds the secret");
+    let elicitation: Vec<(String, String)> = env
+        .audit_records()
+        .iter()
+        .filter(|r| r["tool"] == "mcp__py__elicitation")
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap_or_default().to_owned(),
+                r["outcome"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        elicitation,
+        [
+            ("attempt".to_owned(), "started".to_owned()),
+            ("outcome".to_owned(), "approval_denied".to_owned())
+        ]
+    );
+}

@@ -11,6 +11,7 @@ mod error_codes;
 mod eval;
 mod exports;
 mod harness;
+mod hidden_tools;
 mod mcp;
 mod mcp_elicit;
 mod mcp_login;

@@ -10,6 +10,7 @@
 //! Requests live in the store, so they survive restarts and can be answered from any front end.
 
 mod channel;
+mod desk;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,13 +19,10 @@ use async_trait::async_trait;
 use serde_json::json;
 use toolgate_protocol::{CallError, ErrorCode};
 use toolgate_store::StoreError;
-use toolgate_store::approvals::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as StoreDecision, NewApproval,
-    canonical_hash,
-};
-use toolgate_store::redact::Redactor;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision as StoreDecision};
 
 pub use channel::{Approver, ApproverAnswer, WaitMode};
+pub use desk::{ApprovalDesk, Question, Waited};
 
 use crate::call::{ApprovalInfo, Call, CallEvent, Outcome};
 
@@ -34,26 +32,17 @@ use crate::layer::{Layer, Next};
 use crate::policy::Decision;
 
 pub struct ApproveLayer {
-    store: Arc<ApprovalStore>,
-    redactor: Arc<Redactor>,
+    desk: Arc<ApprovalDesk>,
     approver: Option<Arc<dyn Approver>>,
     mode: WaitMode,
-    ttl: Duration,
 }
 
 impl ApproveLayer {
-    pub fn new(
-        store: Arc<ApprovalStore>,
-        redactor: Arc<Redactor>,
-        mode: WaitMode,
-        ttl: Duration,
-    ) -> Self {
+    pub fn new(desk: Arc<ApprovalDesk>, mode: WaitMode) -> Self {
         ApproveLayer {
-            store,
-            redactor,
+            desk,
             approver: None,
             mode,
-            ttl,
         }
     }
 
@@ -80,7 +69,8 @@ impl ApproveLayer {
                 confirm: answer.confirm,
             };
             request = self
-                .store
+                .desk
+                .store()
                 .decide(&request.id, decision)
                 .map_err(decide_error)?;
         }
@@ -98,20 +88,20 @@ impl ApproveLayer {
                     requires_confirmation: request.requires_confirmation,
                 });
             }
-            while request.status == ApprovalStatus::Pending {
-                tokio::select! {
-                    () = call.request.cancel.cancelled() => {
-                        return Err(CallError::new(ErrorCode::Cancelled, format!(
-                            "cancelled while waiting for approval {}", request.id)));
-                    }
-                    () = tokio::time::sleep(poll) => {}
+            request = match self
+                .desk
+                .wait(request, poll, &call.request.cancel)
+                .await
+                .map_err(store_error)?
+            {
+                Waited::Decided(request) => request,
+                Waited::Cancelled(request) => {
+                    return Err(CallError::new(
+                        ErrorCode::Cancelled,
+                        format!("cancelled while waiting for approval {}", request.id),
+                    ));
                 }
-                request = self
-                    .store
-                    .get(&request.id)
-                    .map_err(store_error)?
-                    .ok_or_else(|| store_error(StoreError::NotFound(request.id.clone())))?;
-            }
+            };
         }
         self.conclude(request)
     }
@@ -121,7 +111,7 @@ impl ApproveLayer {
         let id = request.id.clone();
         match request.status {
             ApprovalStatus::Approved => {
-                if self.store.consume(&id).map_err(store_error)? {
+                if self.desk.store().consume(&id).map_err(store_error)? {
                     Ok(ApprovalInfo {
                         approval_id: id,
                         approver: request.decided_by.unwrap_or_default(),
@@ -135,7 +125,7 @@ impl ApproveLayer {
                 }
             }
             ApprovalStatus::Denied => {
-                self.store.retire(&id).map_err(store_error)?;
+                self.desk.store().retire(&id).map_err(store_error)?;
                 let by = request
                     .decided_by
                     .unwrap_or_else(|| "an operator".to_owned());
@@ -148,7 +138,7 @@ impl ApproveLayer {
                 .with_hint("do not retry the same call; change the approach or ask the user"))
             }
             ApprovalStatus::Expired => {
-                self.store.retire(&id).map_err(store_error)?;
+                self.desk.store().retire(&id).map_err(store_error)?;
                 Err(CallError::new(
                     ErrorCode::ApprovalExpired,
                     format!("{id} expired before anyone decided"),
@@ -191,10 +181,10 @@ impl Layer for ApproveLayer {
         };
         let args = call.args()?.clone();
         let spec = call.entry()?.spec().clone();
-        let hash = canonical_hash(&args);
+        let hash = ApprovalDesk::hash(&args);
         let r = &call.request;
-        if let Some(grant) = self
-            .store
+        let store = self.desk.store();
+        if let Some(grant) = store
             .find_grant(&r.principal, &r.session_id, &spec.name, &args, &hash)
             .map_err(store_error)?
         {
@@ -204,28 +194,25 @@ impl Layer for ApproveLayer {
             });
             return next.run(call).await;
         }
-        let existing = self
-            .store
+        let existing = store
             .find_latest(&r.principal, &spec.name, &hash)
             .map_err(store_error)?;
         let request = match existing {
             Some(req) => req,
-            None => self
-                .store
-                .create(NewApproval {
-                    principal: r.principal.clone(),
-                    session: r.session_id.clone(),
-                    role: r.role.clone(),
-                    tool: spec.name.clone(),
-                    risk: spec.risk.as_str().to_owned(),
-                    args_hash: hash,
-                    // Whole, not the audit's digested form: an argument past 2,000
-                    // characters must still be read in full by whoever approves it.
-                    arguments: self.redactor.redact_value(&args),
+            None => {
+                let question = Question {
+                    principal: &r.principal,
+                    session: &r.session_id,
+                    role: &r.role,
+                    tool: &spec.name,
+                    risk: spec.risk,
+                    arguments: &args,
                     requires_confirmation: confirm,
-                    ttl: self.ttl,
-                })
-                .map_err(store_error)?,
+                };
+                self.desk
+                    .open_hashed(&question, hash)
+                    .map_err(store_error)?
+            }
         };
         let info = self.settle(call, request).await?;
         call.approval = Some(info);

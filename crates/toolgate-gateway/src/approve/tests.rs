@@ -12,7 +12,7 @@ use toolgate_store::approvals::{
 };
 use toolgate_store::redact::Redactor;
 
-use super::{ApproveLayer, Approver, ApproverAnswer, WaitMode};
+use super::{ApprovalDesk, ApproveLayer, Approver, ApproverAnswer, WaitMode};
 use crate::call::Call;
 use crate::policy::Decision;
 use crate::testing::{call_for, echo_tool, run_layer_on};
@@ -39,10 +39,12 @@ fn fixture() -> Fixture {
 
 fn layer(f: &Fixture, mode: WaitMode) -> ApproveLayer {
     ApproveLayer::new(
-        Arc::clone(&f.store),
-        Arc::new(Redactor::default()),
+        Arc::new(ApprovalDesk::new(
+            Arc::clone(&f.store),
+            Arc::new(Redactor::default()),
+            Duration::from_secs(600),
+        )),
         mode,
-        Duration::from_secs(600),
     )
 }
 

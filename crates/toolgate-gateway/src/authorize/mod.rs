@@ -27,8 +27,9 @@ impl Layer for AuthorizeLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let resolved = call.role_in(&self.roles);
         let role_name = &call.request.role;
-        let Some(role) = self.roles.get(role_name) else {
+        let Some(role) = resolved else {
             let known: Vec<&str> = self.roles.names().collect();
             return Err(CallError::new(
                 ErrorCode::Forbidden,

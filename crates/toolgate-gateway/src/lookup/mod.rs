@@ -31,13 +31,10 @@ impl Layer for LookupLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let role = call.role_in(&self.roles);
         let name = &call.request.tool;
         let Some(entry) = self.catalog.get(name) else {
-            let visible = |tool: &str| {
-                self.roles
-                    .get(&call.request.role)
-                    .is_some_and(|r| r.allows(tool))
-            };
+            let visible = |tool: &str| role.as_ref().is_some_and(|r| r.allows(tool));
             return Err(unknown(&self.catalog, name, visible));
         };
         let refusal = match &entry.availability {

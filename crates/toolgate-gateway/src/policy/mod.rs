@@ -35,7 +35,7 @@ impl Layer for PolicyLayer {
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
         let entry = call.entry()?.clone();
         let spec = entry.spec();
-        let role = self.roles.get(&call.request.role).ok_or_else(|| {
+        let role = call.role_in(&self.roles).ok_or_else(|| {
             CallError::new(
                 ErrorCode::Forbidden,
                 format!("unknown role `{}`", call.request.role),

@@ -3,6 +3,7 @@
 //! wins over tool annotations, which are untrusted hints.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
@@ -195,7 +196,7 @@ impl RolePolicy {
 /// All compiled roles.
 #[derive(Debug, Clone, Default)]
 pub struct Roles {
-    roles: BTreeMap<String, RolePolicy>,
+    roles: BTreeMap<String, Arc<RolePolicy>>,
 }
 
 impl Roles {
@@ -205,13 +206,19 @@ impl Roles {
         all.extend(configured.iter().map(|(k, v)| (k.clone(), v.clone())));
         let roles = all
             .iter()
-            .map(|(name, cfg)| Ok((name.clone(), RolePolicy::compile(name, cfg)?)))
+            .map(|(name, cfg)| Ok((name.clone(), Arc::new(RolePolicy::compile(name, cfg)?))))
             .collect::<Result<_, RoleError>>()?;
         Ok(Roles { roles })
     }
 
     pub fn get(&self, role: &str) -> Option<&RolePolicy> {
-        self.roles.get(role)
+        self.roles.get(role).map(Arc::as_ref)
+    }
+
+    /// The role named `role`, shared: what a call holds once it is resolved
+    /// ([`crate::Call::role_in`]).
+    pub fn resolve(&self, role: &str) -> Option<Arc<RolePolicy>> {
+        self.roles.get(role).cloned()
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

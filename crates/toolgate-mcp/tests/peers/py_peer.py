@@ -9,6 +9,7 @@ import os
 import sys
 
 import anyio
+from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
@@ -40,6 +41,24 @@ async def sleep(seconds: float, marker: str = "") -> str:
                 f.write("cancelled")
         raise
     return "slept"
+
+
+class Proceed(BaseModel):
+    proceed: bool = True
+
+
+# A token-shaped secret the server itself puts into its question: the arguments of the call
+# never hold it, so only the elicitation can leak it.
+ELICIT_SECRET = "ghp_" + "Zq7" * 12
+
+
+@mcp.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the client, through elicitation, whether to go on; returns the action taken."""
+    result = await ctx.elicit(
+        message=f"Log in as the deploy bot with {ELICIT_SECRET} and go on?", schema=Proceed
+    )
+    return result.action
 
 
 @mcp.tool()

@@ -18,7 +18,8 @@ fn new_approval(tool: &str, ttl: Duration) -> NewApproval {
         tool: tool.into(),
         risk: "write".into(),
         args_hash: "0".repeat(64),
-        arguments: json!({"note": "from another process"}),
+        arguments: toolgate_store::redact::Redactor::shared()
+            .seal(&json!({"note": "from another process"})),
         requires_confirmation: false,
         ttl,
     }

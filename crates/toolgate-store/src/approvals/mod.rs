@@ -187,8 +187,8 @@ pub struct NewApproval {
     pub tool: String,
     pub risk: String,
     pub args_hash: String,
-    /// Already redacted (`Redactor::redact_value`), and whole: not the audit's digested form.
-    pub arguments: Value,
+    /// Redacted (the type says so) and whole: not the audit's digested form.
+    pub arguments: crate::redact::Redacted,
     pub requires_confirmation: bool,
     pub ttl: Duration,
 }

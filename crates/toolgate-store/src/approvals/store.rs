@@ -52,7 +52,7 @@ impl ApprovalStore {
         let now = self.now_ms();
         let ttl_ms = u64::try_from(new.ttl.as_millis()).unwrap_or(u64::MAX);
         let expires = now.saturating_add(ttl_ms).min(i64::MAX as u64);
-        let arguments = serde_json::to_string(&new.arguments)
+        let arguments = serde_json::to_string(new.arguments.as_value())
             .map_err(|e| StoreError::Corrupt(format!("approval arguments are not JSON: {e}")))?;
         let conn = self.conn();
         // 48 random bits: a collision is unlikely but is retried rather than reported.

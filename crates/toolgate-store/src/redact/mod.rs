@@ -69,6 +69,21 @@ impl Default for Redactor {
     }
 }
 
+/// A JSON value whose secrets a [`Redactor`] has masked. It can only be made by
+/// [`Redactor::seal`], so a value typed `Redacted` cannot have skipped the redactor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redacted(Value);
+
+impl Redacted {
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    pub fn into_value(self) -> Value {
+        self.0
+    }
+}
+
 static SHARED: LazyLock<Arc<Redactor>> = LazyLock::new(|| Arc::new(Redactor::default()));
 
 impl Redactor {
@@ -83,6 +98,12 @@ impl Redactor {
         let mut out = v.clone();
         self.walk(&mut out, false);
         out
+    }
+
+    /// [`Redactor::redact_value`], sealed as [`Redacted`]: the only form in which a value may
+    /// be put before a human (an approval request's arguments).
+    pub fn seal(&self, v: &Value) -> Redacted {
+        Redacted(self.redact_value(v))
     }
 
     /// Masks token-shaped substrings in free text (error messages).

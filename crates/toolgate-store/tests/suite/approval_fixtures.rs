@@ -47,7 +47,7 @@ pub(super) fn new_approval(tool: &str, args: Value) -> NewApproval {
         tool: tool.into(),
         risk: "write".into(),
         args_hash: canonical_hash(&args),
-        arguments: args,
+        arguments: toolgate_store::redact::Redactor::shared().seal(&args),
         requires_confirmation: false,
         ttl: Duration::from_secs(60),
     }

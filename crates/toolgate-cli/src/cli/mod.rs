@@ -4,6 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod agent;
+mod eval;
+
+pub use agent::{AgentArgs, ChatArgs, RunArgs};
+pub use eval::{BfclArgs, EvalCommand, RetrievalArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "toolgate",
@@ -34,6 +40,18 @@ pub struct GlobalArgs {
     pub role: Option<String>,
 }
 
+impl GlobalArgs {
+    /// What the flags (and their environment variables) say over the configuration file.
+    pub fn overrides(&self) -> toolgate_app::Overrides {
+        toolgate_app::Overrides {
+            workspace: self.workspace.clone(),
+            data_dir: self.data_dir.clone(),
+            config: self.config.clone(),
+            role: self.role.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Inspect and export the tool catalog.
@@ -53,20 +71,20 @@ pub enum Command {
     /// Run the gateway as a server: MCP at /mcp, the HTTP API at /v1, the web console at /.
     Serve(ServeArgs),
     /// Check what this machine offers: Landlock, seccomp, the shell sandbox, paths, chromium.
-    Doctor(crate::commands::doctor::DoctorArgs),
+    Doctor(DoctorArgs),
     /// Make bearer tokens for `toolgate serve`.
     #[command(subcommand)]
     Token(TokenCommand),
     /// Run one task with the configured model; every tool call goes through the gateway.
-    Run(crate::commands::run::RunArgs),
+    Run(RunArgs),
     /// A conversation with the configured model on the terminal (history kept per session).
-    Chat(crate::commands::chat::ChatArgs),
+    Chat(ChatArgs),
     /// Configure and inspect the MCP servers whose tools join the catalog.
     #[command(subcommand)]
     Mcp(McpCommand),
     /// Score the configured model on benchmarks: BFCL categories, BFCL-compatible checker.
     #[command(subcommand)]
-    Eval(crate::commands::eval::EvalCommand),
+    Eval(EvalCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -167,7 +185,7 @@ pub struct ServeArgs {
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
     /// Tool RAG: the tools best matching a task, among those the role may see.
-    Search(crate::commands::tools_search::SearchArgs),
+    Search(SearchArgs),
     /// The tools the role can see.
     List {
         #[arg(long)]
@@ -320,4 +338,32 @@ pub enum ConfigCommand {
     Check,
     /// Print the effective configuration as TOML.
     Show,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What the tool should do, in plain words.
+    pub query: String,
+    /// Search as this role [default: the global --role].
+    #[arg(long)]
+    pub role: Option<String>,
+    /// How many tools [default: [rag] k, 5].
+    #[arg(short = 'k', long = "top")]
+    pub k: Option<usize>,
+    /// bm25 | dense | hybrid [default: [rag] mode; hybrid falls back to bm25 without a model].
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Also show each retriever's rank and score, and how many tools each filter removed.
+    #[arg(long)]
+    pub explain: bool,
+    /// A JSON list of {name, score, bm25, dense, rerank, risk, description}, best first.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON document: `{ok, checks: [{name, status, detail}]}`.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -16,7 +16,19 @@ use toolgate_store::audit::Durability;
 use toolgate_tools::{ResourceLimits, SandboxMode};
 use toolgate_web::WebConfig;
 
-use crate::cli::GlobalArgs;
+/// What the command line (or an embedding program) says over the file: each `None` leaves
+/// the file's value or the default.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// The directory the file and shell tools are confined to (default: the current one).
+    pub workspace: Option<PathBuf>,
+    /// Where the audit log, approvals and offloaded results live.
+    pub data_dir: Option<PathBuf>,
+    /// The configuration file (default: `toolgate.toml` in the workspace, if it exists).
+    pub config: Option<PathBuf>,
+    /// The role to act in.
+    pub role: Option<String>,
+}
 
 pub const CONFIG_FILE: &str = "toolgate.toml";
 pub const DEFAULT_DATA_DIR: &str = ".toolgate";
@@ -151,7 +163,7 @@ pub struct FileConfig {
 
 /// Everything resolved: paths absolute, defaults applied.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct Config {
     pub workspace: PathBuf,
     pub data_dir: PathBuf,
     /// The file read, if any.
@@ -160,8 +172,8 @@ pub struct Settings {
     pub file: FileConfig,
 }
 
-impl Settings {
-    pub fn resolve(global: &GlobalArgs) -> anyhow::Result<Settings> {
+impl Config {
+    pub fn resolve(global: &Overrides) -> anyhow::Result<Config> {
         let cwd = std::env::current_dir().context("cannot read the current directory")?;
         let workspace = match &global.workspace {
             Some(w) => absolute(&cwd, w),
@@ -197,7 +209,7 @@ impl Settings {
             .clone()
             .or_else(|| file.default_role.clone())
             .unwrap_or_else(|| "default".to_owned());
-        Ok(Settings {
+        Ok(Config {
             workspace,
             data_dir,
             config_path,
@@ -256,7 +268,6 @@ pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
 }
 
 fn check(cfg: &FileConfig) -> anyhow::Result<()> {
-    Roles::compile(&cfg.roles)?;
     cfg.server.check()?;
     // Builds the web tools once: a bad [web] setting or a missing key variable stops here.
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
@@ -283,6 +294,17 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     let s = &cfg.shell;
     if s.default_timeout_secs == 0 || s.default_timeout_secs > s.max_timeout_secs {
         bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");
+    }
+    // The roles [server] grants (tokens, anonymous callers) must exist.
+    let roles = Roles::compile(&cfg.roles)?;
+    for role in cfg.server.granted_roles() {
+        if roles.get(role).is_none() {
+            let names: Vec<&str> = roles.names().collect();
+            bail!(
+                "[server] grants role `{role}`, which is not configured (configured roles: {})",
+                names.join(", ")
+            );
+        }
     }
     if let Some(role) = &cfg.default_role
         && !cfg.roles.contains_key(role)

@@ -6,15 +6,19 @@
 
 use std::sync::Arc;
 
+use std::path::Path;
+
 use anyhow::Context;
 use toolgate_agent::ToolSelector;
 use toolgate_core::DynTool;
 use toolgate_gateway::Gateway;
-use toolgate_rag::{CatalogSearch, RetrievalSelector, SEARCH_TOOLS, SearchToolsTool, is_meta_tool};
+use toolgate_rag::{
+    CatalogSearch, Embedder, LocalEmbedder, RagConfig, RemoteEmbedder, RemoteReranker,
+    RetrievalSelector, SEARCH_TOOLS, SearchToolsTool, ToolSearch, VectorCache, is_meta_tool,
+};
 use toolgate_registry::Catalog;
 
-use crate::commands::tools_search::tool_search;
-use crate::settings::Settings;
+use crate::config::Config;
 
 /// Retrieval over one gateway's catalog.
 pub struct Rag {
@@ -50,14 +54,14 @@ fn catalog_size(catalog: &Catalog) -> usize {
 
 /// When the catalog exceeds `[rag] threshold`: registers `search_tools` (once) and returns
 /// the retrieval over it; otherwise `None` and the catalog is left as it is.
-pub fn enable(settings: &Settings, gateway: &Gateway) -> anyhow::Result<Option<Rag>> {
-    let cfg = &settings.file.rag;
+pub fn enable(config: &Config, gateway: &Gateway) -> anyhow::Result<Option<Rag>> {
+    let cfg = &config.file.rag;
     if catalog_size(gateway.catalog()) <= cfg.threshold {
         return Ok(None);
     }
     let mode = cfg.mode().map_err(anyhow::Error::msg)?;
     let search = Arc::new(CatalogSearch::new(
-        Arc::new(tool_search(settings)?),
+        Arc::new(tool_search(config)?),
         Arc::clone(gateway.catalog()),
         Arc::new(gateway.roles().clone()),
         mode,
@@ -81,23 +85,23 @@ pub fn enable(settings: &Settings, gateway: &Gateway) -> anyhow::Result<Option<R
 /// `search_tools` is registered. Errors (an unloadable embedding model) are logged, and
 /// retrieval stays off. `None` when there is nothing left to watch.
 pub fn watch(
-    settings: &Settings,
+    config: &Config,
     gateway: &Arc<Gateway>,
     hub: Option<&toolgate_mcp::McpHub>,
 ) -> Option<tokio::task::JoinHandle<()>> {
     // Subscribed before the first check, so a listing in between is not missed.
     let mut events = hub.map(toolgate_mcp::McpHub::events);
-    if settled(settings, gateway) {
+    if settled(config, gateway) {
         return None;
     }
     let mut events = events.take()?;
-    let (settings, gateway) = (settings.clone(), Arc::clone(gateway));
+    let (config, gateway) = (config.clone(), Arc::clone(gateway));
     Some(tokio::spawn(async move {
         loop {
             match events.recv().await {
                 Ok(toolgate_mcp::McpEvent::ToolsChanged { .. })
                 | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    if settled(&settings, &gateway) {
+                    if settled(&config, &gateway) {
                         return;
                     }
                 }
@@ -109,11 +113,11 @@ pub fn watch(
 }
 
 /// [`enable`] for `serve`: `true` once there is nothing more to do (registered, or failed).
-fn settled(settings: &Settings, gateway: &Gateway) -> bool {
-    match enable(settings, gateway) {
+fn settled(config: &Config, gateway: &Gateway) -> bool {
+    match enable(config, gateway) {
         Ok(Some(_)) => {
             tracing::info!(
-                threshold = settings.file.rag.threshold,
+                threshold = config.file.rag.threshold,
                 "the catalog exceeds [rag] threshold: search_tools registered"
             );
             true
@@ -124,4 +128,67 @@ fn settled(settings: &Settings, gateway: &Gateway) -> bool {
             true
         }
     }
+}
+
+/// The embedder `[rag]` configures, if any (R-RAG-3: local model, endpoint, or none).
+pub fn embedder(config: &Config, cfg: &RagConfig) -> anyhow::Result<Option<Embedder>> {
+    if let Some(dir) = &cfg.model_dir {
+        let dir = if dir.is_absolute() {
+            dir.clone()
+        } else {
+            config.workspace.join(dir)
+        };
+        let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
+        return Ok(Some(Embedder::Local(Box::new(model))));
+    }
+    if let Some(ep) = &cfg.endpoint {
+        let key = api_key(ep.api_key_env.as_ref(), "[rag.endpoint]")?;
+        let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &config.file.egress)
+            .context("[rag.endpoint]")?;
+        return Ok(Some(Embedder::Remote(remote)));
+    }
+    Ok(None)
+}
+
+/// The value of the environment variable `var` names (`section` for the error).
+fn api_key(var: Option<&String>, section: &str) -> anyhow::Result<Option<String>> {
+    var.map(|var| {
+        std::env::var(var).with_context(|| {
+            format!("{section} api_key_env: the environment variable `{var}` is not set")
+        })
+    })
+    .transpose()
+}
+
+/// A [`ToolSearch`] for `[rag]`, with its vector cache in the data directory and the
+/// `[rag.reranker]` second stage when configured.
+pub fn tool_search(config: &Config) -> anyhow::Result<ToolSearch> {
+    let cfg = &config.file.rag;
+    let fusion = cfg.fusion().map_err(anyhow::Error::msg)?;
+    let embedder = embedder(config, cfg)?;
+    let cache = match &embedder {
+        Some(_) => Some(open_cache(&config.data_dir)?),
+        None => None,
+    };
+    let mut search = ToolSearch::new(embedder, cache, fusion);
+    if let Some((reranker, depth)) = reranker(config)? {
+        search = search.with_reranker(reranker, depth);
+    }
+    Ok(search)
+}
+
+/// The `[rag.reranker]` client and its depth, if configured.
+pub fn reranker(config: &Config) -> anyhow::Result<Option<(RemoteReranker, usize)>> {
+    let Some(r) = &config.file.rag.reranker else {
+        return Ok(None);
+    };
+    let key = api_key(r.api_key_env.as_ref(), "[rag.reranker]")?;
+    let reranker = RemoteReranker::new(&r.url, &r.model, key, &config.file.egress)
+        .context("[rag.reranker]")?;
+    Ok(Some((reranker, r.depth)))
+}
+
+fn open_cache(data_dir: &Path) -> anyhow::Result<VectorCache> {
+    let path = data_dir.join("rag-vectors.db");
+    VectorCache::open(&path).with_context(|| format!("the vector cache {}", path.display()))
 }

@@ -1,0 +1,120 @@
+//! Wiring: configuration → stores → catalog → gateway. Nothing here decides policy; it only
+//! connects the crates that do.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use toolgate_gateway::approve::Approver;
+use toolgate_gateway::{Gateway, GatewayDeps};
+use toolgate_registry::Catalog;
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::redact::Redactor;
+use toolgate_store::results::ResultStore;
+use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
+
+use crate::config::Config;
+use crate::stores::{ensure_data_dir, open_approvals, open_audit, open_pins};
+
+/// The built-in tools, confined to the workspace, with toolgate's own state protected.
+pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
+    let protected = steering_paths(config);
+    let protected = protected
+        .into_iter()
+        .filter(|p| inside(&config.workspace, p))
+        .collect();
+    let ws = Workspace::new(&config.workspace, protected)
+        .with_context(|| format!("cannot use workspace {}", config.workspace.display()))?;
+    let s = &config.file.shell;
+    let opts = BuiltinOptions {
+        shell: ShellOptions {
+            default_timeout: Duration::from_secs(s.default_timeout_secs),
+            max_timeout: Duration::from_secs(s.max_timeout_secs),
+            output_cap_bytes: s.output_cap_bytes,
+            env_allowlist: s.env_allowlist.clone(),
+            sandbox: s.sandbox,
+            allow_network: s.allow_network,
+            limits: s.limits(),
+            extra_read_paths: s.extra_read_paths.clone(),
+            // `main` turns this binary into the helper when re-executed.
+            launcher: Some(SandboxLauncher::current_exe()),
+        },
+        max_read_bytes: config.file.files.max_read_bytes,
+    };
+    Ok(builtin_tools(Arc::new(ws), &opts))
+}
+
+/// Everything that steers a `toolgate` started in this workspace, existing or not: the
+/// data dir in use, the default one (`.toolgate`, which the next start without flags
+/// would use), the config file read and the default one (`toolgate.toml`). The tools and
+/// the processes toolgate starts must not reach them.
+pub(crate) fn steering_paths(config: &Config) -> Vec<std::path::PathBuf> {
+    let mut paths = vec![
+        config.data_dir.clone(),
+        config.workspace.join(crate::config::DEFAULT_DATA_DIR),
+        config.workspace.join(crate::config::CONFIG_FILE),
+    ];
+    paths.extend(config.config_path.clone());
+    paths.dedup();
+    paths
+}
+
+pub(crate) fn inside(root: &Path, p: &Path) -> bool {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let parent = p.parent().and_then(|d| d.canonicalize().ok());
+    match parent {
+        Some(d) => d.starts_with(&root),
+        None => p.starts_with(&root),
+    }
+}
+
+/// The whole gateway, ready for calls.
+pub fn open_gateway(
+    config: &Config,
+    approver: Option<Arc<dyn Approver>>,
+) -> anyhow::Result<Gateway> {
+    ensure_data_dir(config)?;
+    // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
+    let catalog = Arc::new(Catalog::new().with_pins(Arc::new(open_pins(config)?)));
+    catalog
+        .register_many(workspace_tools(config)?)
+        .context("registering the built-in tools")?;
+    if config.file.browser.enabled {
+        // No browser starts here: each session launches its own on its first browser call.
+        catalog
+            .register_many(toolgate_browser::browser_tools(&config.file.browser))
+            .context("registering the browser tools")?;
+    }
+    let web = toolgate_web::web_tools(&config.file.web, &config.file.egress)
+        .context("the [web] settings")?;
+    catalog
+        .register_many(web)
+        .context("registering the web tools")?;
+    let deps = GatewayDeps {
+        catalog,
+        audit: Arc::new(open_audit(config)?),
+        approvals: Arc::new(open_approvals(config)?),
+        results: Arc::new(
+            ResultStore::open(&config.results_dir())
+                .context("cannot open the result store")?
+                .with_retention(config.file.limits.result_retention()),
+        ),
+        idempotency: Arc::new(
+            IdempotencyStore::open(&config.db_path())
+                .context("cannot open the idempotency store")?,
+        ),
+        redactor: Arc::new(Redactor::default()),
+        approver,
+    };
+    let gateway = Gateway::new(deps, &config.gateway())?;
+    if gateway.roles().get(&config.role).is_none() {
+        let names: Vec<&str> = gateway.roles().names().collect();
+        bail!(
+            "unknown role `{}` (configured roles: {})",
+            config.role,
+            names.join(", ")
+        );
+    }
+    Ok(gateway)
+}

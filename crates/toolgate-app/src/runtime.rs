@@ -1,0 +1,205 @@
+//! [`Runtime`]: the running system, opened once per command and shut down in order. Every
+//! front end (`call`, `run`/`chat`, `serve`, `serve --stdio`, `tools …`, `mcp tools`) is a
+//! use of one runtime, so the sequence "open the gateway → start MCP → Tool RAG → watchers
+//! … → stop the hub → wait for calls → flush the audit" is written here and nowhere else.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::task::JoinHandle;
+use toolgate_gateway::Gateway;
+use toolgate_gateway::approve::Approver;
+use toolgate_mcp::McpHub;
+
+use crate::assemble::open_gateway;
+use crate::config::Config;
+use crate::mcp::{McpServers, spawn_mcp, start_mcp, watch_quarantine};
+use crate::rag::{self, Rag};
+
+/// How long [`Runtime::shutdown`] waits for calls still running before it flushes the audit
+/// log anyway.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How long the runtime lives, which decides how MCP servers and Tool RAG start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// One command (`call`, `run`, `tools list`): the selected MCP servers are started and
+    /// awaited (each until ready or its first attempt failed) before the command goes on;
+    /// `search_tools` joins the catalog now when `rag` is set and the catalog exceeds
+    /// `[rag] threshold`.
+    Command { rag: bool },
+    /// A server (`serve`, `serve --stdio`): MCP servers come up in the background — one
+    /// that is slow or down never delays serving — quarantined tools are released when
+    /// their change is approved, and `search_tools` joins the catalog as soon as it exceeds
+    /// the threshold.
+    Service,
+}
+
+/// What a command asks of the runtime.
+#[derive(Clone)]
+pub struct RuntimeOptions<'a> {
+    /// A channel that can ask a human while a call waits (the terminal prompt).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Which configured MCP servers start.
+    pub servers: McpServers<'a>,
+    pub lifetime: Lifetime,
+}
+
+impl std::fmt::Debug for RuntimeOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeOptions")
+            .field("approver", &self.approver.is_some())
+            .field("servers", &self.servers)
+            .field("lifetime", &self.lifetime)
+            .finish()
+    }
+}
+
+impl RuntimeOptions<'_> {
+    /// A one-off command over every MCP server, without Tool RAG.
+    pub fn command() -> Self {
+        RuntimeOptions {
+            approver: None,
+            servers: McpServers::All,
+            lifetime: Lifetime::Command { rag: false },
+        }
+    }
+
+    /// A server over every MCP server.
+    pub fn service() -> Self {
+        RuntimeOptions {
+            lifetime: Lifetime::Service,
+            ..Self::command()
+        }
+    }
+}
+
+impl<'a> RuntimeOptions<'a> {
+    pub fn with_approver(mut self, approver: Option<Arc<dyn Approver>>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    pub fn with_servers(mut self, servers: McpServers<'a>) -> RuntimeOptions<'a> {
+        self.servers = servers;
+        self
+    }
+
+    /// For [`Lifetime::Command`]: whether `search_tools` may join the catalog.
+    pub fn with_rag(mut self, rag: bool) -> Self {
+        if let Lifetime::Command { rag: r } = &mut self.lifetime {
+            *r = rag;
+        }
+        self
+    }
+}
+
+/// The store, catalog, gateway, MCP hub, Tool RAG and watchers of one configuration.
+pub struct Runtime {
+    config: Config,
+    gateway: Arc<Gateway>,
+    hub: Option<Arc<McpHub>>,
+    rag: Option<Rag>,
+    watchers: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("workspace", &self.config.workspace)
+            .field("mcp", &self.hub.is_some())
+            .field("rag", &self.rag.is_some())
+            .field("watchers", &self.watchers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Opens the stores, registers the tools, assembles the gateway and starts what
+    /// `options` asks for. On an error after MCP servers were started they are stopped
+    /// again: no child outlives a failed open.
+    pub async fn open(config: &Config, options: RuntimeOptions<'_>) -> anyhow::Result<Runtime> {
+        let gateway = Arc::new(open_gateway(config, options.approver)?);
+        let hub = match options.lifetime {
+            Lifetime::Command { .. } => start_mcp(config, &gateway, options.servers).await?,
+            Lifetime::Service => spawn_mcp(config, &gateway, options.servers)?,
+        }
+        .map(Arc::new);
+        let mut runtime = Runtime {
+            config: config.clone(),
+            gateway,
+            hub,
+            rag: None,
+            watchers: Vec::new(),
+        };
+        match options.lifetime {
+            Lifetime::Command { rag: false } => {}
+            Lifetime::Command { rag: true } => {
+                match rag::enable(&runtime.config, &runtime.gateway) {
+                    Ok(rag) => runtime.rag = rag,
+                    Err(e) => {
+                        runtime.shutdown().await?;
+                        return Err(e);
+                    }
+                }
+            }
+            Lifetime::Service => {
+                if let Some(hub) = &runtime.hub {
+                    let catalog = Arc::clone(runtime.gateway.catalog());
+                    runtime.watchers.push(watch_quarantine(hub, catalog));
+                }
+                let watch = rag::watch(&runtime.config, &runtime.gateway, runtime.hub.as_deref());
+                runtime.watchers.extend(watch);
+            }
+        }
+        Ok(runtime)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn gateway(&self) -> &Arc<Gateway> {
+        &self.gateway
+    }
+
+    /// The MCP hub, when any configured server was selected.
+    pub fn hub(&self) -> Option<&Arc<McpHub>> {
+        self.hub.as_ref()
+    }
+
+    /// Tool RAG, when [`Lifetime::Command`] asked for it and the catalog exceeds the
+    /// threshold.
+    pub fn rag(&self) -> Option<&Rag> {
+        self.rag.as_ref()
+    }
+
+    /// Stops everything in order: the watchers; the MCP hub (stdio children end, calls to
+    /// federated tools still running fail and are audited); the calls still in flight
+    /// (waited for up to [`SHUTDOWN_GRACE`]); and last the audit log, flushed so that every
+    /// record written is on disk.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        for watcher in self.watchers {
+            watcher.abort();
+        }
+        if let Some(hub) = &self.hub {
+            hub.shutdown().await;
+        }
+        let in_flight = self.gateway.in_flight();
+        if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                running = in_flight.count(),
+                "calls still running after {SHUTDOWN_GRACE:?}; flushing the audit log without them"
+            );
+        }
+        self.gateway
+            .audit()
+            .flush()
+            .await
+            .context("flushing the audit log")
+    }
+}
