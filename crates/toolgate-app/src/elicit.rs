@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 use toolgate_gateway::approve::{ApprovalDesk, Question, Waited};
 use toolgate_mcp::elicit::defaults_of;
 use toolgate_mcp::{ElicitationAnswer, ElicitationRequest, Elicitor};
-use toolgate_protocol::Risk;
+use toolgate_protocol::{ErrorCode, Risk};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::audit::{AuditLog, AuditRecord, RecordKind};
+use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 
 /// The session every elicitation request is filed under.
 pub const ELICITATION_SESSION: &str = "elicitation";
@@ -38,7 +38,7 @@ impl ApprovalElicitor {
     }
 
     /// Writes one audit record of the elicitation `request` (the log redacts it).
-    async fn record(&self, kind: RecordKind, request: &ApprovalRequest, outcome: &str) {
+    async fn record(&self, kind: RecordKind, request: &ApprovalRequest, outcome: AuditOutcome) {
         let record = AuditRecord {
             kind,
             ts: AuditRecord::now_ts(),
@@ -48,9 +48,9 @@ impl ApprovalElicitor {
             role: request.role.clone(),
             tool: request.tool.clone(),
             source: request.principal.strip_prefix("mcp:").map(str::to_owned),
-            risk: Some(request.risk.clone()),
+            risk: Some(request.risk),
             arguments: request.arguments.clone(),
-            outcome: outcome.to_owned(),
+            outcome,
             error: None,
             result: None,
             duration_us: None,
@@ -98,7 +98,8 @@ impl Elicitor for ApprovalElicitor {
                 return ElicitationAnswer::Decline;
             }
         };
-        self.record(RecordKind::Attempt, &created, "started").await;
+        self.record(RecordKind::Attempt, &created, AuditOutcome::Started)
+            .await;
         tracing::warn!(
             server = %request.server,
             approval_id = %created.id,
@@ -132,9 +133,9 @@ impl Elicitor for ApprovalElicitor {
             }
         };
         let outcome = match &answer {
-            ElicitationAnswer::Accept(_) => "ok",
-            ElicitationAnswer::Decline => "approval_denied",
-            ElicitationAnswer::Cancel => "approval_expired",
+            ElicitationAnswer::Accept(_) => AuditOutcome::Ok,
+            ElicitationAnswer::Decline => AuditOutcome::Failed(ErrorCode::ApprovalDenied),
+            ElicitationAnswer::Cancel => AuditOutcome::Failed(ErrorCode::ApprovalExpired),
         };
         self.record(RecordKind::Outcome, &decided, outcome).await;
         answer

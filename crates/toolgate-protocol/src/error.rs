@@ -68,14 +68,6 @@ impl ErrorCode {
                 | ErrorCode::Timeout
         )
     }
-
-    /// The process exit code the CLI uses for this failure (0 is success, 1 a fatal error).
-    pub fn exit_code(self) -> i32 {
-        match self {
-            ErrorCode::ApprovalRequired => 3,
-            _ => 2,
-        }
-    }
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -100,7 +100,7 @@ pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
                             r.id.clone(),
                             status(r),
                             r.tool.clone(),
-                            r.risk.clone(),
+                            r.risk.to_string(),
                             r.principal.clone(),
                             if r.status == ApprovalStatus::Pending {
                                 expires_in(r)
@@ -198,7 +198,7 @@ mod tests {
             session: "s".into(),
             role: "default".into(),
             tool: "shell".into(),
-            risk: "dangerous".into(),
+            risk: toolgate_protocol::Risk::Dangerous,
             args_hash: "0".repeat(64),
             arguments: json!({"command": command}),
             requires_confirmation: true,

@@ -47,7 +47,7 @@ fn print(records: &[StoredRecord], as_json: bool) -> anyhow::Result<()> {
                 rec.kind.as_str().to_owned(),
                 output::short(&rec.principal, MAX_NAME_CELL),
                 output::short(&rec.tool, MAX_NAME_CELL),
-                output::short(&rec.outcome, MAX_NAME_CELL),
+                output::short(rec.outcome.as_str(), MAX_NAME_CELL),
                 rec.duration_us
                     .map(|d| format!("{:.1}ms", d as f64 / 1000.0))
                     .unwrap_or_default(),

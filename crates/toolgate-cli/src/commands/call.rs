@@ -8,6 +8,7 @@ use anyhow::Context;
 use toolgate_app::{McpServers, Runtime, RuntimeOptions};
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Arguments, CallRequest};
+use toolgate_protocol::ErrorCode;
 
 use crate::cli::CallArgs;
 use crate::output;
@@ -46,6 +47,15 @@ fn read_capped(source: impl Read, limit: usize, from: &str) -> anyhow::Result<St
         .with_context(|| format!("reading arguments from {from}"))
 }
 
+/// The exit status of a failed call: 3 when it needs approval (a script waits for an
+/// operator and retries), 2 otherwise; 0 is success and 1 a fatal error (see `main`).
+fn exit_code(code: ErrorCode) -> i32 {
+    match code {
+        ErrorCode::ApprovalRequired => 3,
+        _ => 2,
+    }
+}
+
 pub async fn run(settings: &Config, args: CallArgs) -> anyhow::Result<i32> {
     let text = read_arguments(&args.args, settings.file.limits.max_argument_bytes)?;
     let interactive = !args.no_prompt && args.args != "-" && std::io::stdin().is_terminal();
@@ -82,5 +92,5 @@ pub async fn run(settings: &Config, args: CallArgs) -> anyhow::Result<i32> {
     let envelope = runtime.gateway().call(request).await;
     runtime.shutdown().await?;
     output::json(&envelope)?;
-    Ok(envelope.error.map_or(0, |e| e.code.exit_code()))
+    Ok(envelope.error.map_or(0, |e| exit_code(e.code)))
 }

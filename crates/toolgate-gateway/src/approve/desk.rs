@@ -90,7 +90,7 @@ impl ApprovalDesk {
             session: question.session.to_owned(),
             role: question.role.to_owned(),
             tool: question.tool.to_owned(),
-            risk: question.risk.as_str().to_owned(),
+            risk: question.risk,
             args_hash,
             arguments: self.redactor.seal(question.arguments),
             requires_confirmation: question.requires_confirmation,

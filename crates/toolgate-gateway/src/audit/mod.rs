@@ -13,7 +13,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolgate_protocol::Risk;
-use toolgate_store::audit::{AuditLog, AuditRecord, RecordKind};
+use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
@@ -30,9 +30,9 @@ fn base_record(call: &Call, kind: RecordKind, args: Value) -> AuditRecord {
         role: call.request.role.clone(),
         tool: call.request.tool.clone(),
         source: spec.map(|s| s.source.clone()),
-        risk: spec.map(|s| s.risk.as_str().to_owned()),
+        risk: spec.map(|s| s.risk),
         arguments: args,
-        outcome: "started".to_owned(),
+        outcome: AuditOutcome::Started,
         error: None,
         result: None,
         duration_us: None,
@@ -69,7 +69,7 @@ impl Layer for AuditLayer {
             Some(u64::try_from(call.started.elapsed().as_micros()).unwrap_or(u64::MAX));
         match &outcome {
             Ok(out) => {
-                rec.outcome = "ok".to_owned();
+                rec.outcome = AuditOutcome::Ok;
                 // A plain clone: `json!` would re-serialise the data through `to_value`.
                 let mut result = Map::new();
                 result.insert("data".to_owned(), out.data.clone());
@@ -82,7 +82,7 @@ impl Layer for AuditLayer {
                 rec.result = Some(Value::Object(result));
             }
             Err(e) => {
-                rec.outcome = e.code.as_str().to_owned();
+                rec.outcome = AuditOutcome::Failed(e.code);
                 rec.error = Some(e.message.clone());
                 if let Some(d) = &e.details {
                     rec.result = Some(json!({"details": d}));

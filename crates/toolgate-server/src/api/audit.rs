@@ -9,7 +9,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::audit::{AuditQuery, StoredRecord};
+use toolgate_store::audit::{AuditOutcome, AuditQuery, StoredRecord};
 
 use super::approvals::blocking;
 use super::extract::{ApiQuery, bounded_limit};
@@ -83,7 +83,7 @@ pub struct QueryParams {
     tool: Option<String>,
     principal: Option<String>,
     session: Option<String>,
-    outcome: Option<String>,
+    outcome: Option<AuditOutcome>,
     call_id: Option<String>,
     limit: Option<usize>,
     newest_first: Option<bool>,

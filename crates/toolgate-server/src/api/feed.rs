@@ -168,7 +168,7 @@ mod tests {
             session: "s".into(),
             role: "r".into(),
             tool: "t".into(),
-            risk: "write".into(),
+            risk: toolgate_protocol::Risk::Write,
             args_hash: "h".into(),
             arguments: json!({}),
             requires_confirmation: false,

@@ -16,7 +16,7 @@ fn new_approval(tool: &str, ttl: Duration) -> NewApproval {
         session: "cli".into(),
         role: "default".into(),
         tool: tool.into(),
-        risk: "write".into(),
+        risk: toolgate_protocol::Risk::Write,
         args_hash: "0".repeat(64),
         arguments: toolgate_store::redact::Redactor::shared()
             .seal(&json!({"note": "from another process"})),

@@ -106,6 +106,18 @@ async fn query_filters_combine() {
     assert_eq!(one[0]["error"], json!("x"));
     assert_eq!(one[0]["arguments"], json!({"fail": "x"}));
 
+    // An outcome that is no outcome is refused, not silently answered with nothing.
+    let unknown = s
+        .get_json("/v1/audit?outcome=forbiden", Some(OP), 400)
+        .await;
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown outcome `forbiden`"),
+        "{unknown}"
+    );
+
     let bad = s
         .get_json("/v1/audit?since=yesterday-ish", Some(OP), 400)
         .await;

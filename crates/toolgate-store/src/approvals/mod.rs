@@ -45,6 +45,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolgate_protocol::Risk;
 
 pub use pattern::{canonical_hash, pattern_matches};
 pub use store::ApprovalStore;
@@ -160,7 +161,7 @@ pub struct ApprovalRequest {
     pub session: String,
     pub role: String,
     pub tool: String,
-    pub risk: String,
+    pub risk: Risk,
     /// [`canonical_hash`] of the call's arguments: the identity of the call.
     pub args_hash: String,
     /// The call's whole arguments, redacted (secrets masked) by the caller before they
@@ -185,7 +186,7 @@ pub struct NewApproval {
     pub session: String,
     pub role: String,
     pub tool: String,
-    pub risk: String,
+    pub risk: Risk,
     pub args_hash: String,
     /// Redacted (the type says so) and whole: not the audit's digested form.
     pub arguments: crate::redact::Redacted,

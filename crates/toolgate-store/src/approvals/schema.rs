@@ -120,6 +120,10 @@ impl RawApproval {
         } else {
             stored
         };
+        let risk: toolgate_protocol::Risk = self
+            .risk
+            .parse()
+            .map_err(|e| corrupt_row("approval", &self.id, e))?;
         let scope = self
             .scope
             .map(|s| s.parse::<DecisionScope>())
@@ -136,7 +140,7 @@ impl RawApproval {
             session: self.session,
             role: self.role,
             tool: self.tool,
-            risk: self.risk,
+            risk,
             args_hash: self.args_hash,
             requires_confirmation: self.requires_confirmation,
             decided_by: self.decided_by,

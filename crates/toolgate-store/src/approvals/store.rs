@@ -71,7 +71,7 @@ impl ApprovalStore {
                     new.session,
                     new.role,
                     new.tool,
-                    new.risk,
+                    new.risk.as_str(),
                     new.args_hash,
                     arguments,
                     new.requires_confirmation,

@@ -215,7 +215,7 @@ mod tests {
             source: None,
             risk: None,
             arguments: json!({"text": "hi"}),
-            outcome: "started".into(),
+            outcome: crate::audit::AuditOutcome::Started,
             error: None,
             result: None,
             duration_us: None,

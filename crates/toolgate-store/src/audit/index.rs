@@ -67,7 +67,7 @@ pub(crate) struct IndexFields {
     session: String,
     principal: String,
     tool: String,
-    outcome: String,
+    outcome: &'static str,
 }
 
 impl IndexFields {
@@ -81,7 +81,7 @@ impl IndexFields {
             session: record.session.clone(),
             principal: record.principal.clone(),
             tool: record.tool.clone(),
-            outcome: record.outcome.clone(),
+            outcome: record.outcome.as_str(),
         }
     }
 }

@@ -23,7 +23,9 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> toolgate_store::StoreResult<()> {
 //! use serde_json::json;
-//! use toolgate_store::audit::{AuditLog, AuditQuery, AuditRecord, Durability, RecordKind, verify};
+//! use toolgate_store::audit::{
+//!     AuditLog, AuditOutcome, AuditQuery, AuditRecord, Durability, RecordKind, verify,
+//! };
 //! let dir = tempfile::tempdir().unwrap();
 //! let jsonl = dir.path().join("logs/tool-audit.jsonl");
 //! let log = AuditLog::open(&jsonl, &dir.path().join("toolgate.db"), Durability::Durable)?;
@@ -31,7 +33,7 @@
 //!     kind: RecordKind::Attempt, ts: AuditRecord::now_ts(), call_id: "c1".into(),
 //!     session: "s1".into(), principal: "alice".into(), role: "dev".into(), tool: "echo".into(),
 //!     source: None, risk: None, arguments: json!({"password": "hunter2"}),
-//!     outcome: "started".into(), error: None, result: None, duration_us: None,
+//!     outcome: AuditOutcome::Started, error: None, result: None, duration_us: None,
 //!     approver: None, approval_id: None,
 //! }).await?;
 //! assert_eq!(seq, 1);
@@ -65,7 +67,7 @@ pub use anchor::resolved_path;
 pub use chain::GENESIS_HASH;
 pub use key::{AuditKey, KEY_FILE, default_key_dir};
 pub use query::{AuditIndex, AuditQuery};
-pub use record::{AuditRecord, Durability, RecordKind, StoredRecord};
+pub use record::{AuditOutcome, AuditRecord, Durability, RecordKind, StoredRecord, UnknownOutcome};
 pub use verify::{BadRecord, VerifyReport, verify, verify_with};
 
 use crate::redact::Redactor;

@@ -25,8 +25,7 @@ pub struct AuditQuery {
     pub tool: Option<String>,
     pub principal: Option<String>,
     pub session: Option<String>,
-    /// `started`, `ok` or an `ErrorCode` wire name.
-    pub outcome: Option<String>,
+    pub outcome: Option<super::AuditOutcome>,
     pub call_id: Option<String>,
     pub kind: Option<RecordKind>,
     pub limit: Option<usize>,
@@ -149,13 +148,15 @@ fn run_query(conn: &Connection, q: &AuditQuery) -> StoreResult<Vec<RowRef>> {
         ("tool", &q.tool),
         ("principal", &q.principal),
         ("session", &q.session),
-        ("outcome", &q.outcome),
         ("call_id", &q.call_id),
     ];
     for (column, value) in text_filters {
         if let Some(v) = value {
             filter(column, "=", SqlValue::Text(v.clone()));
         }
+    }
+    if let Some(outcome) = q.outcome {
+        filter("outcome", "=", SqlValue::Text(outcome.as_str().to_owned()));
     }
     if let Some(kind) = q.kind {
         filter("kind", "=", SqlValue::Text(kind.as_str().to_owned()));

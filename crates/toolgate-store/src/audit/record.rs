@@ -4,8 +4,9 @@
 
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use toolgate_protocol::{ErrorCode, Risk};
 
 /// When an append counts as done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,6 +37,63 @@ impl RecordKind {
     }
 }
 
+/// How an audited event ended, written as one word: `started` (an attempt), `ok`, or the
+/// closed error code's wire name (`approval_denied`, `timeout`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditOutcome {
+    Started,
+    Ok,
+    Failed(ErrorCode),
+}
+
+impl AuditOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditOutcome::Started => "started",
+            AuditOutcome::Ok => "ok",
+            AuditOutcome::Failed(code) => code.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for AuditOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An outcome word that is neither `started`, `ok` nor an error code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown outcome `{0}` (expected started, ok or an error code such as approval_denied)")]
+pub struct UnknownOutcome(pub String);
+
+impl std::str::FromStr for AuditOutcome {
+    type Err = UnknownOutcome;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "started" => Ok(AuditOutcome::Started),
+            "ok" => Ok(AuditOutcome::Ok),
+            other => other
+                .parse::<ErrorCode>()
+                .map(AuditOutcome::Failed)
+                .map_err(|_| UnknownOutcome(other.to_owned())),
+        }
+    }
+}
+
+impl Serialize for AuditOutcome {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AuditOutcome {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        word.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One audited event of a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
@@ -51,10 +109,10 @@ pub struct AuditRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub risk: Option<String>,
+    pub risk: Option<Risk>,
     pub arguments: Value,
     /// `started` for attempts; `ok` or an `ErrorCode` wire name for outcomes.
-    pub outcome: String,
+    pub outcome: AuditOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,4 +142,31 @@ pub struct StoredRecord {
     /// `hash` of the previous record; 64 zeros for the first.
     pub prev: String,
     pub record: AuditRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_are_one_word_each_way_and_unknown_words_are_refused() {
+        for (word, outcome) in [
+            ("started", AuditOutcome::Started),
+            ("ok", AuditOutcome::Ok),
+            (
+                "approval_denied",
+                AuditOutcome::Failed(ErrorCode::ApprovalDenied),
+            ),
+        ] {
+            assert_eq!(word.parse::<AuditOutcome>(), Ok(outcome));
+            assert_eq!(serde_json::to_value(outcome).unwrap(), Value::from(word));
+            let back: AuditOutcome = serde_json::from_value(Value::from(word)).unwrap();
+            assert_eq!(back, outcome);
+        }
+        assert_eq!(
+            "forbiden".parse::<AuditOutcome>(),
+            Err(UnknownOutcome("forbiden".into()))
+        );
+        assert!(serde_json::from_value::<AuditOutcome>(Value::from("nope")).is_err());
+    }
 }

@@ -63,7 +63,7 @@ async fn secrets_never_reach_the_file_or_the_index() {
         "note": "send Authorization: Bearer abcdefghijklmnop123456 along",
         "blob": "q".repeat(3000),
     });
-    rec.outcome = "execution_failed".into();
+    rec.outcome = "execution_failed".parse().unwrap();
     rec.error = Some("upstream rejected key sk-proj-abcdefghijklmnopqrstuvwx1234".into());
     rec.result = Some(json!({"api_key": "AKIAIOSFODNN7EXAMPLE"}));
     log.append(rec.clone()).await.unwrap();

@@ -18,7 +18,7 @@ async fn sample() -> (LogDir, AuditLog) {
         r.session = format!("s{}", i % 3);
         if i % 2 == 1 {
             r.kind = RecordKind::Outcome;
-            r.outcome = if i == 5 { "timeout" } else { "ok" }.into();
+            r.outcome = if i == 5 { "timeout" } else { "ok" }.parse().unwrap();
         }
         log.append(r).await.unwrap();
     }
@@ -62,7 +62,7 @@ async fn each_filter_selects_exactly_its_records() {
         seqs(
             &log,
             AuditQuery {
-                outcome: Some("timeout".into()),
+                outcome: Some("timeout".parse().unwrap()),
                 ..q()
             }
         ),
@@ -72,7 +72,7 @@ async fn each_filter_selects_exactly_its_records() {
         seqs(
             &log,
             AuditQuery {
-                outcome: Some("started".into()),
+                outcome: Some("started".parse().unwrap()),
                 ..q()
             }
         ),

@@ -155,7 +155,7 @@ async fn no_vector_reaches_the_audit_file_or_index() {
         "q".repeat(3000),
         commands.join(" | ")
     ));
-    rec.outcome = "execution_failed".into();
+    rec.outcome = "execution_failed".parse().unwrap();
     log.append(rec).await.unwrap();
     let found = log.query(&AuditQuery::default()).unwrap();
     drop(log);

@@ -194,7 +194,11 @@ pub fn query_audit() -> Value {
         query("tool", "Tool name.", text.clone()),
         query("principal", "Caller.", text.clone()),
         query("session", "Session.", text.clone()),
-        query("outcome", "`started`, `ok` or an error code.", text.clone()),
+        query(
+            "outcome",
+            "`started`, `ok` or an error code; anything else is refused (400).",
+            json!({"$ref": "#/components/schemas/Outcome"})
+        ),
         query("call_id", "One call's records.", text),
         query(
             "limit",

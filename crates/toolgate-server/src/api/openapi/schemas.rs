@@ -16,7 +16,13 @@ fn nullable(t: &str) -> Value {
 pub fn schemas() -> Value {
     let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     let formats: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.as_str()).collect();
+    let outcomes: Vec<&str> = ["started", "ok"]
+        .into_iter()
+        .chain(codes.iter().copied())
+        .collect();
     json!({
+        "Outcome": {"type": "string", "enum": outcomes,
+            "description": "How an audited event ended: `started` (an attempt), `ok`, or an error code."},
         "ErrorCode": {"type": "string", "enum": codes,
             "description": "The closed vocabulary of failures (docs/errors.md)."},
         "CallError": {
@@ -214,7 +220,7 @@ pub fn schemas() -> Value {
                 "source": {"type": "string"},
                 "risk": r("Risk"),
                 "arguments": {"description": "Redacted."},
-                "outcome": {"type": "string", "description": "`started`, `ok` or an error code."},
+                "outcome": r("Outcome"),
                 "error": {"type": "string"},
                 "result": {},
                 "duration_us": {"type": "integer"},
