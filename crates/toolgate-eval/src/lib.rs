@@ -2,6 +2,9 @@
 //!
 //! # Layout
 //! - [`bfcl`]: the BFCL data set ([`bfcl::BfclData`]) and a BFCL-compatible AST checker.
+//! - `retrieval` (feature `retrieval`, on by default): Tool RAG's retrieval eval on BFCL's
+//!   docs and questions (`retrieval::EvalSet`, `retrieval::run`), against the Python
+//!   references. It depends on toolgate-rag; toolgate-rag does not depend on this crate.
 //!
 //! ```no_run
 //! use toolgate_eval::bfcl::{BfclData, Category};
@@ -14,3 +17,5 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bfcl;
+#[cfg(feature = "retrieval")]
+pub mod retrieval;

@@ -16,8 +16,6 @@
 //! - [`meta`]: [`SearchToolsTool`], the `search_tools {query, k}` meta-tool.
 //! - [`selector`]: [`CatalogSearch`] (the live catalog searched per role) and
 //!   [`RetrievalSelector`], the agent loop's tool list over `[rag] threshold`.
-//! - [`eval`]: [`EvalSet`], the BFCL-based retrieval eval (catalog, queries, samples).
-//! - [`metrics`]: recall@k, MRR, nDCG@k for the retrieval eval.
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
 //!
 //! ```
@@ -43,13 +41,10 @@ pub mod dense;
 pub mod doc;
 mod endpoint;
 pub mod error;
-pub mod eval;
 pub mod filter;
 pub mod fusion;
 pub mod index;
 pub mod meta;
-pub mod metrics;
-pub mod openapi;
 pub mod recent;
 pub mod rerank;
 pub mod selector;
@@ -61,12 +56,10 @@ pub use config::{EndpointConfig, RagConfig, RerankerConfig};
 pub use dense::{Embedder, LocalEmbedder, RemoteEmbedder};
 pub use doc::ToolDoc;
 pub use error::RagError;
-pub use eval::{EvalQuery, EvalSet, Subset};
 pub use filter::{FilterChain, FilterTally, Stage};
 pub use fusion::Fusion;
 pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
 pub use meta::{SEARCH_TOOLS, SearchToolsTool};
-pub use metrics::{Metrics, MetricsSum};
 pub use rerank::RemoteReranker;
 pub use selector::{CatalogSearch, DEFAULT_MAX_LOADED, Found, RetrievalSelector, is_meta_tool};
 pub use service::{RefreshStats, ToolSearch};

@@ -8,8 +8,7 @@
 use anyhow::{Context, bail};
 use std::sync::Arc;
 use toolgate_eval::bfcl::BfclData;
-
-use toolgate_rag::eval::{EvalSet, ReportRow, Rerank, RunOptions, run};
+use toolgate_eval::retrieval::{EvalSet, ReportRow, Rerank, RunOptions, directory_docs, run};
 
 use crate::cli::RetrievalArgs;
 use crate::output;
@@ -32,15 +31,14 @@ fn rerank(settings: &Config) -> anyhow::Result<Rerank> {
 }
 
 /// The reference script ships in the source tree; an installed binary finds it there.
-const REFERENCE_SCRIPT: &str = "crates/toolgate-rag/scripts/rag_reference.py";
+const REFERENCE_SCRIPT: &str = "crates/toolgate-eval/scripts/rag_reference.py";
 
 pub fn run_retrieval(settings: &Config, args: RetrievalArgs) -> anyhow::Result<i32> {
     let data = BfclData::locate(args.data.as_deref())?;
     let mut set = EvalSet::from_bfcl(&data).context("reading the BFCL data")?;
     if let Some(dir) = &args.pad_openapi {
         let want = args.pad_to.saturating_sub(set.docs.len());
-        let docs = toolgate_rag::openapi::directory_docs(dir, want).map_err(anyhow::Error::msg)?;
-        set.pad_with(docs);
+        set.pad_with(directory_docs(dir, want)?);
     }
     let model_dir = args
         .model_dir

@@ -1,4 +1,6 @@
 mod agreement;
 mod data;
+#[cfg(feature = "retrieval")]
+mod retrieval;
 #[cfg(feature = "runner")]
 mod run;

