@@ -9,7 +9,7 @@
 //! - [`config`]: the `[model]` table ([`ModelConfig`]) and [`connect`].
 //! - [`agent`]: the loop ([`Agent`], [`AgentOptions`], [`AgentEvent`], [`Observer`]).
 //! - [`select`]: [`ToolSelector`], the tools offered at each step ([`AllVisible`] by default;
-//!   Tool RAG's retrieval selector lives in toolgate-rag).
+//!   Tool RAG's retrieval selector lives in toolgate-app, beside this crate and toolgate-rag).
 //! - [`session`]: [`HistoryStore`], conversations saved per session id.
 //! - `fake` (feature `fake`): a scripted model server speaking all three wire formats.
 //! - `http`, [`sse`]: the shared POST with retries (429 retry-after, 5xx backoff) and the

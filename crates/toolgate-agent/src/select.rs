@@ -4,8 +4,9 @@
 //! A selector only shapes what the model is *shown*. Whatever the model calls still goes
 //! through the gateway, which authorises it; a selector can neither grant nor hide access.
 //! [`AllVisible`] (the default) offers every available tool the role may see; Tool RAG's
-//! retrieval selector (in toolgate-rag) offers a few retrieved ones plus `search_tools` when
-//! the role sees more than a threshold.
+//! retrieval selector (`toolgate_app::rag::RetrievalSelector`, where the loop and Tool RAG are
+//! assembled; this crate does not depend on toolgate-rag) offers a few retrieved ones plus
+//! `search_tools` when the role sees more than a threshold.
 //!
 //! The loop adds or removes `read_result` itself (offered once a result was offloaded), so a
 //! selector need not know about it.

@@ -1,12 +1,13 @@
 //! Tool RAG wiring (`[rag]`): when the catalog holds more than `[rag] threshold` tools,
 //! `search_tools` joins it — called through the gateway like any tool (role-checked, audited)
-//! — and the agent loop gets the retrieval selector. Which role actually gets retrieval is
-//! decided per role, per step, by the selector and by `tools export`: a role seeing at most
-//! the threshold keeps every tool and never sees `search_tools`.
+//! — and the agent loop gets the retrieval selector ([`selector`]). Which role actually gets
+//! retrieval is decided per role, per step, by the selector and by `tools export`: a role
+//! seeing at most the threshold keeps every tool and never sees `search_tools`.
 
-use std::sync::Arc;
+pub mod selector;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
 use toolgate_agent::ToolSelector;
@@ -14,11 +15,12 @@ use toolgate_core::DynTool;
 use toolgate_gateway::Gateway;
 use toolgate_rag::{
     CatalogSearch, Embedder, LocalEmbedder, RagConfig, RemoteEmbedder, RemoteReranker,
-    RetrievalSelector, SEARCH_TOOLS, SearchToolsTool, ToolSearch, VectorCache, is_meta_tool,
+    SEARCH_TOOLS, SearchToolsTool, ToolSearch, VectorCache, is_meta_tool,
 };
 use toolgate_registry::Catalog;
 
 use crate::config::Config;
+pub use selector::{DEFAULT_MAX_LOADED, RetrievalSelector};
 
 /// Retrieval over one gateway's catalog.
 pub struct Rag {

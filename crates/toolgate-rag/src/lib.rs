@@ -14,8 +14,8 @@
 //! - [`filter`]: [`FilterChain`], role allowlist → availability → risk policy.
 //! - [`service`]: [`ToolSearch`], the index kept in step with the catalog.
 //! - [`meta`]: [`SearchToolsTool`], the `search_tools {query, k}` meta-tool.
-//! - [`selector`]: [`CatalogSearch`] (the live catalog searched per role) and
-//!   [`RetrievalSelector`], the agent loop's tool list over `[rag] threshold`.
+//! - [`catalog`]: [`CatalogSearch`], the live catalog searched per role (what `search_tools`
+//!   and the agent loop's retrieval selector in toolgate-app search through).
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
 //!
 //! ```
@@ -36,6 +36,7 @@
 
 pub mod bm25;
 pub mod cache;
+pub mod catalog;
 pub mod config;
 pub mod dense;
 pub mod doc;
@@ -47,11 +48,11 @@ pub mod index;
 pub mod meta;
 pub mod recent;
 pub mod rerank;
-pub mod selector;
 pub mod service;
 pub mod tokenize;
 
 pub use cache::VectorCache;
+pub use catalog::{CatalogSearch, Found, is_meta_tool};
 pub use config::{EndpointConfig, RagConfig, RerankerConfig};
 pub use dense::{Embedder, LocalEmbedder, RemoteEmbedder};
 pub use doc::ToolDoc;
@@ -61,5 +62,4 @@ pub use fusion::Fusion;
 pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
 pub use meta::{SEARCH_TOOLS, SearchToolsTool};
 pub use rerank::RemoteReranker;
-pub use selector::{CatalogSearch, DEFAULT_MAX_LOADED, Found, RetrievalSelector, is_meta_tool};
 pub use service::{RefreshStats, ToolSearch};

@@ -12,12 +12,13 @@ use serde_json::{Value, json};
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_protocol::{ToolOutput, ToolSpec};
 
-use crate::selector::CatalogSearch;
+use crate::catalog::CatalogSearch;
 
 /// The meta-tool's catalog name.
 pub const SEARCH_TOOLS: &str = "search_tools";
-/// The most tools one search returns.
-pub(crate) const MAX_K: u64 = 20;
+/// The most tools one search returns (a larger `k` is clamped to it, by `search_tools` and by
+/// the retrieval selector re-running a search).
+pub const MAX_K: u64 = 20;
 
 /// The `search_tools` meta-tool.
 pub struct SearchToolsTool {

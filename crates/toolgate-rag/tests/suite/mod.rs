@@ -46,7 +46,6 @@ pub fn model_dir() -> PathBuf {
         ),
     }
 }
-mod selector;
 
 /// An egress policy that lets the client reach `base` (a fake endpoint on loopback) over
 /// plain HTTP.

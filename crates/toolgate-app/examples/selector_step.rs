@@ -3,7 +3,7 @@
 //! loaded tools back from a 41-message history with 10 `search_tools` results and 10 other
 //! calls, 60 tools in all, capped at 32), BM25 only.
 //!
-//! `cargo run --release -p toolgate-rag --example selector_step`
+//! `cargo run --release -p toolgate-app --example selector_step`
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -13,11 +13,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_agent::{AssistantTurn, Message, StepView, ToolCall, ToolResult, ToolSelector};
+use toolgate_app::rag::RetrievalSelector;
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{ToolOutput, ToolSpec};
-use toolgate_rag::{CatalogSearch, Fusion, Mode, RetrievalSelector, ToolSearch};
+use toolgate_rag::{CatalogSearch, Fusion, Mode, ToolSearch};
 use toolgate_registry::Catalog;
 use toolgate_store::audit::Durability;
 

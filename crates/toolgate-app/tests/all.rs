@@ -1,0 +1,4 @@
+//! toolgate-app's integration tests: one binary, modules in `suite/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
