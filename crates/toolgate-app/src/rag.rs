@@ -61,7 +61,7 @@ pub fn enable(config: &Config, gateway: &Gateway) -> anyhow::Result<Option<Rag>>
     if catalog_size(gateway.catalog()) <= cfg.threshold {
         return Ok(None);
     }
-    let mode = cfg.mode().map_err(anyhow::Error::msg)?;
+    let mode = cfg.mode()?;
     let search = Arc::new(CatalogSearch::new(
         Arc::new(tool_search(config)?),
         Arc::clone(gateway.catalog()),
@@ -166,7 +166,7 @@ fn api_key(var: Option<&String>, section: &str) -> anyhow::Result<Option<String>
 /// `[rag.reranker]` second stage when configured.
 pub fn tool_search(config: &Config) -> anyhow::Result<ToolSearch> {
     let cfg = &config.file.rag;
-    let fusion = cfg.fusion().map_err(anyhow::Error::msg)?;
+    let fusion = cfg.fusion()?;
     let embedder = embedder(config, cfg)?;
     let cache = match &embedder {
         Some(_) => Some(open_cache(&config.data_dir)?),

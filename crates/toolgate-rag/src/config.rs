@@ -4,8 +4,17 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fusion::Fusion;
-use crate::index::Mode;
+use crate::fusion::{Fusion, ParseFusionError};
+use crate::index::{Mode, ParseModeError};
+
+/// A `[rag]` value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("[rag] mode: {0}")]
+    Mode(ParseModeError),
+    #[error("[rag] fusion: {0}")]
+    Fusion(ParseFusionError),
+}
 
 /// `[rag]`: when retrieval replaces the full catalog, and where vectors come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,14 +86,13 @@ impl Default for RagConfig {
 
 impl RagConfig {
     /// The parsed mode; a clear message on a bad value.
-    pub fn mode(&self) -> Result<Mode, String> {
-        self.mode.parse().map_err(|e| format!("[rag] mode: {e}"))
+    pub fn mode(&self) -> Result<Mode, ConfigError> {
+        self.mode.parse().map_err(ConfigError::Mode)
     }
 
-    pub fn fusion(&self) -> Result<Fusion, String> {
-        self.fusion
-            .parse()
-            .map_err(|e| format!("[rag] fusion: {e}"))
+    /// The parsed fusion; a clear message on a bad value.
+    pub fn fusion(&self) -> Result<Fusion, ConfigError> {
+        self.fusion.parse().map_err(ConfigError::Fusion)
     }
 }
 
@@ -107,5 +115,29 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("unknown field `api_key`"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_mode_or_fusion_names_its_key() {
+        let cfg = RagConfig {
+            mode: "sparse".into(),
+            fusion: "convex:2".into(),
+            ..RagConfig::default()
+        };
+        let err = cfg.mode().unwrap_err();
+        assert_eq!(err, ConfigError::Mode(ParseModeError("sparse".into())));
+        assert_eq!(
+            err.to_string(),
+            "[rag] mode: unknown retriever `sparse` (expected bm25, dense or hybrid)"
+        );
+        let err = cfg.fusion().unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::Fusion(ParseFusionError::Alpha("convex:2".into()))
+        );
+        assert_eq!(
+            err.to_string(),
+            "[rag] fusion: fusion `convex:2`: alpha must be within 0..1"
+        );
     }
 }

@@ -23,16 +23,33 @@ impl Default for Fusion {
     }
 }
 
+/// A fusion spec that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseFusionError {
+    /// Neither `rrf` nor `convex`.
+    #[error("unknown fusion `{0}` (expected rrf[:K] or convex[:ALPHA])")]
+    Unknown(String),
+    /// The parameter after `:` is not a number.
+    #[error("fusion `{spec}`: `{arg}` is not a number")]
+    NotANumber { spec: String, arg: String },
+    /// A convex weight outside 0..1.
+    #[error("fusion `{0}`: alpha must be within 0..1")]
+    Alpha(String),
+}
+
 impl std::str::FromStr for Fusion {
-    type Err = String;
+    type Err = ParseFusionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
-        let num = |d: f32| -> Result<f32, String> {
+        let num = |d: f32| -> Result<f32, ParseFusionError> {
             if arg.is_empty() {
                 Ok(d)
             } else {
                 arg.parse::<f32>()
-                    .map_err(|_| format!("fusion `{s}`: `{arg}` is not a number"))
+                    .map_err(|_| ParseFusionError::NotANumber {
+                        spec: s.to_owned(),
+                        arg: arg.to_owned(),
+                    })
             }
         };
         match kind {
@@ -42,12 +59,10 @@ impl std::str::FromStr for Fusion {
                 if (0.0..=1.0).contains(&alpha) {
                     Ok(Fusion::Convex { alpha })
                 } else {
-                    Err(format!("fusion `{s}`: alpha must be within 0..1"))
+                    Err(ParseFusionError::Alpha(s.to_owned()))
                 }
             }
-            _ => Err(format!(
-                "unknown fusion `{s}` (expected rrf[:K] or convex[:ALPHA])"
-            )),
+            _ => Err(ParseFusionError::Unknown(s.to_owned())),
         }
     }
 }
@@ -91,6 +106,20 @@ mod tests {
         assert_eq!(cvx.iter().map(|x| x.0).collect::<Vec<_>>(), [2, 1, 3]);
         assert_eq!("rrf".parse(), Ok(Fusion::Rrf { k: 60.0 }));
         assert_eq!("convex:0.3".parse(), Ok(Fusion::Convex { alpha: 0.3 }));
-        assert!("convex:2".parse::<Fusion>().is_err());
+        assert_eq!(
+            "convex:2".parse::<Fusion>(),
+            Err(ParseFusionError::Alpha("convex:2".into()))
+        );
+        assert_eq!(
+            "rrf:x".parse::<Fusion>(),
+            Err(ParseFusionError::NotANumber {
+                spec: "rrf:x".into(),
+                arg: "x".into()
+            })
+        );
+        assert!(matches!(
+            "mean".parse::<Fusion>(),
+            Err(ParseFusionError::Unknown(_))
+        ));
     }
 }

@@ -24,16 +24,19 @@ pub enum Mode {
     Hybrid,
 }
 
+/// A retriever name that is not `bm25`, `dense` or `hybrid`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown retriever `{0}` (expected bm25, dense or hybrid)")]
+pub struct ParseModeError(pub String);
+
 impl std::str::FromStr for Mode {
-    type Err = String;
+    type Err = ParseModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "bm25" => Ok(Mode::Bm25),
             "dense" => Ok(Mode::Dense),
             "hybrid" => Ok(Mode::Hybrid),
-            _ => Err(format!(
-                "unknown retriever `{s}` (expected bm25, dense or hybrid)"
-            )),
+            _ => Err(ParseModeError(s.to_owned())),
         }
     }
 }

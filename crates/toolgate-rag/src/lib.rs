@@ -53,13 +53,13 @@ pub mod tokenize;
 
 pub use cache::VectorCache;
 pub use catalog::{CatalogSearch, Found, is_meta_tool};
-pub use config::{EndpointConfig, RagConfig, RerankerConfig};
+pub use config::{ConfigError, EndpointConfig, RagConfig, RerankerConfig};
 pub use dense::{Embedder, LocalEmbedder, RemoteEmbedder};
 pub use doc::ToolDoc;
-pub use error::RagError;
+pub use error::{EndpointError, RagError};
 pub use filter::{FilterChain, FilterTally, Stage};
-pub use fusion::Fusion;
-pub use index::{Hit, Mode, Query, RetrieverScore, SyncStats, ToolIndex};
+pub use fusion::{Fusion, ParseFusionError};
+pub use index::{Hit, Mode, ParseModeError, Query, RetrieverScore, SyncStats, ToolIndex};
 pub use meta::{SEARCH_TOOLS, SearchToolsTool};
 pub use rerank::RemoteReranker;
 pub use service::{RefreshStats, ToolSearch};

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toolgate_net::EgressPolicy;
 
-use crate::endpoint::{JsonEndpoint, SetupError};
+use crate::endpoint::{EndpointError, JsonEndpoint, SetupError};
 use crate::error::RagError;
 
 #[derive(Debug)]
@@ -47,8 +47,12 @@ impl RemoteReranker {
     ) -> Result<Self, RagError> {
         let endpoint =
             JsonEndpoint::new(base_url, "rerank", api_key, egress).map_err(|e| match e {
-                SetupError::Url(e) => RagError::Config(format!("reranker {e}")),
-                SetupError::Client(e) => RagError::Reranker(e),
+                SetupError::Url { url, error } => RagError::Url {
+                    what: "reranker",
+                    url,
+                    error,
+                },
+                SetupError::Client(e) => RagError::Reranker(EndpointError::Client(e)),
             })?;
         Ok(RemoteReranker {
             endpoint,
@@ -75,20 +79,21 @@ impl RemoteReranker {
         let mut scores = vec![None; documents.len()];
         for s in answer.results {
             let slot = scores.get_mut(s.index).ok_or_else(|| {
-                RagError::Reranker(format!(
-                    "{url} scored document {} of {}",
-                    s.index,
-                    documents.len()
-                ))
+                RagError::Reranker(EndpointError::ScoreIndex {
+                    url: url.clone(),
+                    index: s.index,
+                    sent: documents.len(),
+                })
             })?;
             *slot = Some(s.relevance_score);
         }
         let missing = scores.iter().filter(|s| s.is_none()).count();
         if missing > 0 {
-            return Err(RagError::Reranker(format!(
-                "{url} left {missing} of {} documents unscored",
-                documents.len()
-            )));
+            return Err(RagError::Reranker(EndpointError::Unscored {
+                url: url.clone(),
+                missing,
+                sent: documents.len(),
+            }));
         }
         Ok(scores.into_iter().flatten().collect())
     }

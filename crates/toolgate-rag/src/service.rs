@@ -173,10 +173,7 @@ impl ToolSearch {
             _ => None,
         };
         if mode == Mode::Dense && vector.is_none() {
-            return Err(RagError::Config(
-                "dense search needs an embedding model: set [rag] model_dir or [rag.endpoint]"
-                    .to_owned(),
-            ));
+            return Err(RagError::NoEmbedder);
         }
         let candidates = match &self.reranker {
             Some((_, depth)) => k.max(*depth),

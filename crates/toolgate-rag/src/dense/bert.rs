@@ -6,10 +6,40 @@
 //! One text per pass means no padding and no attention mask; the dense layers, which are
 //! nearly all of the work, run in [`kernel`](super::kernel).
 
-use safetensors::{Dtype, SafeTensors};
+use safetensors::{Dtype, SafeTensorError, SafeTensors};
 use serde::Deserialize;
 
 use super::kernel::{Dense, gelu_in_place};
+
+/// Why the encoder could not be built from `config.json` and `model.safetensors`.
+#[derive(Debug, thiserror::Error)]
+pub enum WeightsError {
+    /// `hidden_act` is not a GELU.
+    #[error("unsupported hidden_act `{0}` (expected gelu)")]
+    Activation(String),
+    /// The hidden size does not split into the heads.
+    #[error("hidden_size {hidden} is not a multiple of {heads} heads")]
+    Heads { hidden: usize, heads: usize },
+    /// The file is not a safetensors file.
+    #[error("{0}")]
+    Format(SafeTensorError),
+    /// A tensor the layout needs is absent (or unreadable).
+    #[error("tensor `{name}`: {error}")]
+    Tensor {
+        name: String,
+        error: SafeTensorError,
+    },
+    /// A tensor has another shape than the configuration implies.
+    #[error("tensor `{name}` has shape {found:?}, expected {expected:?}")]
+    Shape {
+        name: String,
+        found: Vec<usize>,
+        expected: Vec<usize>,
+    },
+    /// A tensor is not f32, bf16 or f16.
+    #[error("tensor `{name}`: unsupported dtype {dtype:?}")]
+    Dtype { name: String, dtype: Dtype },
+}
 
 /// The fields of `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -88,17 +118,18 @@ struct Weights<'a> {
 }
 
 impl Weights<'_> {
-    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, WeightsError> {
         let full = format!("{}{name}", self.prefix);
-        let t = self
-            .file
-            .tensor(&full)
-            .map_err(|e| format!("tensor `{full}`: {e}"))?;
+        let t = match self.file.tensor(&full) {
+            Ok(t) => t,
+            Err(error) => return Err(WeightsError::Tensor { name: full, error }),
+        };
         if t.shape() != shape {
-            return Err(format!(
-                "tensor `{full}` has shape {:?}, expected {shape:?}",
-                t.shape()
-            ));
+            return Err(WeightsError::Shape {
+                found: t.shape().to_vec(),
+                expected: shape.to_vec(),
+                name: full,
+            });
         }
         let bytes = t.data();
         Ok(match t.dtype() {
@@ -114,17 +145,17 @@ impl Weights<'_> {
                 .chunks_exact(2)
                 .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
                 .collect(),
-            other => return Err(format!("tensor `{full}`: unsupported dtype {other:?}")),
+            dtype => return Err(WeightsError::Dtype { name: full, dtype }),
         })
     }
 
-    fn dense(&self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, String> {
+    fn dense(&self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, WeightsError> {
         let weight = self.get(&format!("{name}.weight"), &[outputs, inputs])?;
         let bias = self.get(&format!("{name}.bias"), &[outputs])?;
         Ok(Dense::new(&weight, &bias, inputs, outputs))
     }
 
-    fn layer_norm(&self, name: &str, size: usize, eps: f64) -> Result<LayerNorm, String> {
+    fn layer_norm(&self, name: &str, size: usize, eps: f64) -> Result<LayerNorm, WeightsError> {
         // Old BERT checkpoints call the parameters gamma/beta.
         let (g, b) = if self.has(&format!("{name}.weight")) {
             ("weight", "bias")
@@ -162,14 +193,11 @@ fn f16_to_f32(h: u16) -> f32 {
 
 impl Bert {
     /// Loads the encoder from the bytes of `model.safetensors`.
-    pub fn load(safetensors: &[u8], cfg: &BertConfig) -> Result<Self, String> {
+    pub fn load(safetensors: &[u8], cfg: &BertConfig) -> Result<Self, WeightsError> {
         if !matches!(cfg.hidden_act.as_str(), "gelu" | "gelu_new") {
-            return Err(format!(
-                "unsupported hidden_act `{}` (expected gelu)",
-                cfg.hidden_act
-            ));
+            return Err(WeightsError::Activation(cfg.hidden_act.clone()));
         }
-        let file = SafeTensors::deserialize(safetensors).map_err(|e| e.to_string())?;
+        let file = SafeTensors::deserialize(safetensors).map_err(WeightsError::Format)?;
         let mut w = Weights { file, prefix: "" };
         if w.has("bert.embeddings.word_embeddings.weight") {
             w.prefix = "bert.";
@@ -177,9 +205,7 @@ impl Bert {
         let h = cfg.hidden_size;
         let heads = cfg.num_attention_heads.max(1);
         if !h.is_multiple_of(heads) {
-            return Err(format!(
-                "hidden_size {h} is not a multiple of {heads} heads"
-            ));
+            return Err(WeightsError::Heads { hidden: h, heads });
         }
         let e = "embeddings";
         let types = w.get(

@@ -7,7 +7,7 @@ use serde_json::json;
 use toolgate_net::EgressPolicy;
 
 use super::normalize;
-use crate::endpoint::{JsonEndpoint, SetupError};
+use crate::endpoint::{EndpointError, JsonEndpoint, SetupError};
 use crate::error::RagError;
 
 /// Texts per request.
@@ -42,8 +42,12 @@ impl RemoteEmbedder {
     ) -> Result<Self, RagError> {
         let endpoint =
             JsonEndpoint::new(base_url, "embeddings", api_key, egress).map_err(|e| match e {
-                SetupError::Url(e) => RagError::Config(format!("embeddings {e}")),
-                SetupError::Client(e) => RagError::Endpoint(e),
+                SetupError::Url { url, error } => RagError::Url {
+                    what: "embeddings",
+                    url,
+                    error,
+                },
+                SetupError::Client(e) => RagError::Endpoint(EndpointError::Client(e)),
             })?;
         let id = format!("remote:{}:{model}", endpoint.url().host_str().unwrap_or(""));
         Ok(RemoteEmbedder {
@@ -66,12 +70,11 @@ impl RemoteEmbedder {
                 .await
                 .map_err(RagError::Endpoint)?;
             if body.data.len() != chunk.len() {
-                return Err(RagError::Endpoint(format!(
-                    "{} returned {} vectors for {} inputs",
-                    self.endpoint.url(),
-                    body.data.len(),
-                    chunk.len()
-                )));
+                return Err(RagError::Endpoint(EndpointError::VectorCount {
+                    url: self.endpoint.url().clone(),
+                    got: body.data.len(),
+                    sent: chunk.len(),
+                }));
             }
             body.data.sort_by_key(|d| d.index.unwrap_or(0));
             for mut d in body.data {
