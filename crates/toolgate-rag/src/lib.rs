@@ -18,6 +18,11 @@
 //!   and the agent loop's retrieval selector in toolgate-app search through).
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
 //!
+//! It knows neither the agent loop nor the eval; of the layers above the catalog it reuses
+//! only the gateway's role and risk decisions. The loop's retrieval selector
+//! (`toolgate_app::rag::RetrievalSelector`) and the retrieval eval (`toolgate_eval::retrieval`)
+//! use this crate.
+//!
 //! ```
 //! use serde_json::json;
 //! use toolgate_protocol::ToolSpec;
