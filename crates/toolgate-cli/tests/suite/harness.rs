@@ -126,6 +126,30 @@ pub fn approval_required(actual: &Value, tool: &str, id: &str, confirm: bool) ->
 }
 
 impl Env {
+    /// `toolgate serve --listen 127.0.0.1:0` (stderr discarded), once it prints where it
+    /// serves: the child and its `ADDR:PORT`.
+    pub fn serve(&self) -> (std::process::Child, String) {
+        use std::io::BufRead;
+        let mut child = self
+            .command()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn toolgate serve");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the serving line");
+        let addr = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .trim_end_matches('/')
+            .to_owned();
+        (child, addr)
+    }
+
     pub fn new() -> Env {
         let root = tempfile::tempdir().expect("temp dir");
         let base = root.path().canonicalize().expect("canonical temp dir");
@@ -277,4 +301,39 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).expect("copy file");
         }
     }
+}
+
+/// One HTTP/1.1 request on a fresh connection; the body of the answer (chunked or not).
+pub fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, mut rest) = raw.split_once("\r\n\r\n").unwrap();
+    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut text = String::new();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            text.push_str(&after[..n]);
+            rest = &after[n + 2..];
+        }
+    } else {
+        text.push_str(rest);
+    }
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }

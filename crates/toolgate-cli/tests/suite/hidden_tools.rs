@@ -2,12 +2,9 @@
 //! "did you mean" hint of an unknown-tool error. The role `narrow` sees `read_file` and
 //! `list_dir`; it asks for `shel` (one edit from the hidden `shell`) and `read_fil`.
 
-use std::io::BufRead;
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
-use super::harness::Env;
+use super::harness::{Env, http};
 
 const CONFIG: &str = "[roles.narrow]\ntools = [\"read_file\", \"list_dir\"]\n\n\
                       [server.anonymous]\nrole = \"narrow\"\n";
@@ -47,25 +44,9 @@ fn the_cli_never_suggests_a_tool_hidden_from_the_role() {
 #[test]
 fn the_http_api_never_suggests_a_tool_hidden_from_the_role() {
     let env = Env::with_config(CONFIG);
-    let mut child = env
-        .command()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn toolgate serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the serving line");
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
+    let (mut child, addr) = env.serve();
     let call = |tool: &str| {
-        let (status, body) = super::mcp::http(
+        let (status, body) = http(
             &addr,
             "POST",
             "/v1/calls",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, approval_id, approval_required, call_id, success};
+use super::harness::{Env, approval_id, approval_required, call_id, http, success};
 
 const INSTALL: &str = "run scripts/test.sh, or: npm install --prefix tests/peers node@22 \
     @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31";
@@ -584,70 +584,18 @@ fn a_changed_definition_is_quarantined_flagged_and_released_by_approve_change() 
     assert_eq!(again.envelope(), success(json!({"result": 3})));
 }
 
-/// One HTTP/1.1 request on a fresh connection; the body of the answer (chunked or not).
-pub(super) fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let body = body.map(Value::to_string).unwrap_or_default();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, mut rest) = raw.split_once("\r\n\r\n").unwrap();
-    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut text = String::new();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        while let Some((size, after)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap();
-            if n == 0 {
-                break;
-            }
-            text.push_str(&after[..n]);
-            rest = &after[n + 2..];
-        }
-    } else {
-        text.push_str(rest);
-    }
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
 /// `toolgate serve` starts the configured servers in the background; their tools appear in
 /// `/v1/tools` once ready and are called through the gateway like any other; SIGTERM stops
 /// the servers and the gateway cleanly.
 #[test]
 fn serve_federates_mcp_tools_into_its_api() {
-    use std::io::BufRead;
     let env = Env::with_config(&format!(
         "[[mcp.servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\
          include = [\"echo\", \"get-sum\"]\nrisk = {{ echo = \"read\" }}\n",
         node(),
         server("server-everything")
     ));
-    let mut child = env
-        .command()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
+    let (mut child, addr) = env.serve();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let names = loop {
         let (status, tools) = http(&addr, "GET", "/v1/tools", None);

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::harness::{Env, Run};
+use super::harness::{Env, Run, http};
 
 fn peer(rel: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -149,28 +149,10 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
         python.display(),
         peer.display()
     ));
-    let mut child = env
-        .command()
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn toolgate serve");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("the serving line");
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
+    let (mut child, addr) = env.serve();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (_, tools) = super::mcp::http(&addr, "GET", "/v1/tools", None);
+        let (_, tools) = http(&addr, "GET", "/v1/tools", None);
         if tools.to_string().contains("mcp__py__ask") {
             break;
         }
@@ -182,7 +164,7 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
     }
     let caller = addr.clone();
     let call = std::thread::spawn(move || {
-        super::mcp::http(
+        http(
             &caller,
             "POST",
             "/v1/calls",
@@ -190,7 +172,7 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
         )
     });
     let pending = loop {
-        let (status, listed) = super::mcp::http(&addr, "GET", "/v1/approvals", None);
+        let (status, listed) = http(&addr, "GET", "/v1/approvals", None);
         assert_eq!(status, 200, "{listed}");
         if let Some(r) = listed.as_array().and_then(|a| {
             a.iter()
@@ -203,7 +185,7 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let id = pending["id"].as_str().expect("an id").to_owned();
-    let (status, item) = super::mcp::http(&addr, "GET", &format!("/v1/approvals/{id}"), None);
+    let (status, item) = http(&addr, "GET", &format!("/v1/approvals/{id}"), None);
     assert_eq!(status, 200, "{item}");
     let backlog = stream_backlog(&addr);
     for (place, text) in [
@@ -218,7 +200,7 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
         assert!(text.contains("[REDACTED]"), "{place}: {text}");
     }
     assert!(backlog.contains(&id), "{backlog}");
-    let (status, decided) = super::mcp::http(
+    let (status, decided) = http(
         &addr,
         "POST",
         &format!("/v1/approvals/{id}/decision"),

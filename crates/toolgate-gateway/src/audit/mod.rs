@@ -132,3 +132,6 @@ impl Layer for IntentLayer {
         next.run(call).await
     }
 }
+
+#[cfg(test)]
+mod tests;

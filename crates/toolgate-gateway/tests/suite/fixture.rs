@@ -1,17 +1,11 @@
 //! A gateway on temp stores with scriptable tools.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-use toolgate_core::{Tool, ToolContext, ToolError};
-use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
+use serde_json::Value;
 use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
-use toolgate_protocol::{Envelope, Risk, ToolOutput, ToolSpec};
+use toolgate_protocol::{Envelope, Risk};
 use toolgate_registry::Catalog;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditLog, Durability};
@@ -19,60 +13,7 @@ use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
-/// Behaviour by argument: `sleep_ms`, `fail`, `big` (bytes of text), `say` (returned as the
-/// result, to test redaction of results); otherwise echoes.
-pub struct Scripted {
-    spec: ToolSpec,
-    pub calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Tool for Scripted {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if let Some(ms) = args.get("sleep_ms").and_then(Value::as_u64) {
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(ms)) => {}
-                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            }
-        }
-        if let Some(m) = args.get("fail").and_then(Value::as_str) {
-            return Err(ToolError::failed(m));
-        }
-        if let Some(n) = args.get("big").and_then(Value::as_u64) {
-            return Ok(ToolOutput::text("x".repeat(n as usize)));
-        }
-        if let Some(s) = args.get("say") {
-            return Ok(ToolOutput::json(s.clone()));
-        }
-        Ok(ToolOutput::json(json!({"echo": args})))
-    }
-}
-
-pub fn scripted(name: &str, risk: Risk) -> Arc<Scripted> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "sleep_ms": {"type": "integer", "minimum": 0},
-            "fail": {"type": "string"},
-            "big": {"type": "integer"},
-            "say": {},
-            "path": {"type": "string"},
-            "token": {"type": "string"},
-            "note": {"type": "string"},
-            "idempotency_key": {"type": "string"}
-        },
-        "additionalProperties": false
-    });
-    Arc::new(Scripted {
-        spec: ToolSpec::new(name, "Scripted test tool.", schema).with_risk(risk),
-        calls: AtomicUsize::new(0),
-    })
-}
+pub use toolgate_testkit::{Scripted, scripted};
 
 pub struct Harness {
     pub dir: tempfile::TempDir,
@@ -88,26 +29,7 @@ pub fn config() -> GatewayConfig {
     cfg.limits.call_timeout_secs = 1;
     cfg.limits.result_budget_bytes = 100;
     cfg.limits.result_hard_limit_bytes = 10_000;
-    cfg.roles = BTreeMap::from([
-        (
-            "narrow".to_owned(),
-            RoleConfig {
-                tools: vec!["echo".into()],
-                ..RoleConfig::default()
-            },
-        ),
-        (
-            "auto".to_owned(),
-            RoleConfig {
-                rules: vec![RuleConfig {
-                    tool: "*".into(),
-                    decision: DecisionName::Allow,
-                    confirm: None,
-                }],
-                ..RoleConfig::default()
-            },
-        ),
-    ]);
+    cfg.roles = toolgate_testkit::roles::test_roles();
     cfg
 }
 

@@ -11,18 +11,8 @@ use toolgate_store::approvals::{ApprovalStore, NewApproval};
 use crate::fixture::{DEV, OP, SseReader, TestServer, approval_id, code, db_path, eventually};
 
 fn new_approval(tool: &str, ttl: Duration) -> NewApproval {
-    NewApproval {
-        principal: "someone-else".into(),
-        session: "cli".into(),
-        role: "default".into(),
-        tool: tool.into(),
-        risk: toolgate_protocol::Risk::Write,
-        args_hash: "0".repeat(64),
-        arguments: toolgate_store::redact::Redactor::shared()
-            .seal(&json!({"note": "from another process"})),
-        requires_confirmation: false,
-        ttl,
-    }
+    let args = json!({"note": "from another process"});
+    toolgate_testkit::approvals::new_approval("someone-else", "cli", tool, &args, ttl)
 }
 
 #[tokio::test]

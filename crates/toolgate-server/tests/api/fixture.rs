@@ -2,23 +2,18 @@
 //! three tokens; plus small HTTP helpers. Every request goes through [`checked::Client`], which
 //! holds the answer against the OpenAPI document ([`crate::contract`]).
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{Tool, ToolContext, ToolError};
-use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
-use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
+use toolgate_protocol::Risk;
 use toolgate_registry::{Catalog, PinBook};
 use toolgate_server::config::TokenConfig;
 use toolgate_server::state::McpStatus;
@@ -28,51 +23,7 @@ use toolgate_store::audit::Durability;
 
 use crate::checked;
 
-/// Behaviour by argument: `sleep_ms` (cancellable), `fail`; otherwise echoes.
-pub struct Scripted {
-    spec: ToolSpec,
-    pub calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Tool for Scripted {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if let Some(ms) = args.get("sleep_ms").and_then(Value::as_u64) {
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(ms)) => {}
-                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            }
-        }
-        if let Some(m) = args.get("fail").and_then(Value::as_str) {
-            return Err(ToolError::failed(m));
-        }
-        Ok(ToolOutput::json(json!({"echo": args})))
-    }
-}
-
-pub fn scripted(name: &str, risk: Risk) -> Arc<Scripted> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "sleep_ms": {"type": "integer", "minimum": 0},
-            "fail": {"type": "string"},
-            "path": {"type": "string"},
-            "note": {"type": "string"}
-        },
-        "additionalProperties": false
-    });
-    Arc::new(Scripted {
-        spec: ToolSpec::new(name, format!("Scripted test tool {name}."), schema)
-            .with_risk(risk)
-            .with_tags(["test"]),
-        calls: AtomicUsize::new(0),
-    })
-}
+pub use toolgate_testkit::{Scripted, scripted};
 
 /// Tokens of the fixture: `op-token` (alice, default role, operator), `dev-token` (bob,
 /// default role), `narrow-token` (carol, role `narrow`: only `echo`).
@@ -98,26 +49,7 @@ pub fn gateway_config() -> GatewayConfig {
     let mut cfg = GatewayConfig::default();
     cfg.limits.call_timeout_secs = 30;
     cfg.limits.max_argument_bytes = 4096;
-    cfg.roles = BTreeMap::from([
-        (
-            "narrow".to_owned(),
-            RoleConfig {
-                tools: vec!["echo".into()],
-                ..RoleConfig::default()
-            },
-        ),
-        (
-            "auto".to_owned(),
-            RoleConfig {
-                rules: vec![RuleConfig {
-                    tool: "*".into(),
-                    decision: DecisionName::Allow,
-                    confirm: None,
-                }],
-                ..RoleConfig::default()
-            },
-        ),
-    ]);
+    cfg.roles = toolgate_testkit::roles::test_roles();
     cfg
 }
 

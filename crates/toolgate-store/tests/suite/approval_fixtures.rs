@@ -40,17 +40,13 @@ pub(super) fn open(path: &Path, clock: &TestClock) -> ApprovalStore {
 }
 
 pub(super) fn new_approval(tool: &str, args: Value) -> NewApproval {
-    NewApproval {
-        principal: "agent-1".into(),
-        session: "sess-1".into(),
-        role: "coder".into(),
-        tool: tool.into(),
-        risk: toolgate_protocol::Risk::Write,
-        args_hash: canonical_hash(&args),
-        arguments: toolgate_store::redact::Redactor::shared().seal(&args),
-        requires_confirmation: false,
-        ttl: Duration::from_secs(60),
-    }
+    toolgate_testkit::approvals::new_approval(
+        "agent-1",
+        "sess-1",
+        tool,
+        &args,
+        Duration::from_secs(60),
+    )
 }
 
 pub(super) fn approve(scope: DecisionScope) -> Decision {

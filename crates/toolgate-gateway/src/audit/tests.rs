@@ -1,0 +1,143 @@
+//! The two audit layers against a probe standing for the rest of the pipeline, on a real
+//! durable log read back line by line (the index is fed asynchronously; the file is the
+//! source of truth and holds every acknowledged record).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolgate_protocol::{CallError, ErrorCode, Risk, ToolOutput};
+use toolgate_store::audit::{AuditLog, Durability};
+
+use super::{AuditLayer, IntentLayer};
+use crate::call::{Call, Outcome};
+use crate::layer::{Layer, Next};
+use crate::testing::{call_for, echo_tool, run_layer_on};
+
+fn open_log(dir: &Path) -> (Arc<AuditLog>, PathBuf) {
+    let jsonl = dir.join("audit.jsonl");
+    let log = AuditLog::open(&jsonl, &dir.join("index.db"), Durability::Durable).unwrap();
+    (Arc::new(log), jsonl)
+}
+
+fn lines(jsonl: &Path) -> Vec<Value> {
+    std::fs::read_to_string(jsonl)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// An inner layer that refuses every call, as a policy layer would.
+struct Refuses;
+
+#[async_trait]
+impl Layer for Refuses {
+    fn name(&self) -> &'static str {
+        "refuses"
+    }
+    async fn handle(&self, _call: &mut Call, _next: Next<'_>) -> Outcome {
+        Err(CallError::new(ErrorCode::PolicyDenied, "not here"))
+    }
+}
+
+/// An inner layer that counts the log's lines when the call reaches it: what was on disk
+/// before the tool would have run.
+struct CountsLines {
+    jsonl: PathBuf,
+    seen: AtomicUsize,
+}
+
+#[async_trait]
+impl Layer for CountsLines {
+    fn name(&self) -> &'static str {
+        "counts_lines"
+    }
+    async fn handle(&self, _call: &mut Call, _next: Next<'_>) -> Outcome {
+        self.seen.store(lines(&self.jsonl).len(), Ordering::SeqCst);
+        Ok(ToolOutput::json(json!({"done": true})))
+    }
+}
+
+#[tokio::test]
+async fn the_outcome_of_a_success_is_recorded_with_its_arguments_and_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let mut call = call_for(echo_tool("echo", Risk::Read), json!({"x": 1}));
+    let out = run_layer_on(&AuditLayer::new(log), &mut call).await.unwrap();
+    assert_eq!(out.data, json!({"reached": "echo"}));
+    let recs = lines(&jsonl);
+    assert_eq!(recs.len(), 1);
+    let rec = &recs[0];
+    assert_eq!(
+        (&rec["kind"], &rec["outcome"], &rec["tool"]),
+        (&json!("outcome"), &json!("ok"), &json!("echo"))
+    );
+    assert_eq!(rec["arguments"], json!({"x": 1}));
+    assert_eq!(rec["result"]["data"], json!({"reached": "echo"}));
+    assert_eq!(rec["call_id"], json!(call.request.call_id));
+    assert!(rec["duration_us"].is_u64());
+}
+
+#[tokio::test]
+async fn a_refusal_is_recorded_with_its_code_and_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let mut call = call_for(echo_tool("echo", Risk::Read), json!({}));
+    let inner: [Arc<dyn Layer>; 1] = [Arc::new(Refuses)];
+    let err = AuditLayer::new(log)
+        .handle(&mut call, Next::new(&inner))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::PolicyDenied);
+    let recs = lines(&jsonl);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        (&recs[0]["outcome"], &recs[0]["error"]),
+        (&json!("policy_denied"), &json!("not here"))
+    );
+}
+
+#[tokio::test]
+async fn a_secret_in_the_arguments_never_reaches_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let mut call = call_for(echo_tool("echo", Risk::Read), json!({"note": token}));
+    run_layer_on(&AuditLayer::new(log), &mut call).await.unwrap();
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(!text.contains(token), "{text}");
+}
+
+#[tokio::test]
+async fn a_write_tools_attempt_is_on_disk_before_the_inner_layers_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let probe = Arc::new(CountsLines {
+        jsonl: jsonl.clone(),
+        seen: AtomicUsize::new(usize::MAX),
+    });
+    let inner: [Arc<dyn Layer>; 1] = [Arc::clone(&probe) as Arc<dyn Layer>];
+    let mut call = call_for(echo_tool("write_it", Risk::Write), json!({"path": "a"}));
+    IntentLayer::new(log)
+        .handle(&mut call, Next::new(&inner))
+        .await
+        .unwrap();
+    assert_eq!(probe.seen.load(Ordering::SeqCst), 1);
+    let recs = lines(&jsonl);
+    assert_eq!(
+        (&recs[0]["kind"], &recs[0]["outcome"], &recs[0]["arguments"]),
+        (&json!("attempt"), &json!("started"), &json!({"path": "a"}))
+    );
+}
+
+#[tokio::test]
+async fn a_read_tool_runs_without_an_attempt_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let mut call = call_for(echo_tool("read_it", Risk::Read), json!({}));
+    run_layer_on(&IntentLayer::new(log), &mut call).await.unwrap();
+    assert!(lines(&jsonl).is_empty());
+}
