@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolgate_gateway::approve::{ApprovalDesk, Question, Waited};
+use toolgate_gateway::approve::{ApprovalDesk, OnGiveUp, Question, Waited};
 use toolgate_mcp::elicit::defaults_of;
 use toolgate_mcp::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use toolgate_protocol::{ErrorCode, Risk};
@@ -107,10 +107,15 @@ impl Elicitor for ApprovalElicitor {
             request.server, created.id, created.id
         );
         // The hub drops this future when the call that caused the elicitation ends, which
-        // ends the wait; no other cancellation applies.
+        // ends the wait and abandons the request: nobody would receive the answer.
         let waited = self
             .desk
-            .wait(created.clone(), self.poll, &CancellationToken::new())
+            .wait(
+                created.clone(),
+                self.poll,
+                &CancellationToken::new(),
+                OnGiveUp::Abandon,
+            )
             .await;
         let (answer, decided) = match waited {
             Ok(Waited::Decided(r) | Waited::Cancelled(r)) => {
@@ -123,7 +128,9 @@ impl Elicitor for ApprovalElicitor {
                         ElicitationAnswer::Accept(form)
                     }
                     ApprovalStatus::Denied => ElicitationAnswer::Decline,
-                    ApprovalStatus::Pending | ApprovalStatus::Expired => ElicitationAnswer::Cancel,
+                    ApprovalStatus::Pending
+                    | ApprovalStatus::Expired
+                    | ApprovalStatus::Abandoned => ElicitationAnswer::Cancel,
                 };
                 (answer, r)
             }

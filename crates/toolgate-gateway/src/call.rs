@@ -11,6 +11,7 @@ use toolgate_core::{CancellationToken, ProgressSink, ProgressUpdate, ToolContext
 use toolgate_protocol::{CallError, Governance, ToolOutput};
 use toolgate_registry::Entry;
 
+use crate::approve::OnGiveUp;
 use crate::policy::{Decision, RolePolicy, Roles};
 
 /// Arguments as received: already-parsed JSON, or text a model produced (parsed and
@@ -72,6 +73,10 @@ pub struct CallRequest {
     /// Wait for a pending approval (`Some(true)`) or return `approval_required` at once
     /// (`Some(false)`); `None` follows the gateway's configuration.
     pub wait_for_approval: Option<bool>,
+    /// What becomes of this call's approval request if the call stops waiting for it
+    /// (cancelled, disconnected): abandoned by default, kept pending when the caller asked
+    /// for a request that outlives its wait.
+    pub on_give_up: OnGiveUp,
     /// Receives [`CallEvent`]s while the call runs.
     pub events: Option<tokio::sync::mpsc::UnboundedSender<CallEvent>>,
 }
@@ -88,6 +93,7 @@ impl CallRequest {
             idempotency_key: None,
             cancel: CancellationToken::new(),
             wait_for_approval: None,
+            on_give_up: OnGiveUp::Abandon,
             events: None,
         }
     }

@@ -9,6 +9,8 @@
 //!   `Resource` whose object carries `"type": "resource_link"` and the link's fields.
 //! - `isError: true`: a [`ToolError::Failed`] whose message is the server's text and whose
 //!   details keep the full content.
+//! - the whole result object, as received, is kept in [`ToolOutput::mcp_result`], so an MCP
+//!   front end passes annotations, `_meta` and resource links on unchanged.
 
 use serde_json::{Map, Value, json};
 use toolgate_core::ToolError;
@@ -21,6 +23,7 @@ pub fn tool_output(result: Value) -> Result<ToolOutput, ToolError> {
         Value::Object(m) => m,
         other => return Ok(ToolOutput::json(other)),
     };
+    let upstream = Value::Object(result.clone());
     let blocks = match result.remove("content") {
         Some(Value::Array(blocks)) => blocks,
         _ => Vec::new(),
@@ -51,7 +54,11 @@ pub fn tool_output(result: Value) -> Result<ToolOutput, ToolError> {
             data
         }
     };
-    Ok(ToolOutput { data, content })
+    Ok(ToolOutput {
+        data,
+        content,
+        mcp_result: Some(upstream),
+    })
 }
 
 fn text_of(block: &Value) -> Option<&str> {
@@ -134,15 +141,15 @@ mod tests {
 
     #[test]
     fn text_becomes_data_and_typed_blocks_follow_in_order() {
-        let out = tool_output(json!({"content": [
+        let input = json!({"content": [
             {"type": "text", "text": "hello"},
             {"type": "image", "data": "iVBO", "mimeType": "image/png"},
             {"type": "text", "text": "second"},
             {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
             {"type": "resource", "resource": {"uri": "test://a", "text": "A", "mimeType": "text/plain"}},
             {"type": "resource_link", "uri": "file:///x", "name": "x", "mimeType": "text/plain"}
-        ]}))
-        .unwrap();
+        ]});
+        let out = tool_output(input.clone()).unwrap();
         assert_eq!(
             out,
             ToolOutput {
@@ -166,20 +173,21 @@ mod tests {
                         resource: json!({"type": "resource_link", "uri": "file:///x", "name": "x", "mimeType": "text/plain"})
                     },
                 ],
+                mcp_result: Some(input),
             }
         );
     }
 
     #[test]
     fn structured_content_is_data_and_its_json_copy_is_dropped() {
-        let out = tool_output(json!({
+        let input = json!({
             "content": [
                 {"type": "text", "text": "{\"temperature\": 22.5}"},
                 {"type": "text", "text": "note"}
             ],
             "structuredContent": {"temperature": 22.5}
-        }))
-        .unwrap();
+        });
+        let out = tool_output(input.clone()).unwrap();
         assert_eq!(
             out,
             ToolOutput {
@@ -187,6 +195,7 @@ mod tests {
                 content: vec![ContentBlock::Text {
                     text: "note".into()
                 }],
+                mcp_result: Some(input),
             }
         );
     }
@@ -199,7 +208,7 @@ mod tests {
                 "structuredContent": structured
             }))
             .unwrap();
-            assert_eq!(out, ToolOutput::json(structured));
+            assert_eq!((out.data, out.content), (structured, vec![]));
         }
         let two_fields = tool_output(json!({
             "content": [{"type": "text", "text": "5"}],

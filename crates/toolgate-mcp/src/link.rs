@@ -2,7 +2,7 @@
 //! is none), the calls in flight by progress token, and the signals a tool or the protocol
 //! handler sends back to the server's supervisor. Locks here are never held across `.await`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -25,6 +25,9 @@ pub(crate) struct ServerLink {
     pub(crate) refresh: Notify,
     current: RwLock<Result<Connected, String>>,
     calls: Mutex<CallRoutes>,
+    /// Tools (raw names) the server runs only as MCP tasks, learnt from its refusal: kept
+    /// unavailable, with the reason, across re-listings of this connection's server.
+    needs_tasks: Mutex<HashSet<String>>,
 }
 
 impl ServerLink {
@@ -40,6 +43,7 @@ impl ServerLink {
             events,
             refresh: Notify::new(),
             calls: Mutex::new(CallRoutes::default()),
+            needs_tasks: Mutex::new(HashSet::new()),
         }
     }
 
@@ -83,6 +87,24 @@ impl ServerLink {
             .by_token
             .get(token)
             .cloned()
+    }
+
+    /// Records that `tool` needs task augmentation and asks the supervisor to re-list, which
+    /// marks it unavailable.
+    pub(crate) fn needs_tasks(&self, tool: &str) {
+        self.needs_tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool.to_owned());
+        self.refresh.notify_one();
+    }
+
+    /// Whether `tool` was found to need task augmentation.
+    pub(crate) fn is_task_only(&self, tool: &str) -> bool {
+        self.needs_tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tool)
     }
 
     pub(crate) fn emit(&self, event: McpEvent) {

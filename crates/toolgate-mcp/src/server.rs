@@ -454,17 +454,24 @@ impl McpServer {
                 tracing::warn!(server = %self.config.name, tool = %label, "risk label names no federated tool");
             }
         }
-        let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+        let named: Vec<(String, String)> = tools
+            .iter()
+            .map(|t| (t.spec().name.clone(), t.raw_name().to_owned()))
+            .collect();
+        let names: Vec<String> = named.iter().map(|(name, _)| name.clone()).collect();
         let dyn_tools: Vec<DynTool> = tools.into_iter().map(|t| Arc::new(t) as DynTool).collect();
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = dyn_tools;
         for skipped in catalog.reload_source(self) {
             tracing::warn!(server = %self.config.name, error = %skipped, "MCP tool not added to the catalog");
         }
-        for name in &names {
-            if matches!(
-                catalog.get(name).map(|e| e.availability),
-                Some(Availability::Unavailable(_))
-            ) {
+        let task_only = crate::tool::task_only_reason(&self.config.name);
+        for (name, raw) in &named {
+            let current = catalog.get(name).map(|e| e.availability);
+            if self.link.is_task_only(raw) {
+                if !matches!(current, Some(Availability::Quarantined(_))) {
+                    catalog.set_availability(name, Availability::Unavailable(task_only.clone()));
+                }
+            } else if matches!(current, Some(Availability::Unavailable(_))) {
                 catalog.set_availability(name, Availability::Available);
             }
         }

@@ -156,6 +156,9 @@ impl McpTool {
                 if data.code == RpcCode::INVALID_PARAMS {
                     return ToolError::InvalidArguments(message);
                 }
+                if is_task_refusal(data.code, &data.message) {
+                    return self.task_only();
+                }
                 ToolError::Failed {
                     message,
                     retryable: data.code == RpcCode::INTERNAL_ERROR,
@@ -202,6 +205,43 @@ impl McpTool {
 fn insufficient_scope(chain: &str) -> Option<&str> {
     let at = chain.find("insufficient scope: ")?;
     Some(chain[at + "insufficient scope: ".len()..].trim())
+}
+
+/// A server's refusal of a plain `tools/call` for a tool declared `taskSupport: required`
+/// (the 2025-11-25 tasks of SEP-1686, which toolgate's client does not run): -32601 naming
+/// task augmentation — as a JSON-RPC error, or (the TypeScript SDK's `McpServer`) as an
+/// `isError` result whose text is "MCP error -32601: … requires task augmentation …".
+fn is_task_refusal(code: RpcCode, message: &str) -> bool {
+    code == RpcCode::METHOD_NOT_FOUND && message.contains("task augmentation")
+}
+
+impl McpTool {
+    /// Records that this tool runs only as a task and says so to the caller.
+    fn task_only(&self) -> ToolError {
+        self.link.needs_tasks(&self.raw_name);
+        ToolError::Unavailable(task_only_reason(&self.link.server))
+    }
+
+    /// `error`, unless it is the server refusing a plain call of a task-only tool.
+    fn unless_task_only(&self, error: ToolError) -> ToolError {
+        match &error {
+            ToolError::Failed { message, .. }
+                if message.starts_with("MCP error -32601:")
+                    && is_task_refusal(RpcCode::METHOD_NOT_FOUND, message) =>
+            {
+                self.task_only()
+            }
+            _ => error,
+        }
+    }
+}
+
+/// Why a task-only tool is unavailable, as the catalog and the caller see it.
+pub(crate) fn task_only_reason(server: &str) -> String {
+    format!(
+        "MCP server `{server}` runs this tool only as an MCP task (taskSupport: required), \
+         which toolgate does not run yet; the tool is unavailable until then"
+    )
 }
 
 /// Tells the server to stop working on `id` (`notifications/cancelled`); best effort.
@@ -260,9 +300,12 @@ impl Tool for McpTool {
             }
             Ok(Err(e)) => Err(self.service_error(e, &lost)),
             Ok(Ok(ServerResult::CallToolResult(result))) => {
-                let json = serde_json::to_value(&result)
+                // Through text, not `to_value`: rmcp holds an annotation's priority as f32,
+                // whose shortest text (0.7) `to_value` would widen to 0.699999988079071.
+                let json = serde_json::to_string(&result)
+                    .and_then(|text| serde_json::from_str(&text))
                     .map_err(|e| ToolError::failed(format!("unreadable MCP result: {e}")))?;
-                tool_output(json)
+                tool_output(json).map_err(|e| self.unless_task_only(e))
             }
             Ok(Ok(ServerResult::EmptyResult(_))) => Ok(ToolOutput::json(Value::Null)),
             Ok(Ok(ServerResult::InputRequiredResult(_))) => Err(ToolError::failed(format!(

@@ -30,6 +30,10 @@ pub struct Envelope {
     pub truncated: Option<Governance>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CallError>,
+    /// The upstream MCP result of a federated tool, passed on unchanged by MCP front ends
+    /// ([`ToolOutput::mcp_result`]); not part of the `/v1` envelope.
+    #[serde(skip)]
+    pub mcp_result: Option<Value>,
 }
 
 impl Envelope {
@@ -43,6 +47,8 @@ impl Envelope {
             call_id: call_id.into(),
             data: Some(output.data),
             content: output.content,
+            // A cut result is no longer the upstream's.
+            mcp_result: output.mcp_result.filter(|_| truncated.is_none()),
             truncated,
             error: None,
         }
@@ -56,6 +62,7 @@ impl Envelope {
             content: Vec::new(),
             truncated: None,
             error: Some(error),
+            mcp_result: None,
         }
     }
 }

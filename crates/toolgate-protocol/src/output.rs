@@ -21,6 +21,13 @@ pub struct ToolOutput {
     /// Non-JSON content (images, audio, resources).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub content: Vec<ContentBlock>,
+    /// An MCP tool's result exactly as its server sent it — content blocks with their
+    /// `annotations` and `_meta`, resource links, `structuredContent`, the result's own
+    /// `_meta` — for MCP front ends to pass on unchanged (R-MCP-5). `data` and `content`
+    /// are derived from it for every other front end. Result governance drops it when it
+    /// cuts the result, and the front end then says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_result: Option<Value>,
 }
 
 impl ToolOutput {
@@ -28,6 +35,7 @@ impl ToolOutput {
         ToolOutput {
             data,
             content: Vec::new(),
+            mcp_result: None,
         }
     }
 

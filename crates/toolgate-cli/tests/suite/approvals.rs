@@ -294,10 +294,17 @@ fn a_waiting_call_is_cancelled_by_sigint() {
         run.envelope(),
         super::harness::failure(json!({
             "code": "cancelled",
-            "message": format!("cancelled while waiting for approval {id}"),
+            "message": format!(
+                "cancelled while waiting for approval {id}; the request is abandoned and can \
+                 no longer be approved"
+            ),
             "retryable": false}))
     );
     assert!(!env.ws.join("w.txt").exists());
+    // Nobody waits for it any more: an operator arriving late is refused.
+    let late = env.run(&["approvals", "approve", &id]);
+    assert_ne!(late.code, 0, "{}", late.stdout);
+    assert!(late.stderr.contains("was abandoned"), "{}", late.stderr);
 }
 
 /// Issue 12, item 2: a command padded past 2,000 characters with spaces, its dangerous part

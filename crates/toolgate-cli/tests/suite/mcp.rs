@@ -21,11 +21,11 @@ fn must_exist(path: PathBuf) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn node() -> String {
+pub(super) fn node() -> String {
     must_exist(peers().join(".bin/node"))
 }
 
-fn server(package: &str) -> String {
+pub(super) fn server(package: &str) -> String {
     must_exist(peers().join(format!("@modelcontextprotocol/{package}/dist/index.js")))
 }
 

@@ -13,6 +13,7 @@ mod exports;
 mod harness;
 mod hidden_tools;
 mod mcp;
+mod mcp_chain;
 mod mcp_elicit;
 mod mcp_login;
 mod pins;

@@ -33,10 +33,50 @@ pub struct Question<'a> {
 /// How a wait ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Waited {
-    /// Approved, denied or expired (read as expired once past its expiry).
+    /// Approved, denied or expired (read as expired once past its expiry), or abandoned by
+    /// another waiter of the same request.
     Decided(ApprovalRequest),
     /// The waiter gave up (its call was cancelled) before anyone decided.
     Cancelled(ApprovalRequest),
+}
+
+/// What becomes of a still-pending request when its waiter gives up (its call is cancelled,
+/// its client disconnects or times out, or the wait itself is dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnGiveUp {
+    /// Withdraw it ([`ApprovalStatus::Abandoned`]): nobody is left for whom approving
+    /// would act, so an operator must not be able to approve it.
+    #[default]
+    Abandon,
+    /// Leave it pending for the next identical call (the caller asked for a request that
+    /// outlives its wait).
+    Keep,
+}
+
+/// Abandons the request it guards when dropped armed: a wait that ends any way other than
+/// by a decision — cancellation, or its future dropped mid-await — withdraws the request.
+struct AbandonOnDrop<'a> {
+    store: &'a ApprovalStore,
+    id: String,
+    why: &'static str,
+    armed: bool,
+}
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        match self.store.abandon(&self.id, self.why) {
+            Ok(true) => {
+                tracing::info!(approval_id = %self.id, "approval request abandoned: {}", self.why)
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(approval_id = %self.id, error = %e, "cannot mark an approval request abandoned");
+            }
+        }
+    }
 }
 
 /// Creates approval requests and waits for their decisions.
@@ -99,16 +139,30 @@ impl ApprovalDesk {
     }
 
     /// Waits until `request` is decided or expired, reading the store every `poll`, or
-    /// until `cancel` fires.
+    /// until `cancel` fires. A waiter that gives up — `cancel` fires, or this future is
+    /// dropped — leaves the request as `on_give_up` says; a cancelled wait returns the
+    /// request as it then stands (abandoned, or decided if a decision won the race).
     pub async fn wait(
         &self,
         mut request: ApprovalRequest,
         poll: Duration,
         cancel: &CancellationToken,
+        on_give_up: OnGiveUp,
     ) -> StoreResult<Waited> {
+        let mut guard = AbandonOnDrop {
+            store: &self.store,
+            id: request.id.clone(),
+            why: "the caller stopped waiting",
+            armed: on_give_up == OnGiveUp::Abandon,
+        };
         while request.status == ApprovalStatus::Pending {
             tokio::select! {
-                () = cancel.cancelled() => return Ok(Waited::Cancelled(request)),
+                () = cancel.cancelled() => {
+                    guard.why = "the call was cancelled or its client went away";
+                    drop(guard);
+                    let now = self.store.get(&request.id)?.unwrap_or(request);
+                    return Ok(Waited::Cancelled(now));
+                }
                 () = tokio::time::sleep(poll) => {}
             }
             request = self
@@ -116,6 +170,7 @@ impl ApprovalDesk {
                 .get(&request.id)?
                 .ok_or_else(|| toolgate_store::StoreError::NotFound(request.id.clone()))?;
         }
+        guard.armed = false;
         Ok(Waited::Decided(request))
     }
 }

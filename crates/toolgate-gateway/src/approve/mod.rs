@@ -22,7 +22,7 @@ use toolgate_store::StoreError;
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision as StoreDecision};
 
 pub use channel::{Approver, ApproverAnswer, WaitMode};
-pub use desk::{ApprovalDesk, Question, Waited};
+pub use desk::{ApprovalDesk, OnGiveUp, Question, Waited};
 
 use crate::call::{ApprovalInfo, Call, CallEvent, Outcome};
 
@@ -90,15 +90,20 @@ impl ApproveLayer {
             }
             request = match self
                 .desk
-                .wait(request, poll, &call.request.cancel)
+                .wait(request, poll, &call.request.cancel, call.request.on_give_up)
                 .await
                 .map_err(store_error)?
             {
                 Waited::Decided(request) => request,
                 Waited::Cancelled(request) => {
+                    let what = if request.status == ApprovalStatus::Abandoned {
+                        "; the request is abandoned and can no longer be approved"
+                    } else {
+                        ""
+                    };
                     return Err(CallError::new(
                         ErrorCode::Cancelled,
-                        format!("cancelled while waiting for approval {}", request.id),
+                        format!("cancelled while waiting for approval {}{what}", request.id),
                     ));
                 }
             };
@@ -146,6 +151,15 @@ impl ApproveLayer {
                 .with_details(json!({"approval_id": id}))
                 .with_hint("call again to create a new approval request"))
             }
+            // Another identical call waiting on the same request gave up first.
+            ApprovalStatus::Abandoned => Err(CallError::new(
+                ErrorCode::ApprovalRequired,
+                format!(
+                    "approval {id} was abandoned by another identical call that stopped waiting"
+                ),
+            )
+            .with_details(json!({"approval_id": id}))
+            .with_hint("call again to create a new approval request")),
             ApprovalStatus::Pending => {
                 let confirm = if request.requires_confirmation {
                     format!(" --confirm {}", request.tool)

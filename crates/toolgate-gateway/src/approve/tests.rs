@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 use toolgate_protocol::{ErrorCode, Risk};
 use toolgate_store::approvals::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as StoreDecision, DecisionScope,
@@ -402,4 +403,174 @@ fn approve_in(store: &ApprovalStore, id: &str) {
         confirm: None,
     };
     store.decide(id, d).unwrap();
+}
+
+fn waiting_layer(f: &Fixture) -> ApproveLayer {
+    layer(
+        f,
+        WaitMode::Wait {
+            poll: Duration::from_millis(5),
+        },
+    )
+}
+
+/// Runs `call` until it waits on a pending request, then gives up the way `give_up` says;
+/// returns the request as the store then holds it.
+async fn give_up_waiting(
+    f: &Fixture,
+    mut call: Call,
+    give_up: impl FnOnce(tokio::task::JoinHandle<crate::call::Outcome>, CancellationToken),
+) -> ApprovalRequest {
+    let cancel = call.request.cancel.clone();
+    let l = waiting_layer(f);
+    let task = tokio::spawn(async move { run_layer_on(&l, &mut call).await });
+    let pending = loop {
+        if let Some(r) = f
+            .store
+            .list(Some(ApprovalStatus::Pending), 1)
+            .unwrap()
+            .pop()
+        {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    give_up(task, cancel);
+    for _ in 0..200 {
+        let now = f.store.get(&pending.id).unwrap().unwrap();
+        if now.status != ApprovalStatus::Pending {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    f.store.get(&pending.id).unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_abandons_the_request_and_nobody_can_approve_it() {
+    let f = fixture();
+    let call = asking("w", Risk::Write, json!({"n": 1}), "s");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let abandoned = give_up_waiting(&f, call, |task, cancel| {
+        cancel.cancel();
+        tokio::spawn(async move { tx.send(task.await.unwrap()).ok() });
+    })
+    .await;
+    assert_eq!(abandoned.status, ApprovalStatus::Abandoned);
+    assert!(abandoned.consumed);
+    let err = rx.await.unwrap().unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled);
+    assert!(err.message.contains("abandoned"), "{}", err.message);
+    // An operator arriving late is told, not allowed.
+    let late = StoreDecision {
+        approve: true,
+        scope: DecisionScope::Always,
+        pattern: None,
+        decided_by: "alice".into(),
+        reason: None,
+        confirm: None,
+    };
+    let refused = f.store.decide(&abandoned.id, late).unwrap_err().to_string();
+    assert!(refused.contains("abandoned"), "{refused}");
+    assert!(f.store.list_grants().unwrap().is_empty());
+    // The identical call asks afresh.
+    let err = run_layer_on(
+        &layer(&f, WaitMode::Return),
+        &mut asking("w", Risk::Write, json!({"n": 1}), "s"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ApprovalRequired);
+    assert_ne!(approval_id(&err), abandoned.id);
+}
+
+#[tokio::test]
+async fn a_wait_dropped_mid_await_abandons_the_request() {
+    let f = fixture();
+    let call = asking("w", Risk::Write, json!({"n": 2}), "s");
+    let abandoned = give_up_waiting(&f, call, |task, _| task.abort()).await;
+    assert_eq!(abandoned.status, ApprovalStatus::Abandoned);
+}
+
+#[tokio::test]
+async fn a_caller_may_keep_its_request_for_the_next_identical_call() {
+    let f = fixture();
+    let mut call = asking("w", Risk::Write, json!({"n": 3}), "s");
+    call.request.on_give_up = super::OnGiveUp::Keep;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let kept = give_up_waiting(&f, call, |task, cancel| {
+        cancel.cancel();
+        tx.send(task).ok();
+    })
+    .await;
+    // The waiter is done (cancelled), and the request is still open.
+    let err = rx.await.unwrap().await.unwrap().unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled);
+    let kept = f.store.get(&kept.id).unwrap().unwrap();
+    assert_eq!(kept.status, ApprovalStatus::Pending);
+    approve(&f, &kept.id, DecisionScope::Once, None);
+    let mut again = asking("w", Risk::Write, json!({"n": 3}), "s");
+    run_layer_on(&layer(&f, WaitMode::Return), &mut again)
+        .await
+        .unwrap();
+    assert_eq!(again.approval.unwrap().approval_id, kept.id);
+}
+
+#[test]
+fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
+    for round in 0..50 {
+        let f = fixture();
+        let desk = ApprovalDesk::new(
+            Arc::clone(&f.store),
+            Arc::new(Redactor::default()),
+            Duration::from_secs(600),
+        );
+        let args = json!({"round": round});
+        let request = desk
+            .open(&super::Question {
+                principal: "p",
+                session: "s",
+                role: "default",
+                tool: "w",
+                risk: Risk::Write,
+                arguments: &args,
+                requires_confirmation: false,
+            })
+            .unwrap();
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let (s1, b1, id1) = (
+            Arc::clone(&f.store),
+            Arc::clone(&barrier),
+            request.id.clone(),
+        );
+        let approver = std::thread::spawn(move || {
+            b1.wait();
+            let d = StoreDecision {
+                approve: true,
+                scope: DecisionScope::Once,
+                pattern: None,
+                decided_by: "alice".into(),
+                reason: None,
+                confirm: None,
+            };
+            s1.decide(&id1, d).is_ok()
+        });
+        let (s2, id2) = (Arc::clone(&f.store), request.id.clone());
+        let abandoner = std::thread::spawn(move || {
+            barrier.wait();
+            s2.abandon(&id2, "gone").unwrap()
+        });
+        let (approved, abandoned) = (approver.join().unwrap(), abandoner.join().unwrap());
+        assert!(
+            approved ^ abandoned,
+            "round {round}: approved {approved}, abandoned {abandoned}"
+        );
+        let status = f.store.get(&request.id).unwrap().unwrap().status;
+        let expected = if approved {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Abandoned
+        };
+        assert_eq!(status, expected);
+    }
 }

@@ -66,7 +66,9 @@ async fn the_outcome_of_a_success_is_recorded_with_its_arguments_and_data() {
     let dir = tempfile::tempdir().unwrap();
     let (log, jsonl) = open_log(dir.path());
     let mut call = call_for(echo_tool("echo", Risk::Read), json!({"x": 1}));
-    let out = run_layer_on(&AuditLayer::new(log), &mut call).await.unwrap();
+    let out = run_layer_on(&AuditLayer::new(log), &mut call)
+        .await
+        .unwrap();
     assert_eq!(out.data, json!({"reached": "echo"}));
     let recs = lines(&jsonl);
     assert_eq!(recs.len(), 1);
@@ -106,7 +108,9 @@ async fn a_secret_in_the_arguments_never_reaches_the_file() {
     let (log, jsonl) = open_log(dir.path());
     let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
     let mut call = call_for(echo_tool("echo", Risk::Read), json!({"note": token}));
-    run_layer_on(&AuditLayer::new(log), &mut call).await.unwrap();
+    run_layer_on(&AuditLayer::new(log), &mut call)
+        .await
+        .unwrap();
     let text = std::fs::read_to_string(&jsonl).unwrap();
     assert!(!text.contains(token), "{text}");
 }
@@ -138,6 +142,8 @@ async fn a_read_tool_runs_without_an_attempt_record() {
     let dir = tempfile::tempdir().unwrap();
     let (log, jsonl) = open_log(dir.path());
     let mut call = call_for(echo_tool("read_it", Risk::Read), json!({}));
-    run_layer_on(&IntentLayer::new(log), &mut call).await.unwrap();
+    run_layer_on(&IntentLayer::new(log), &mut call)
+        .await
+        .unwrap();
     assert!(lines(&jsonl).is_empty());
 }

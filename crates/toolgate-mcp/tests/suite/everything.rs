@@ -83,6 +83,7 @@ async fn exercise(hub: &McpHub, catalog: &Catalog) {
                     text: "The image above is the MCP logo.".into()
                 },
             ],
+            mcp_result: None,
         }
     );
 
@@ -205,5 +206,37 @@ async fn a_call_cancelled_by_the_caller_returns_cancelled() {
         .unwrap(),
         ToolOutput::text("Echo: after")
     );
+    hub.shutdown().await;
+}
+
+/// `simulate-research-query` runs only as an MCP task (`taskSupport: required`). rmcp's
+/// tool model does not carry `execution`, so the refusal of the first call tells: that call
+/// is `unavailable` with the reason, and from then on the catalog shows the tool
+/// unavailable — it is no longer offered as callable and failing every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_only_tool_is_marked_unavailable_with_the_reason() {
+    let (hub, catalog) = start(vec![everything_stdio("everything")]).await;
+    let name = "mcp__everything__simulate-research-query";
+    let err = call(&catalog, name, json!({"topic": "tasks"}))
+        .await
+        .unwrap_err();
+    let reason = "MCP server `everything` runs this tool only as an MCP task \
+                  (taskSupport: required), which toolgate does not run yet; the tool is \
+                  unavailable until then";
+    assert_eq!(err, toolgate_core::ToolError::Unavailable(reason.into()));
+    let deadline = tokio::time::Instant::now() + STARTUP;
+    loop {
+        let availability = catalog.get(name).unwrap().availability;
+        if availability == toolgate_registry::Availability::Unavailable(reason.into()) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still {availability:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The other tools are untouched.
+    assert!(catalog.get("mcp__everything__echo").unwrap().is_available());
     hub.shutdown().await;
 }

@@ -165,8 +165,15 @@ pub async fn call_with(
     }
 }
 
+/// A call's result as toolgate's own front ends read it: the upstream result kept for MCP
+/// front ends ([`ToolOutput::mcp_result`]) is checked apart, in `everything.rs`.
 pub async fn call(catalog: &Catalog, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    call_with(catalog, name, args, ctx("call_test")).await
+    call_with(catalog, name, args, ctx("call_test"))
+        .await
+        .map(|out| ToolOutput {
+            mcp_result: None,
+            ..out
+        })
 }
 
 /// The first event `pick` accepts, within `limit`.

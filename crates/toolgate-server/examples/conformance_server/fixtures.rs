@@ -117,6 +117,7 @@ fn blocks(content: Vec<ContentBlock>) -> ToolOutput {
     ToolOutput {
         data: Value::Null,
         content,
+        mcp_result: None,
     }
 }
 

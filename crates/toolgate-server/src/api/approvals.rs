@@ -3,7 +3,7 @@
 //! raw millisecond times.
 //!
 //! A decision is refused with 404 for an unknown id, 410 `approval_expired` for a request
-//! that expired, 409 for one already decided, and 400 `invalid_arguments` for a malformed
+//! that expired, 409 for one already decided or abandoned, and 400 `invalid_arguments` for a malformed
 //! decision (no typed confirmation for a dangerous tool, a pattern that is not an object).
 
 use std::time::{Duration, UNIX_EPOCH};
@@ -82,7 +82,7 @@ pub async fn list(
         "all" => None,
         s => Some(s.parse::<ApprovalStatus>().map_err(|e| {
             ApiError::new(ErrorCode::InvalidArguments, e)
-                .with_hint("status is pending, all, approved, denied or expired")
+                .with_hint("status is pending, all, approved, denied, expired or abandoned")
         })?),
     };
     let limit = super::extract::bounded_limit(params.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
@@ -160,13 +160,14 @@ pub async fn decide(
     }
 }
 
-/// 410 for an expired request, 409 for a decided one, 400 for a malformed decision.
+/// 410 for an expired request, 409 for a decided or abandoned one, 400 for a malformed
+/// decision.
 fn refusal(message: String, now: Option<&ApprovalRequest>) -> ApiError {
     match now.map(|r| r.status) {
         Some(ApprovalStatus::Expired) => ApiError::new(ErrorCode::ApprovalExpired, message)
             .with_retryable(false)
             .with_hint("the caller must retry the call to create a new request"),
-        Some(ApprovalStatus::Approved | ApprovalStatus::Denied) => {
+        Some(ApprovalStatus::Approved | ApprovalStatus::Denied | ApprovalStatus::Abandoned) => {
             ApiError::new(ErrorCode::InvalidArguments, message).with_status(StatusCode::CONFLICT)
         }
         _ => ApiError::new(ErrorCode::InvalidArguments, message),

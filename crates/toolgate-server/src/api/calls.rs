@@ -12,6 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use serde::Deserialize;
 use serde_json::Value;
+use toolgate_gateway::approve::OnGiveUp;
 use toolgate_gateway::{Arguments, CallRequest};
 use toolgate_protocol::{Envelope, ErrorCode};
 
@@ -40,6 +41,10 @@ pub struct CallParams {
     /// the server's `[approvals] wait`.
     #[serde(default)]
     pub wait_for_approval: Option<bool>,
+    /// Keep the approval request pending if this call stops waiting for it (cancelled,
+    /// disconnected), for the next identical call; by default it is abandoned.
+    #[serde(default)]
+    pub keep_approval: bool,
 }
 
 fn empty_object() -> Value {
@@ -59,11 +64,14 @@ impl CallParams {
             .with_session(self.session.unwrap_or_else(|| DEFAULT_SESSION.to_owned()));
         request.idempotency_key = self.idempotency_key;
         request.wait_for_approval = self.wait_for_approval;
+        if self.keep_approval {
+            request.on_give_up = OnGiveUp::Keep;
+        }
         request
     }
 }
 
-const BODY_SHAPE: &str = "the body is {\"tool\": NAME, \"arguments\": {…}, \"session\"?, \"idempotency_key\"?, \"wait_for_approval\"?}";
+const BODY_SHAPE: &str = "the body is {\"tool\": NAME, \"arguments\": {…}, \"session\"?, \"idempotency_key\"?, \"wait_for_approval\"?, \"keep_approval\"?}";
 
 pub async fn call(
     State(state): State<AppState>,

@@ -134,6 +134,7 @@ where
         idempotency_key: None,
         cancel: cancel.clone(),
         wait_for_approval: Some(progress.is_some()),
+        on_give_up: toolgate_gateway::approve::OnGiveUp::Abandon,
         events: waiting.then_some(events),
     };
     let _link = linked.map(|(peer, links)| {

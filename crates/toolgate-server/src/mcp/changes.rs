@@ -10,10 +10,15 @@
 //! a change to tools the role cannot see sends nothing, and a session that never listed its
 //! tools hears nothing. The task ends with the session (transport closed), on shutdown, or when
 //! the client can no longer be reached.
+//!
+//! 2026-07-28 clients have no session to watch: they ask with `subscriptions/listen`, and
+//! [`listen_for_tool_changes`] notifies that one request, measured from what the role could
+//! see when the listen began, until the client cancels it or the server shuts down.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -83,6 +88,37 @@ pub async fn notify_tool_changes(
         checked = Some(print);
         if let Err(e) = peer.notify_tool_list_changed().await {
             tracing::debug!(error = %e, "tools/list_changed not delivered; the session is gone");
+            return;
+        }
+    }
+}
+
+/// Sends `notifications/tools/list_changed` on one `subscriptions/listen` each time the
+/// tools `role` sees differ from what they were at the last notice (at first: when the listen
+/// began). Returns when the notice cannot be delivered (the subscription ended); the caller
+/// also stops it on cancellation and shutdown.
+pub async fn listen_for_tool_changes(
+    gateway: &Gateway,
+    role: &str,
+    sink: &SubscriptionSink,
+    every: Duration,
+) {
+    let mut snapshot = gateway.catalog().snapshot();
+    let mut seen = fingerprint(&visible_tools(gateway, role));
+    loop {
+        tokio::time::sleep(every).await;
+        let now = gateway.catalog().snapshot();
+        if Arc::ptr_eq(&now, &snapshot) {
+            continue;
+        }
+        snapshot = now;
+        let print = fingerprint(&visible_tools(gateway, role));
+        if print == seen {
+            continue;
+        }
+        seen = print;
+        if let Err(e) = sink.notify_tool_list_changed().await {
+            tracing::debug!(error = %e, "tools/list_changed not delivered; the subscription ended");
             return;
         }
     }

@@ -9,16 +9,18 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
-    ToolsCapability, UnsubscribeRequestParams,
+    SubscriptionFilter, ToolsCapability, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_gateway::Gateway;
 
 use super::call::{ToolCall, run_tool_call};
-use super::changes::{CHECK_EVERY, Served, fingerprint, notify_tool_changes};
+use super::changes::{
+    CHECK_EVERY, Served, fingerprint, listen_for_tool_changes, notify_tool_changes,
+};
 use super::extras::{McpExtras, NoExtras};
 use super::links::ClientLinks;
 use super::tools::visible_tools;
@@ -178,6 +180,38 @@ impl ServerHandler for McpHandler {
             CHECK_EVERY,
             self.lifecycle.shutdown.child_token(),
         ));
+    }
+
+    /// `subscriptions/listen` (2026-07-28): tool list changes, for the caller's role. Prompt
+    /// and resource notices are the extras' (none in the production server), so only
+    /// `toolsListChanged` is accepted.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
+        Some(accepted)
+    }
+
+    /// Runs one accepted listen until the client cancels it (or goes away) or the server
+    /// shuts down; shutting down ends it gracefully, with the final result.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let (caller, _) = self.caller(context.request_context())?;
+        let watch = async {
+            if context.accepted().tools_list_changed == Some(true) {
+                listen_for_tool_changes(&self.gateway, &caller.role, context.sink(), CHECK_EVERY)
+                    .await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.lifecycle.shutdown.cancelled() => {}
+            () = watch => {}
+        }
+        Ok(())
     }
 
     async fn list_tools(

@@ -1,5 +1,7 @@
 //! A call's [`Envelope`] as an MCP `CallToolResult` — the one place this mapping is decided.
 //!
+//! - a federated MCP tool's result that governance left whole: exactly as its server sent
+//!   it (annotations, `_meta`, resource links, `structuredContent` included).
 //! - ok: the data as a text block (a string as-is, anything else as compact JSON), then the
 //!   tool's own image / audio / resource blocks; `structuredContent` when the data is an
 //!   object; a closing text block when result governance cut the output, naming the
@@ -17,7 +19,20 @@ use toolgate_protocol::{CallError, ContentBlock, Envelope, Governance};
 pub fn call_result(envelope: Envelope) -> CallToolResult {
     match envelope.error {
         Some(error) if !envelope.ok => error_result(&error),
-        _ => success_result(envelope.data, envelope.content, envelope.truncated),
+        _ => match envelope
+            .mcp_result
+            .map(serde_json::from_value::<CallToolResult>)
+        {
+            // A federated tool's result, as its server sent it (a 2025-11-25 server sends no
+            // `resultType`; the answer is complete either way).
+            Some(Ok(mut upstream)) => {
+                upstream
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
+                upstream
+            }
+            _ => success_result(envelope.data, envelope.content, envelope.truncated),
+        },
     }
 }
 
@@ -132,6 +147,48 @@ mod tests {
     }
 
     #[test]
+    fn a_federated_result_passes_unchanged_unless_it_was_cut() {
+        let upstream = json!({
+            "content": [
+                {"type": "text", "text": "done", "annotations": {"priority": 0.7, "audience": ["user"]},
+                 "_meta": {"vendor/x": 1}},
+                {"type": "resource_link", "uri": "demo://r/1", "name": "r1", "mimeType": "text/plain",
+                 "description": "a link"}
+            ],
+            "structuredContent": {"n": 1},
+            "isError": false,
+            "_meta": {"vendor/trace": "t"}
+        });
+        let mut out = ToolOutput::json(json!({"n": 1}));
+        out.mcp_result = Some(upstream.clone());
+        // As written on the wire (rmcp keeps a priority as f32, written in its shortest form).
+        let text = serde_json::to_string(&call_result(Envelope::success("c1", out.clone(), None)));
+        let mut whole: Value = serde_json::from_str(&text.unwrap()).unwrap();
+        assert_eq!(
+            whole.as_object_mut().unwrap().remove("resultType"),
+            Some(json!("complete"))
+        );
+        assert_eq!(whole, upstream);
+
+        let cut = Governance {
+            total_bytes: 10,
+            returned_bytes: 4,
+            result_id: Some("res_1".into()),
+        };
+        let result = wire(call_result(Envelope::success("c1", out, Some(cut))));
+        let last = result["content"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert!(
+            last["text"].as_str().unwrap().contains("result truncated"),
+            "{result}"
+        );
+    }
+
+    #[test]
     fn null_data_with_blocks_has_no_text() {
         let out = ToolOutput {
             data: Value::Null,
@@ -139,6 +196,7 @@ mod tests {
                 data: "UklG".into(),
                 mime_type: "audio/wav".into(),
             }],
+            mcp_result: None,
         };
         let result = wire(call_result(Envelope::success("c1", out, None)));
         assert_eq!(

@@ -307,7 +307,9 @@ async fn refused_decisions_say_why() {
         .await;
     assert_eq!(
         bad_status["error"]["message"],
-        json!("unknown approval status `maybe` (expected pending, approved, denied or expired)")
+        json!(
+            "unknown approval status `maybe` (expected pending, approved, denied, expired or abandoned)"
+        )
     );
 }
 
@@ -385,4 +387,110 @@ async fn an_approver_sees_the_payload_hidden_past_2000_characters() {
         .iter()
         .any(|r| r["arguments"]["note"].get("sha256").is_some());
     assert!(digested, "{records}");
+}
+
+/// Sends a waiting call on a raw connection and returns it with its pending request's id.
+async fn wait_on_a_raw_connection(s: &TestServer, extra: &str) -> (tokio::net::TcpStream, String) {
+    use tokio::io::AsyncWriteExt;
+    let body = format!(
+        r#"{{"tool": "writer", "arguments": {{"note": "{extra}"}}, "wait_for_approval": true{}}}"#,
+        if extra == "kept" {
+            r#", "keep_approval": true"#
+        } else {
+            ""
+        }
+    );
+    let request = format!(
+        "POST /v1/calls HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {DEV}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut conn = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    conn.write_all(request.as_bytes()).await.unwrap();
+    let id = eventually("the pending request", || async {
+        let list = s.get_json("/v1/approvals", Some(OP), 200).await;
+        list[0]["id"].as_str().map(str::to_owned)
+    })
+    .await;
+    (conn, id)
+}
+
+#[tokio::test]
+async fn a_client_that_stops_waiting_leaves_no_request_to_approve() {
+    let s = TestServer::start().await;
+    let (conn, id) = wait_on_a_raw_connection(&s, "gone").await;
+    drop(conn);
+    let abandoned = eventually("the request abandoned", || async {
+        let r = s
+            .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+            .await;
+        (r["status"] == json!("abandoned")).then_some(r)
+    })
+    .await;
+    assert!(
+        abandoned["reason"]
+            .as_str()
+            .unwrap()
+            .contains("client went away"),
+        "{abandoned}"
+    );
+    // Not listed as pending, and an operator who approves anyway is refused with 409.
+    let pending = s.get_json("/v1/approvals", Some(OP), 200).await;
+    assert_eq!(pending, json!([]));
+    let refused = s
+        .post_json(
+            &format!("/v1/approvals/{id}/decision"),
+            Some(OP),
+            &json!({"approve": true, "scope": "always"}),
+            409,
+        )
+        .await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("abandoned"),
+        "{refused}"
+    );
+    assert_eq!(
+        s.get_json("/v1/approvals?status=abandoned", Some(OP), 200)
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_client_may_keep_its_request_for_a_retry() {
+    let s = TestServer::start().await;
+    let (conn, id) = wait_on_a_raw_connection(&s, "kept").await;
+    drop(conn);
+    // Once the cancelled call is audited the server is done with it; the request must
+    // still be pending and approvable.
+    eventually("the cancelled call in the audit", || async {
+        let records = s
+            .get_json("/v1/audit?tool=writer&outcome=cancelled", Some(OP), 200)
+            .await;
+        records.as_array().unwrap().first().cloned()
+    })
+    .await;
+    let r = s
+        .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+        .await;
+    assert_eq!(r["status"], json!("pending"), "{r}");
+    s.post_json(
+        &format!("/v1/approvals/{id}/decision"),
+        Some(OP),
+        &json!({"approve": true}),
+        200,
+    )
+    .await;
+    let env = s
+        .call(
+            Some(DEV),
+            json!({"tool": "writer", "arguments": {"note": "kept"}}),
+        )
+        .await;
+    assert_eq!(code(&env), "ok", "{env}");
 }

@@ -110,7 +110,7 @@ async fn malformed_bodies_are_400_with_the_error_body() {
         json!({"error": {"code": "invalid_arguments",
             "message": "the request body is not valid: EOF while parsing a value at line 1 column 9",
             "retryable": false,
-            "hint": "the body is {\"tool\": NAME, \"arguments\": {…}, \"session\"?, \"idempotency_key\"?, \"wait_for_approval\"?}"}})
+            "hint": "the body is {\"tool\": NAME, \"arguments\": {…}, \"session\"?, \"idempotency_key\"?, \"wait_for_approval\"?, \"keep_approval\"?}"}})
     );
     let body = answer(
         send("{\"arguments\": {}}", Some("application/json"))

@@ -94,6 +94,19 @@ fn check_open(request: &ApprovalRequest) -> StoreResult<()> {
             "{id} expired at {}; the caller must retry to create a new request",
             format_ms(request.expires_at_ms)
         ))),
+        ApprovalStatus::Abandoned => Err(StoreError::Conflict(format!(
+            "{id} was abandoned: the call waiting for it stopped waiting{} at {}, so approving \
+             it would run nothing; the caller must retry to create a new request",
+            request
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+            request
+                .decided_at_ms
+                .map(format_ms)
+                .unwrap_or_else(|| "an unknown time".into())
+        ))),
         decided @ (ApprovalStatus::Approved | ApprovalStatus::Denied) => {
             Err(StoreError::Conflict(format!(
                 "{id} was already {decided} by {} at {}",

@@ -15,6 +15,9 @@
 //!
 //! # Invariants
 //! - A decision is final: deciding twice, or after expiry, is a [`StoreError::Conflict`].
+//! - A request whose waiting call gave up is [`ApprovalStore::abandon`]ed (compare-and-set
+//!   from pending): it cannot be approved afterwards, so an operator never approves a call
+//!   nobody is waiting for. Of an approval and an abandonment racing, exactly one wins.
 //! - Expiry needs no background job: a pending request past `expires_at_ms` is reported as
 //!   [`ApprovalStatus::Expired`] on every read; [`ApprovalStore::expire_due`] only makes the
 //!   table agree.
@@ -73,6 +76,10 @@ pub enum ApprovalStatus {
     Approved,
     Denied,
     Expired,
+    /// Withdrawn because the call waiting for it stopped waiting (cancelled, disconnected,
+    /// timed out) before anyone decided: nobody is left for whom approving would act, so it
+    /// can no longer be approved; the next identical call asks afresh.
+    Abandoned,
 }
 
 impl ApprovalStatus {
@@ -82,6 +89,7 @@ impl ApprovalStatus {
             ApprovalStatus::Approved => "approved",
             ApprovalStatus::Denied => "denied",
             ApprovalStatus::Expired => "expired",
+            ApprovalStatus::Abandoned => "abandoned",
         }
     }
 }
@@ -101,8 +109,10 @@ impl FromStr for ApprovalStatus {
             "approved" => Ok(ApprovalStatus::Approved),
             "denied" => Ok(ApprovalStatus::Denied),
             "expired" => Ok(ApprovalStatus::Expired),
+            "abandoned" => Ok(ApprovalStatus::Abandoned),
             other => Err(format!(
-                "unknown approval status `{other}` (expected pending, approved, denied or expired)"
+                "unknown approval status `{other}` (expected pending, approved, denied, expired \
+                 or abandoned)"
             )),
         }
     }

@@ -132,6 +132,7 @@ impl ApprovalStore {
             }
             Some(ApprovalStatus::Approved) => "status = 'approved'",
             Some(ApprovalStatus::Denied) => "status = 'denied'",
+            Some(ApprovalStatus::Abandoned) => "status = 'abandoned'",
         };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let conn = self.conn();
@@ -178,6 +179,22 @@ impl ApprovalStore {
              WHERE id = ?1 AND consumed = 0 AND (status IN ('denied', 'expired') \
                OR (status = 'pending' AND expires_at_ms <= ?2))",
             params![id, now],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Withdraws a pending request whose waiting call stopped waiting, saying `why` (kept as
+    /// the request's reason). Returns `false` when it was no longer pending — decided or
+    /// expired meanwhile — and leaves it as it is: of an operator's decision and an
+    /// abandonment racing, exactly one takes effect. An abandoned request is consumed, so
+    /// the next identical call asks afresh.
+    pub fn abandon(&self, id: &str, why: &str) -> StoreResult<bool> {
+        let now = self.now_ms();
+        let changed = self.conn().execute(
+            "UPDATE approvals SET status = 'abandoned', consumed = 1, decided_at_ms = ?2, \
+               reason = ?3 \
+             WHERE id = ?1 AND status = 'pending' AND consumed = 0 AND expires_at_ms > ?2",
+            params![id, now, why],
         )?;
         Ok(changed == 1)
     }

@@ -110,8 +110,8 @@ pub fn list_approvals() -> Value {
     op["parameters"] = json!([
         query(
             "status",
-            "`pending` (default), `all`, or approved | denied | expired.",
-            json!({"type": "string", "enum": ["pending", "all", "approved", "denied", "expired"]})
+            "`pending` (default), `all`, or approved | denied | expired | abandoned.",
+            json!({"type": "string", "enum": ["pending", "all", "approved", "denied", "expired", "abandoned"]})
         ),
         query(
             "limit",

@@ -138,7 +138,8 @@ pub fn schemas() -> Value {
                 },
                 "session": {"type": ["string", "null"], "description": "Session-scoped approvals apply within it. Default (or null) `http`."},
                 "idempotency_key": {"type": ["string", "null"], "description": "Makes a retried write call act once."},
-                "wait_for_approval": {"type": ["boolean", "null"], "description": "Wait for a human decision instead of answering approval_required at once. Default: [approvals] wait."}
+                "wait_for_approval": {"type": ["boolean", "null"], "description": "Wait for a human decision instead of answering approval_required at once. Default: [approvals] wait."},
+                "keep_approval": {"type": "boolean", "description": "If this call stops waiting for its approval (cancelled, client gone), keep the request pending for the next identical call. Default false: the request is abandoned and can no longer be approved."}
             }
         },
         "Envelope": {
@@ -171,7 +172,7 @@ pub fn schemas() -> Value {
                 "decided_by", "decided_at", "scope", "reason", "consumed"],
             "properties": {
                 "id": {"type": "string", "pattern": "^apr_[0-9a-f]{12}$"},
-                "status": {"type": "string", "enum": ["pending", "approved", "denied", "expired"]},
+                "status": {"type": "string", "enum": ["pending", "approved", "denied", "expired", "abandoned"], "description": "`abandoned`: the call waiting for it stopped waiting before anyone decided; it can no longer be approved."},
                 "tool": {"type": "string"},
                 "risk": r("Risk"),
                 "principal": {"type": "string"},

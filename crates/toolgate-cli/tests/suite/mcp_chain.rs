@@ -1,0 +1,164 @@
+//! The chain a host builds: the Python SDK client (default mode) → `toolgate serve` →
+//! server-everything. What the client receives through the gateway is what the server sent:
+//! annotated text and images, resource links, structured content — compared with the same
+//! client asking the server directly (crates/toolgate-cli/tests/peers/chain_client.py).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::harness::{Env, http};
+use super::mcp::{node, server};
+
+const TOOLS: [&str; 4] = [
+    "get-annotated-message",
+    "get-resource-links",
+    "get-structured-content",
+    "get-tiny-image",
+];
+
+fn wait_for_tools(addr: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, tools) = http(addr, "GET", "/v1/tools", None);
+        let listed = tools.to_string();
+        if TOOLS
+            .iter()
+            .all(|t| listed.contains(&format!("mcp__everything__{t}")))
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the tools never arrived: {tools}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn content_reaches_the_client_through_the_gateway_as_the_server_sent_it() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    let client = repo.join("crates/toolgate-cli/tests/peers/chain_client.py");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh",
+        python.display()
+    );
+    let (node, everything) = (node(), server("server-everything"));
+    let labels: Vec<String> = TOOLS
+        .iter()
+        .map(|t| format!("\"{t}\" = \"read\""))
+        .collect();
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ncommand = \"{node}\"\n\
+         args = [\"{everything}\", \"stdio\"]\nrisk = {{ {} }}\n",
+        labels.join(", ")
+    ));
+    let (mut child, addr) = env.serve();
+    wait_for_tools(&addr);
+    let out = Command::new(&python)
+        .arg(&client)
+        .args(["--url", &format!("http://{addr}/mcp")])
+        .args(["--prefix", "mcp__everything__"])
+        .args(["--command", &node, "--arg", &everything, "--arg", "stdio"])
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (direct, via) = (&seen["direct"]["results"], &seen["via"]["results"]);
+    // The client speaks its default era to the gateway, whatever the server behind speaks.
+    assert_eq!(seen["via"]["protocol"], json!("2026-07-28"), "{seen}");
+    assert_eq!(direct.as_array().unwrap().len(), 5, "{seen}");
+    assert_eq!(via, direct, "through the gateway ≠ direct");
+    // What "intact" means here, spelled out.
+    assert_eq!(
+        direct[0]["content"][0]["annotations"],
+        json!({"priority": 0.7, "audience": ["user"]}),
+        "{direct}"
+    );
+    let link = &direct[2]["content"][1];
+    assert_eq!(link["type"], json!("resource_link"), "{direct}");
+    assert!(
+        link["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("demo://resource/"),
+        "{link}"
+    );
+}
+
+/// A 2026-07-28 client hears on `subscriptions/listen` that a federated server added a tool
+/// (the server announces it to toolgate, toolgate refreshes its catalog and tells every
+/// listener whose role sees the change). The old answer was -32601.
+#[test]
+fn a_listening_client_hears_that_federated_tools_arrived() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let client = repo.join("crates/toolgate-cli/tests/peers/listen_client.py");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh",
+        python.display()
+    );
+    // The loopback caller acts in role `readonly`: it sees and may call read tools only.
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\
+         trusted = true\nrisk = {{ add_tool = \"read\", fresh = \"read\" }}\n",
+        python.display(),
+        peer.display()
+    ));
+    let (mut child, addr) = env.serve();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !http(&addr, "GET", "/v1/tools", None)
+        .1
+        .to_string()
+        .contains("mcp__py__add_tool")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the py server's tools never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = Command::new(&python)
+        .arg(&client)
+        .args(["--url", &format!("http://{addr}/mcp")])
+        .args(["--adder", "mcp__py__add_tool", "--name", "fresh"])
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&seen["protocol"], &seen["honored"], &seen["heard"]),
+        (
+            &json!("2026-07-28"),
+            &json!({"toolsListChanged": true}),
+            &json!("ToolsListChanged")
+        ),
+        "{seen}"
+    );
+    assert!(
+        seen["listed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__py__fresh")),
+        "{seen}"
+    );
+}
