@@ -138,21 +138,36 @@ impl Default for ModelConfig {
     }
 }
 
+/// What [`ModelConfig::check`] refuses in a `[model]` table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelConfigError {
+    #[error("[model] base_url `{url}` is not a URL: {error}")]
+    NotAUrl { url: String, error: url::ParseError },
+    #[error("[model] base_url `{url}` must be http or https")]
+    Scheme { url: String },
+    #[error("[model] max_tokens, max_steps and timeout_secs must be positive")]
+    NotPositive,
+    #[error("[model] temperature must be between 0 and 2")]
+    Temperature(f32),
+}
+
 impl ModelConfig {
     /// Static checks (no environment, no network).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ModelConfigError> {
         if let Some(url) = &self.base_url {
-            let parsed = url::Url::parse(url)
-                .map_err(|e| format!("[model] base_url `{url}` is not a URL: {e}"))?;
+            let parsed = url::Url::parse(url).map_err(|error| ModelConfigError::NotAUrl {
+                url: url.clone(),
+                error,
+            })?;
             if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(format!("[model] base_url `{url}` must be http or https"));
+                return Err(ModelConfigError::Scheme { url: url.clone() });
             }
         }
         if self.max_tokens == 0 || self.max_steps == 0 || self.timeout_secs == 0 {
-            return Err("[model] max_tokens, max_steps and timeout_secs must be positive".into());
+            return Err(ModelConfigError::NotPositive);
         }
-        if self.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-            return Err("[model] temperature must be between 0 and 2".into());
+        if let Some(t) = self.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
+            return Err(ModelConfigError::Temperature(t));
         }
         Ok(())
     }
@@ -204,7 +219,9 @@ pub fn connect_with_key(
     egress: &EgressPolicy,
     key: Option<String>,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
-    config.check().map_err(ModelError::Config)?;
+    config
+        .check()
+        .map_err(|e| ModelError::Config(e.to_string()))?;
     if config.model.is_empty() {
         return Err(no_model());
     }
@@ -231,4 +248,36 @@ fn no_model() -> ModelError {
     ModelError::Config(
         "no model configured: set [model] model in toolgate.toml (and provider, base_url)".into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_names_what_is_wrong() {
+        let with = |edit: fn(&mut ModelConfig)| {
+            let mut c = ModelConfig::default();
+            edit(&mut c);
+            c.check()
+        };
+        assert_eq!(with(|_| {}), Ok(()));
+        assert!(matches!(
+            with(|c| c.base_url = Some("not a url".into())),
+            Err(ModelConfigError::NotAUrl { .. })
+        ));
+        let ftp = with(|c| c.base_url = Some("ftp://models.example".into())).unwrap_err();
+        assert_eq!(
+            ftp.to_string(),
+            "[model] base_url `ftp://models.example` must be http or https"
+        );
+        assert_eq!(
+            with(|c| c.max_steps = 0),
+            Err(ModelConfigError::NotPositive)
+        );
+        assert_eq!(
+            with(|c| c.temperature = Some(2.5)),
+            Err(ModelConfigError::Temperature(2.5))
+        );
+    }
 }

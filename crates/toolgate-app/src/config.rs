@@ -272,7 +272,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     // Builds the web tools once: a bad [web] setting or a missing key variable stops here.
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
     cfg.browser.check()?;
-    cfg.model.check().map_err(anyhow::Error::msg)?;
+    cfg.model.check()?;
     toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {

@@ -48,7 +48,7 @@ export function outcomePill(outcome) {
 export function outcomeTone(outcome) {
   if (outcome === 'ok' || outcome === 'approved') return 'ok';
   if (outcome === 'started' || outcome === 'pending') return 'info';
-  if (['approval_required', 'expired', 'approval_expired', 'cancelled', 'timeout'].includes(outcome)) return 'warn';
+  if (['approval_required', 'expired', 'abandoned', 'approval_expired', 'cancelled', 'timeout'].includes(outcome)) return 'warn';
   return 'bad';
 }
 
