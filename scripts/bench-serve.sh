@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `toolgate serve` under load: tools/call of a trivial built-in tool (read_file of a 6-byte
 # file) over MCP Streamable HTTP and over /v1, and the Python SDK's own MCPServer with one echo
-# tool, all driven by the same Rust load generator (crates/toolgate-loadgen) at each
-# concurrency, in one run. Durable audit (the default) is on. Prints markdown tables, the
+# tool, and that Python server federated behind toolgate serve (federated-python-mcp: the
+# gateway's overhead on a real upstream), all driven by the same Rust load generator
+# (crates/toolgate-loadgen) at each concurrency, in one run. Durable audit (the default) is on. Prints markdown tables, the
 # throughput ratios toolgate / python and the target check (>= 10x, p99 < 10 ms at C=16).
 #
 # Usage: scripts/bench-serve.sh [--runs N] [--duration 10s] [--warmup 2s]
@@ -42,8 +43,13 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve.XXXXXX")
 OUT=${OUT:-$WORK/results}
 mkdir -p "$OUT"
 PIDS=()
+# Newest first: the federated toolgate holds an SSE stream open to the Python server, whose
+# graceful shutdown would otherwise wait for it forever.
 stop_all() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  local i
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    kill "${PIDS[i]}" 2>/dev/null && wait "${PIDS[i]}" 2>/dev/null || true
+  done
   PIDS=()
 }
 trap 'stop_all; rm -rf "$WORK/ws"*' EXIT
@@ -94,6 +100,23 @@ for run in $(seq "$RUNS"); do
     --tool read_file --arguments '{"path":"hello.txt"}' --pid "$TOOLGATE_PID" "${common[@]}" >>"$file"
   "$LOADGEN" run --label python-mcp --url "http://127.0.0.1:$port/mcp" --protocol mcp \
     --tool echo --arguments '{"text":"hello"}' --pid "$PYTHON_PID" "${common[@]}" >>"$file"
+  # The same Python server federated behind a second toolgate serve (Streamable HTTP through
+  # the SSRF guard, labelled read so the loopback caller's role may call it): the client
+  # calls mcp__py__echo on toolgate, toolgate calls echo upstream. Server CPU is toolgate's.
+  fed=$WORK/fed$run
+  mkdir -p "$fed"
+  printf '[egress]\nallow_hosts = ["127.0.0.1:%s"]\nallow_http = ["127.0.0.1:%s"]\n\n[[mcp.servers]]\nname = "py"\nurl = "http://127.0.0.1:%s/mcp"\nrisk = { echo = "read" }\n' \
+    "$port" "$port" "$port" >"$fed/toolgate.toml"
+  (cd "$fed" && exec "$TOOLGATE" --workspace . serve --listen 127.0.0.1:0 >"$WORK/fed.out" 2>"$WORK/fed.err") &
+  FED_PID=$!; PIDS+=("$FED_PID")
+  fed_addr=$(toolgate_addr "$WORK/fed.out")
+  for _ in $(seq 100); do
+    "$PYTHON" -c 'import sys, urllib.request; sys.exit(b"mcp__py__echo" not in urllib.request.urlopen(sys.argv[1]).read())' \
+      "http://$fed_addr/v1/tools" 2>/dev/null && break
+    sleep 0.1
+  done
+  "$LOADGEN" run --label federated-python-mcp --url "http://$fed_addr/mcp" --protocol mcp \
+    --tool mcp__py__echo --arguments '{"text":"hello"}' --pid "$FED_PID" "${common[@]}" >>"$file"
   echo "run $run: load $(cut -d' ' -f1-3 /proc/loadavg) at end" | tee -a "$OUT/machine.txt" >&2
   stop_all
 done
