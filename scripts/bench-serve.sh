@@ -110,11 +110,13 @@ for run in $(seq "$RUNS"); do
   (cd "$fed" && exec "$TOOLGATE" --workspace . serve --listen 127.0.0.1:0 >"$WORK/fed.out" 2>"$WORK/fed.err") &
   FED_PID=$!; PIDS+=("$FED_PID")
   fed_addr=$(toolgate_addr "$WORK/fed.out")
+  listed=0
   for _ in $(seq 100); do
     "$PYTHON" -c 'import sys, urllib.request; sys.exit(b"mcp__py__echo" not in urllib.request.urlopen(sys.argv[1]).read())' \
-      "http://$fed_addr/v1/tools" 2>/dev/null && break
+      "http://$fed_addr/v1/tools" 2>/dev/null && { listed=1; break; }
     sleep 0.1
   done
+  [ "$listed" = 1 ] || { echo "error: mcp__py__echo never reached the federating toolgate; its stderr:" >&2; cat "$WORK/fed.err" >&2; exit 1; }
   "$LOADGEN" run --label federated-python-mcp --url "http://$fed_addr/mcp" --protocol mcp \
     --tool mcp__py__echo --arguments '{"text":"hello"}' --pid "$FED_PID" "${common[@]}" >>"$file"
   echo "run $run: load $(cut -d' ' -f1-3 /proc/loadavg) at end" | tee -a "$OUT/machine.txt" >&2

@@ -28,7 +28,7 @@ async def main():
             try:
                 event = await asyncio.wait_for(sub.__anext__(), 30)
                 heard = type(event).__name__
-            except (asyncio.TimeoutError, StopAsyncIteration) as e:
+            except (asyncio.TimeoutError, StopAsyncIteration):
                 heard = None
         listed = [t.name for t in (await c.list_tools()).tools]
         print(json.dumps({"protocol": c.protocol_version, "honored": honored,

@@ -38,6 +38,23 @@ fn wait_for_tools(addr: &str) {
     }
 }
 
+/// Runs a Python client script against `toolgate serve` at `addr` and reads the one JSON
+/// object it prints.
+fn run_client(python: &Path, client: &Path, addr: &str, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(client)
+        .args(["--url", &format!("http://{addr}/mcp")])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn content_reaches_the_client_through_the_gateway_as_the_server_sent_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -60,21 +77,23 @@ fn content_reaches_the_client_through_the_gateway_as_the_server_sent_it() {
     ));
     let (mut child, addr) = env.serve();
     wait_for_tools(&addr);
-    let out = Command::new(&python)
-        .arg(&client)
-        .args(["--url", &format!("http://{addr}/mcp")])
-        .args(["--prefix", "mcp__everything__"])
-        .args(["--command", &node, "--arg", &everything, "--arg", "stdio"])
-        .output()
-        .unwrap();
+    let seen = run_client(
+        &python,
+        &client,
+        &addr,
+        &[
+            "--prefix",
+            "mcp__everything__",
+            "--command",
+            &node,
+            "--arg",
+            &everything,
+            "--arg",
+            "stdio",
+        ],
+    );
     let _ = child.kill();
     let _ = child.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (direct, via) = (&seen["direct"]["results"], &seen["via"]["results"]);
     // The client speaks its default era to the gateway, whatever the server behind speaks.
     assert_eq!(seen["via"]["protocol"], json!("2026-07-28"), "{seen}");
@@ -131,20 +150,14 @@ fn a_listening_client_hears_that_federated_tools_arrived() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let out = Command::new(&python)
-        .arg(&client)
-        .args(["--url", &format!("http://{addr}/mcp")])
-        .args(["--adder", "mcp__py__add_tool", "--name", "fresh"])
-        .output()
-        .unwrap();
+    let seen = run_client(
+        &python,
+        &client,
+        &addr,
+        &["--adder", "mcp__py__add_tool", "--name", "fresh"],
+    );
     let _ = child.kill();
     let _ = child.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (&seen["protocol"], &seen["honored"], &seen["heard"]),
         (

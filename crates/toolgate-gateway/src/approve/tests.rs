@@ -58,14 +58,22 @@ fn asking(tool: &str, risk: Risk, args: serde_json::Value, session: &str) -> Cal
     call
 }
 
-fn approve(f: &Fixture, id: &str, scope: DecisionScope, confirm: Option<&str>) -> ApprovalRequest {
-    let d = StoreDecision {
+/// An approval by `by` with `scope`, no pattern or reason.
+fn approval_by(by: &str, scope: DecisionScope) -> StoreDecision {
+    StoreDecision {
         approve: true,
         scope,
         pattern: None,
-        decided_by: "alice".into(),
+        decided_by: by.into(),
         reason: None,
+        confirm: None,
+    }
+}
+
+fn approve(f: &Fixture, id: &str, scope: DecisionScope, confirm: Option<&str>) -> ApprovalRequest {
+    let d = StoreDecision {
         confirm: confirm.map(str::to_owned),
+        ..approval_by("alice", scope)
     };
     f.store.decide(id, d).unwrap()
 }
@@ -329,15 +337,9 @@ async fn wait_mode_resumes_when_decided_elsewhere_and_stops_on_cancel() {
     let decider = tokio::spawn(async move {
         loop {
             if let Some(r) = store.list(Some(ApprovalStatus::Pending), 1).unwrap().pop() {
-                let d = StoreDecision {
-                    approve: true,
-                    scope: DecisionScope::Once,
-                    pattern: None,
-                    decided_by: "http:dave".into(),
-                    reason: None,
-                    confirm: None,
-                };
-                store.decide(&r.id, d).unwrap();
+                store
+                    .decide(&r.id, approval_by("http:dave", DecisionScope::Once))
+                    .unwrap();
                 return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -394,15 +396,9 @@ async fn a_request_can_ask_to_wait_and_hears_that_it_is_waiting() {
 }
 
 fn approve_in(store: &ApprovalStore, id: &str) {
-    let d = StoreDecision {
-        approve: true,
-        scope: DecisionScope::Once,
-        pattern: None,
-        decided_by: "mcp-host".into(),
-        reason: None,
-        confirm: None,
-    };
-    store.decide(id, d).unwrap();
+    store
+        .decide(id, approval_by("mcp-host", DecisionScope::Once))
+        .unwrap();
 }
 
 fn waiting_layer(f: &Fixture) -> ApproveLayer {
@@ -462,14 +458,7 @@ async fn a_cancelled_wait_abandons_the_request_and_nobody_can_approve_it() {
     assert_eq!(err.code, ErrorCode::Cancelled);
     assert!(err.message.contains("abandoned"), "{}", err.message);
     // An operator arriving late is told, not allowed.
-    let late = StoreDecision {
-        approve: true,
-        scope: DecisionScope::Always,
-        pattern: None,
-        decided_by: "alice".into(),
-        reason: None,
-        confirm: None,
-    };
+    let late = approval_by("alice", DecisionScope::Always);
     let refused = f.store.decide(&abandoned.id, late).unwrap_err().to_string();
     assert!(refused.contains("abandoned"), "{refused}");
     assert!(f.store.list_grants().unwrap().is_empty());
@@ -545,15 +534,8 @@ fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
         );
         let approver = std::thread::spawn(move || {
             b1.wait();
-            let d = StoreDecision {
-                approve: true,
-                scope: DecisionScope::Once,
-                pattern: None,
-                decided_by: "alice".into(),
-                reason: None,
-                confirm: None,
-            };
-            s1.decide(&id1, d).is_ok()
+            s1.decide(&id1, approval_by("alice", DecisionScope::Once))
+                .is_ok()
         });
         let (s2, id2) = (Arc::clone(&f.store), request.id.clone());
         let abandoner = std::thread::spawn(move || {

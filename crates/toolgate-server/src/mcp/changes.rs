@@ -49,6 +49,38 @@ impl Served {
     }
 }
 
+/// Where a change notice goes: a 2025-11-25 session's peer, or one 2026-07-28 listen.
+trait Notice {
+    /// The other side is gone: stop watching.
+    fn gone(&self) -> bool;
+    /// Sends `notifications/tools/list_changed`; `false` when it could not be delivered.
+    fn tools_changed(&self) -> impl std::future::Future<Output = bool> + Send;
+}
+
+impl Notice for Peer<RoleServer> {
+    fn gone(&self) -> bool {
+        self.is_transport_closed()
+    }
+    async fn tools_changed(&self) -> bool {
+        self.notify_tool_list_changed()
+            .await
+            .inspect_err(|e| tracing::debug!(error = %e, "tools/list_changed not delivered; the session is gone"))
+            .is_ok()
+    }
+}
+
+impl Notice for SubscriptionSink {
+    fn gone(&self) -> bool {
+        false
+    }
+    async fn tools_changed(&self) -> bool {
+        self.notify_tool_list_changed()
+            .await
+            .inspect_err(|e| tracing::debug!(error = %e, "tools/list_changed not delivered; the subscription ended"))
+            .is_ok()
+    }
+}
+
 /// Watches the catalog for `role` and notifies `peer` of changes until the session ends.
 pub async fn notify_tool_changes(
     gateway: Arc<Gateway>,
@@ -58,6 +90,34 @@ pub async fn notify_tool_changes(
     every: Duration,
     stop: CancellationToken,
 ) {
+    watch(&gateway, &role, &served, every, &stop, &peer).await;
+}
+
+/// Sends `notifications/tools/list_changed` on one `subscriptions/listen` each time the
+/// tools `role` sees differ from what they were at the last notice (at first: when the listen
+/// began), until `stop` fires or the notice cannot be delivered (the subscription ended).
+pub async fn listen_for_tool_changes(
+    gateway: &Gateway,
+    role: &str,
+    sink: &SubscriptionSink,
+    every: Duration,
+    stop: &CancellationToken,
+) {
+    let baseline = Served::default();
+    baseline.set(fingerprint(&visible_tools(gateway, role)));
+    watch(gateway, role, &baseline, every, stop, sink).await;
+}
+
+/// The one watch loop: every `every`, when the catalog snapshot or the `served` baseline
+/// moved, compares the role's visible tools with the baseline and, once per change, notifies.
+async fn watch(
+    gateway: &Gateway,
+    role: &str,
+    served: &Served,
+    every: Duration,
+    stop: &CancellationToken,
+    to: &impl Notice,
+) {
     let mut snapshot = gateway.catalog().snapshot();
     let mut checked = served.get();
     loop {
@@ -65,7 +125,7 @@ pub async fn notify_tool_changes(
             () = stop.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
-        if peer.is_transport_closed() {
+        if to.gone() {
             return;
         }
         // Look again when the catalog or the served baseline moved.
@@ -79,46 +139,14 @@ pub async fn notify_tool_changes(
         let Some(baseline) = baseline else {
             continue;
         };
-        let print = fingerprint(&visible_tools(&gateway, &role));
+        let print = fingerprint(&visible_tools(gateway, role));
         if print == baseline {
             continue;
         }
-        // Once per change: the client's next tools/list sets the next baseline.
+        // Once per change: the next tools/list (a session's) sets the next baseline.
         served.set(print);
         checked = Some(print);
-        if let Err(e) = peer.notify_tool_list_changed().await {
-            tracing::debug!(error = %e, "tools/list_changed not delivered; the session is gone");
-            return;
-        }
-    }
-}
-
-/// Sends `notifications/tools/list_changed` on one `subscriptions/listen` each time the
-/// tools `role` sees differ from what they were at the last notice (at first: when the listen
-/// began). Returns when the notice cannot be delivered (the subscription ended); the caller
-/// also stops it on cancellation and shutdown.
-pub async fn listen_for_tool_changes(
-    gateway: &Gateway,
-    role: &str,
-    sink: &SubscriptionSink,
-    every: Duration,
-) {
-    let mut snapshot = gateway.catalog().snapshot();
-    let mut seen = fingerprint(&visible_tools(gateway, role));
-    loop {
-        tokio::time::sleep(every).await;
-        let now = gateway.catalog().snapshot();
-        if Arc::ptr_eq(&now, &snapshot) {
-            continue;
-        }
-        snapshot = now;
-        let print = fingerprint(&visible_tools(gateway, role));
-        if print == seen {
-            continue;
-        }
-        seen = print;
-        if let Err(e) = sink.notify_tool_list_changed().await {
-            tracing::debug!(error = %e, "tools/list_changed not delivered; the subscription ended");
+        if !to.tools_changed().await {
             return;
         }
     }

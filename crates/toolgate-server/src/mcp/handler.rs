@@ -198,17 +198,23 @@ impl ServerHandler for McpHandler {
     /// shuts down; shutting down ends it gracefully, with the final result.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let (caller, _) = self.caller(context.request_context())?;
+        let stop = self.lifecycle.shutdown.child_token();
         let watch = async {
             if context.accepted().tools_list_changed == Some(true) {
-                listen_for_tool_changes(&self.gateway, &caller.role, context.sink(), CHECK_EVERY)
-                    .await;
+                listen_for_tool_changes(
+                    &self.gateway,
+                    &caller.role,
+                    context.sink(),
+                    CHECK_EVERY,
+                    &stop,
+                )
+                .await;
             } else {
-                std::future::pending::<()>().await;
+                stop.cancelled().await;
             }
         };
         tokio::select! {
             () = context.cancelled() => {}
-            () = self.lifecycle.shutdown.cancelled() => {}
             () = watch => {}
         }
         Ok(())

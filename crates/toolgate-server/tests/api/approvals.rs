@@ -390,16 +390,11 @@ async fn an_approver_sees_the_payload_hidden_past_2000_characters() {
 }
 
 /// Sends a waiting call on a raw connection and returns it with its pending request's id.
-async fn wait_on_a_raw_connection(s: &TestServer, extra: &str) -> (tokio::net::TcpStream, String) {
+async fn wait_on_a_raw_connection(s: &TestServer, keep: bool) -> (tokio::net::TcpStream, String) {
     use tokio::io::AsyncWriteExt;
-    let body = format!(
-        r#"{{"tool": "writer", "arguments": {{"note": "{extra}"}}, "wait_for_approval": true{}}}"#,
-        if extra == "kept" {
-            r#", "keep_approval": true"#
-        } else {
-            ""
-        }
-    );
+    let body = json!({"tool": "writer", "arguments": {"note": "w"}, "wait_for_approval": true,
+        "keep_approval": keep})
+    .to_string();
     let request = format!(
         "POST /v1/calls HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {DEV}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
@@ -417,7 +412,7 @@ async fn wait_on_a_raw_connection(s: &TestServer, extra: &str) -> (tokio::net::T
 #[tokio::test]
 async fn a_client_that_stops_waiting_leaves_no_request_to_approve() {
     let s = TestServer::start().await;
-    let (conn, id) = wait_on_a_raw_connection(&s, "gone").await;
+    let (conn, id) = wait_on_a_raw_connection(&s, false).await;
     drop(conn);
     let abandoned = eventually("the request abandoned", || async {
         let r = s
@@ -464,7 +459,7 @@ async fn a_client_that_stops_waiting_leaves_no_request_to_approve() {
 #[tokio::test]
 async fn a_client_may_keep_its_request_for_a_retry() {
     let s = TestServer::start().await;
-    let (conn, id) = wait_on_a_raw_connection(&s, "kept").await;
+    let (conn, id) = wait_on_a_raw_connection(&s, true).await;
     drop(conn);
     // Once the cancelled call is audited the server is done with it; the request must
     // still be pending and approvable.
@@ -489,7 +484,7 @@ async fn a_client_may_keep_its_request_for_a_retry() {
     let env = s
         .call(
             Some(DEV),
-            json!({"tool": "writer", "arguments": {"note": "kept"}}),
+            json!({"tool": "writer", "arguments": {"note": "w"}}),
         )
         .await;
     assert_eq!(code(&env), "ok", "{env}");

@@ -5,12 +5,11 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolgate_core::{Tool, ToolContext, ToolError};
-use toolgate_protocol::{ToolOutput, ToolSpec};
+use toolgate_protocol::ToolSpec;
 use toolgate_registry::source::StaticSource;
 use toolgate_registry::{MemoryPinBook, PinBook, definition_hash};
+use toolgate_testkit::SpecOnly;
 
 use crate::fixture::{DEV, OP, Setup, TestServer};
 
@@ -18,18 +17,6 @@ const ADD: &str = "mcp__calc__add";
 const SUB: &str = "mcp__calc__sub";
 /// 2025-12-02T18:26:40Z.
 const PINNED_AT: u64 = 1_764_700_000_000;
-
-struct Fixed(ToolSpec);
-
-#[async_trait]
-impl Tool for Fixed {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::json(args))
-    }
-}
 
 fn calc(name: &str, description: &str) -> ToolSpec {
     ToolSpec::new(name, description, json!({"type": "object"})).with_source("mcp:calc")
@@ -65,8 +52,8 @@ async fn tools_carry_their_pin_state() {
     let source = StaticSource::new(
         "mcp:calc",
         vec![
-            Arc::new(Fixed(add_v2.clone())),
-            Arc::new(Fixed(sub.clone())),
+            Arc::new(SpecOnly(add_v2.clone())),
+            Arc::new(SpecOnly(sub.clone())),
         ],
     )
     .with_pinning();
