@@ -19,6 +19,7 @@
 pub mod assemble;
 pub mod config;
 pub mod elicit;
+pub mod federated;
 pub mod mcp;
 pub mod rag;
 pub mod runtime;

@@ -21,22 +21,25 @@ use crate::stores::open_credentials;
 pub enum McpServers<'a> {
     /// Every enabled server.
     All,
-    /// Only the server whose tools are named `mcp__{server}__…` (a call of a built-in tool
-    /// starts none).
+    /// Only the server whose tools are named `mcp__{server}__…`, or — for any other name
+    /// — the server that keeps its own names (`prefix = "never"`), if there is one.
     ForTool(&'a str),
     /// The server with this name.
     Named(&'a str),
 }
 
 impl McpServers<'_> {
-    fn admits(self, server: &str) -> bool {
+    fn admits(self, server: &toolgate_mcp::ServerConfig) -> bool {
         match self {
             McpServers::All => true,
+            McpServers::ForTool(tool) if server.prefix == toolgate_mcp::NamePrefix::Never => {
+                !tool.starts_with("mcp__")
+            }
             McpServers::ForTool(tool) => tool
                 .strip_prefix("mcp__")
-                .and_then(|rest| rest.strip_prefix(server))
+                .and_then(|rest| rest.strip_prefix(server.name.as_str()))
                 .is_some_and(|rest| rest.starts_with("__")),
-            McpServers::Named(name) => name == server,
+            McpServers::Named(name) => name == server.name,
         }
     }
 }
@@ -78,7 +81,7 @@ pub fn spawn_mcp(
         .mcp
         .servers
         .iter()
-        .filter(|s| which.admits(&s.name))
+        .filter(|s| which.admits(s))
         .cloned()
         .collect();
     if servers.is_empty() {

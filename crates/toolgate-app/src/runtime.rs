@@ -164,6 +164,17 @@ impl Runtime {
         &self.gateway
     }
 
+    /// What toolgate's own MCP endpoint serves besides tools: the federated servers'
+    /// prompts, resources, completion and logging when any server is configured.
+    pub fn mcp_options(&self) -> toolgate_server::mcp::McpOptions {
+        let mut options = toolgate_server::mcp::McpOptions::default();
+        if let Some(hub) = self.hub.as_ref().filter(|h| h.federates()) {
+            options.extras =
+                crate::federated::FederatedExtras::new(Arc::clone(hub), Arc::clone(&self.gateway));
+        }
+        options
+    }
+
     /// The MCP hub, when any configured server was selected.
     pub fn hub(&self) -> Option<&Arc<McpHub>> {
         self.hub.as_ref()

@@ -1,5 +1,6 @@
 //! The context one call runs in.
 
+use crate::caller::CallerLink;
 use tokio_util::sync::CancellationToken;
 
 use crate::progress::ProgressSink;
@@ -19,6 +20,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Where the tool reports progress (passed on to the caller where the front end can).
     pub progress: ProgressSink,
+    /// The client behind the call, where the front end can reach it (MCP sessions).
+    pub caller: CallerLink,
 }
 
 impl ToolContext {
@@ -31,6 +34,7 @@ impl ToolContext {
             role: "default".to_owned(),
             cancel: CancellationToken::new(),
             progress: ProgressSink::none(),
+            caller: CallerLink::none(),
         }
     }
 }

@@ -27,11 +27,13 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod caller;
 pub mod context;
 pub mod error;
 pub mod progress;
 pub mod tool;
 
+pub use caller::{CallerChannel, CallerError, CallerLink, CallerRequest};
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use progress::{ProgressSink, ProgressUpdate};

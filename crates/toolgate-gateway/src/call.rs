@@ -79,6 +79,8 @@ pub struct CallRequest {
     pub on_give_up: OnGiveUp,
     /// Receives [`CallEvent`]s while the call runs.
     pub events: Option<tokio::sync::mpsc::UnboundedSender<CallEvent>>,
+    /// The client behind the call, passed to the tool ([`ToolContext::caller`]).
+    pub caller: toolgate_core::CallerLink,
 }
 
 impl CallRequest {
@@ -95,6 +97,7 @@ impl CallRequest {
             wait_for_approval: None,
             on_give_up: OnGiveUp::Abandon,
             events: None,
+            caller: toolgate_core::CallerLink::none(),
         }
     }
 
@@ -188,6 +191,7 @@ impl Call {
             role: self.request.role.clone(),
             cancel,
             progress,
+            caller: self.request.caller.clone(),
         }
     }
 

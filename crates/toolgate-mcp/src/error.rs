@@ -14,6 +14,10 @@ pub enum ConfigError {
     InvalidName(String),
     #[error("MCP server `{0}` is configured twice: server names must be unique")]
     DuplicateName(String),
+    #[error(
+        "MCP servers `{first}` and `{second}` both set `prefix = \"never\"`: their tools, prompts or resource URIs could collide; keep the prefix on one of them"
+    )]
+    TwoUnprefixed { first: String, second: String },
     #[error("MCP server `{0}`: set `command` (a stdio server) or `url` (a Streamable HTTP server)")]
     NoTransport(String),
     #[error(

@@ -1,7 +1,15 @@
 //! What toolgate answers when a server talks first: progress and log notifications are
-//! forwarded to `tracing`, the calling tool's progress sink and the hub's event channel;
-//! `tools/list_changed` wakes the supervisor to re-list; form elicitation goes to the hub's
-//! [`Elicitor`] (offered only when there is one). Sampling and roots are not offered.
+//! forwarded to `tracing`, the calling tool's progress sink and the hub's event channel
+//! (and a log message to the calling client, when one call runs); list changes wake the
+//! supervisor to re-list; resource updates go to the hub's events.
+//!
+//! The server's requests to its client follow the server's `client_requests`: with
+//! `forward` (an operator's opt-in) sampling, elicitation and roots go to the client of the one call
+//! running on the server when that client declared the capability ([`ServerLink::sole_caller`]);
+//! otherwise an elicitation goes to the hub's [`Elicitor`] (the approval channel) and sampling
+//! or roots are refused. With `approval` (the default) only elicitation is offered, to the
+//! approval channel; with `refuse` nothing. Every such request is logged with its server and
+//! outcome.
 
 use std::sync::Arc;
 
@@ -16,7 +24,10 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use toolgate_core::ProgressUpdate;
 
+use toolgate_core::{CallerChannel, CallerRequest};
+
 use crate::McpEvent;
+use crate::config::ClientRequests;
 use crate::elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use crate::link::ServerLink;
 
@@ -24,14 +35,69 @@ use crate::link::ServerLink;
 pub(crate) struct McpClientHandler {
     link: Arc<ServerLink>,
     elicitor: Option<Arc<dyn Elicitor>>,
+    requests: ClientRequests,
 }
 
 impl McpClientHandler {
-    pub(crate) fn new(link: Arc<ServerLink>) -> Self {
+    pub(crate) fn new(link: Arc<ServerLink>, requests: ClientRequests) -> Self {
         McpClientHandler {
             link,
             elicitor: None,
+            requests,
         }
+    }
+
+    /// The calling client that answers `request`, or why the request is refused.
+    fn forward_to(&self, request: CallerRequest) -> Result<Arc<dyn CallerChannel>, String> {
+        let server = &self.link.server;
+        if self.requests != ClientRequests::Forward {
+            return Err(format!(
+                "toolgate does not pass {} of MCP server `{server}` on (client_requests = {:?})",
+                request.method(),
+                self.requests
+            ));
+        }
+        match self.link.sole_caller() {
+            Ok(caller) => caller.answering(request).cloned().ok_or_else(|| {
+                format!(
+                    "the client calling MCP server `{server}` does not answer {}",
+                    request.method()
+                )
+            }),
+            Err(0) => Err(format!(
+                "no call is running on MCP server `{server}`, so no client can answer its {}",
+                request.method()
+            )),
+            Err(n) => Err(format!(
+                "{n} calls are running on MCP server `{server}`; which client its {} is for cannot be told, so it is refused",
+                request.method()
+            )),
+        }
+    }
+
+    /// Sends `params` to the calling client as `request` and reads its answer.
+    async fn ask<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        request: CallerRequest,
+        params: P,
+    ) -> Result<R, McpError> {
+        let server = &self.link.server;
+        let channel = self.forward_to(request).map_err(|why| {
+            tracing::info!(%server, method = request.method(), "refused: {why}");
+            McpError::new(rmcp::model::ErrorCode::INVALID_REQUEST, why, None)
+        })?;
+        let params = serde_json::to_value(params)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let answer = channel.ask(request, params).await;
+        tracing::info!(%server, method = request.method(), ok = answer.is_ok(), "passed on to the calling client");
+        let value =
+            answer.map_err(|e| McpError::new(rmcp::model::ErrorCode(e.code), e.message, e.data))?;
+        serde_json::from_value(value).map_err(|e| {
+            McpError::internal_error(
+                format!("the calling client's answer is malformed: {e}"),
+                None,
+            )
+        })
     }
 
     pub(crate) fn with_elicitor(mut self, elicitor: Option<Arc<dyn Elicitor>>) -> Self {
@@ -41,10 +107,14 @@ impl McpClientHandler {
 }
 
 /// toolgate's identity in `initialize` / `server/discover`; form elicitation is declared
-/// when something answers it.
-pub(crate) fn client_config(elicitation: bool) -> ClientConfig {
+/// when something answers it, sampling and roots when they are passed on to callers.
+pub(crate) fn client_config(elicitation: bool, forward: bool) -> ClientConfig {
     let mut capabilities = ClientCapabilities::default();
-    if elicitation {
+    if forward {
+        capabilities.sampling = Some(Default::default());
+        capabilities.roots = Some(Default::default());
+    }
+    if elicitation || forward {
         let mut elicit = ElicitationCapability::new();
         elicit.form = Some(FormElicitationCapability::default());
         capabilities.elicitation = Some(elicit);
@@ -110,6 +180,11 @@ impl ClientHandler for McpClientHandler {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| format!("{:?}", params.level).to_lowercase());
+        if let Some(caller) = self.link.log_caller()
+            && let Ok(forwarded) = serde_json::to_value(&params)
+        {
+            caller.log(forwarded).await;
+        }
         self.link.emit(McpEvent::Log {
             server: server.clone(),
             level,
@@ -123,8 +198,49 @@ impl ClientHandler for McpClientHandler {
         self.link.refresh.notify_one();
     }
 
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.link.server, "MCP server's prompt list changed");
+        self.link.refresh.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.link.server, "MCP server's resource list changed");
+        self.link.refresh.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.link.server, uri = %params.uri, "MCP resource updated");
+        self.link.emit(McpEvent::ResourceUpdated {
+            server: self.link.server.clone(),
+            uri: params.uri,
+        });
+    }
+
     fn get_info(&self) -> ClientConfig {
-        client_config(self.elicitor.is_some())
+        let forward = self.requests == ClientRequests::Forward;
+        let approval = self.requests != ClientRequests::Refuse && self.elicitor.is_some();
+        client_config(approval, forward)
+    }
+
+    #[allow(deprecated)] // sampling is deprecated by SEP-2577 but 2025-11-25 servers use it
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, McpError> {
+        self.ask(CallerRequest::Sampling, params).await
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, McpError> {
+        self.ask(CallerRequest::Roots, serde_json::json!({})).await
     }
 
     async fn create_elicitation(
@@ -132,7 +248,14 @@ impl ClientHandler for McpClientHandler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
+        if self.forward_to(CallerRequest::Elicitation).is_ok() {
+            return self.ask(CallerRequest::Elicitation, request).await;
+        }
         let server = self.link.server.clone();
+        if self.requests == ClientRequests::Refuse {
+            tracing::info!(%server, "MCP elicitation declined (client_requests = refuse)");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
         let (
             Some(elicitor),
             ElicitRequestParams::FormElicitationParams {

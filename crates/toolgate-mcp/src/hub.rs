@@ -166,6 +166,11 @@ impl McpHub {
         }
     }
 
+    /// Every configured server, in config order.
+    pub(crate) fn servers(&self) -> &[Arc<McpServer>] {
+        &self.servers
+    }
+
     /// Per-server state, protocol version, transport and tool count, in config order.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.servers.iter().map(|s| s.status()).collect()

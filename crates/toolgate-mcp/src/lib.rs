@@ -46,16 +46,21 @@ pub mod connect;
 pub mod content;
 pub mod elicit;
 pub mod error;
+pub mod federation;
 mod handler;
 pub mod hub;
 mod link;
+mod offers;
 pub mod sandbox;
 mod server;
 pub mod status;
+mod subscribe;
 pub mod tool;
 pub mod transport;
 
-pub use config::{Endpoint, ProtocolChoice, ServerConfig, validate_servers};
+pub use config::{
+    ClientRequests, Endpoint, NamePrefix, Naming, ProtocolChoice, ServerConfig, validate_servers,
+};
 pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};

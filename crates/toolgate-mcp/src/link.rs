@@ -10,9 +10,10 @@ use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::ProgressSink;
+use toolgate_core::{CallerLink, ProgressSink};
 
 use crate::McpEvent;
+use crate::offers::Offers;
 
 /// Progress routes remembered per connection.
 const ROUTES_KEPT: usize = 1024;
@@ -28,6 +29,47 @@ pub(crate) struct ServerLink {
     /// Tools (raw names) the server runs only as MCP tasks, learnt from its refusal: kept
     /// unavailable, with the reason, across re-listings of this connection's server.
     needs_tasks: Mutex<HashSet<String>>,
+    /// Prompts, resources and templates of the current connection.
+    offers: RwLock<Offers>,
+    /// Resource subscriptions held on the server: raw URI → how many clients hold one.
+    subscriptions: Mutex<HashMap<String, usize>>,
+    /// The calls running on the server now, each with its client (if it has one).
+    active: Mutex<ActiveCalls>,
+    /// 2026-07-28: the `subscriptions/listen` stream of each subscribed URI.
+    pub(crate) listens: Mutex<HashMap<String, AbortOnDrop>>,
+}
+
+/// The calls in flight on one server, by entry number.
+#[derive(Default)]
+struct ActiveCalls {
+    next: u64,
+    calls: HashMap<u64, CallerLink>,
+    /// The call that ended last, when it ran alone and nothing started since: a server's
+    /// log message sent just before its result may be handled just after it.
+    ended_alone: Option<(std::time::Instant, CallerLink)>,
+}
+
+/// How long after its end a lone call still receives its server's log messages.
+const LATE_LOGS: Duration = Duration::from_secs(1);
+
+/// Leaves the active calls when dropped (the call ended, however it ended).
+pub(crate) struct ActiveCall<'a> {
+    link: &'a ServerLink,
+    id: u64,
+}
+
+impl Drop for ActiveCall<'_> {
+    fn drop(&mut self) {
+        let mut active = self
+            .link
+            .active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let ended = active.calls.remove(&self.id);
+        active.ended_alone = ended
+            .filter(|_| active.calls.is_empty())
+            .map(|caller| (std::time::Instant::now(), caller));
+    }
 }
 
 impl ServerLink {
@@ -44,7 +86,105 @@ impl ServerLink {
             refresh: Notify::new(),
             calls: Mutex::new(CallRoutes::default()),
             needs_tasks: Mutex::new(HashSet::new()),
+            offers: RwLock::new(Offers::default()),
+            subscriptions: Mutex::new(HashMap::new()),
+            active: Mutex::new(ActiveCalls::default()),
+            listens: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Records a call running on the server with its client, until the guard drops.
+    pub(crate) fn enter(&self, caller: CallerLink) -> ActiveCall<'_> {
+        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        active.next += 1;
+        let id = active.next;
+        active.calls.insert(id, caller);
+        active.ended_alone = None;
+        ActiveCall { link: self, id }
+    }
+
+    /// The client a message of the server belongs to: the MCP transport does not say which
+    /// call a server's request or log message is about, so it is attributed only when one
+    /// call runs on the server — never guessed among several (that could hand one caller's
+    /// data to another).
+    /// The client a log message of the server goes to: [`ServerLink::sole_caller`], or the
+    /// lone call that ended within [`LATE_LOGS`] with nothing started since.
+    pub(crate) fn log_caller(&self) -> Option<CallerLink> {
+        if let Ok(caller) = self.sole_caller() {
+            return Some(caller);
+        }
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        active
+            .ended_alone
+            .as_ref()
+            .filter(|(at, _)| active.calls.is_empty() && at.elapsed() < LATE_LOGS)
+            .map(|(_, caller)| caller.clone())
+    }
+
+    pub(crate) fn sole_caller(&self) -> Result<CallerLink, usize> {
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut calls = active.calls.values();
+        match (calls.next(), calls.next()) {
+            (Some(only), None) => Ok(only.clone()),
+            _ => Err(active.calls.len()),
+        }
+    }
+
+    /// What the server offers besides tools, as last listed.
+    pub(crate) fn offers(&self) -> Offers {
+        self.offers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_offers(&self, offers: Offers) {
+        *self.offers.write().unwrap_or_else(PoisonError::into_inner) = offers;
+        self.emit(McpEvent::OffersChanged {
+            server: self.server.clone(),
+        });
+    }
+
+    /// Counts one more holder of a subscription to `uri`; true for the first (the one
+    /// that must subscribe on the server).
+    pub(crate) fn hold(&self, uri: &str) -> bool {
+        let mut subs = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let count = subs.entry(uri.to_owned()).or_insert(0);
+        *count += 1;
+        *count == 1
+    }
+
+    /// Counts one holder less; true when none is left (the server is to be unsubscribed).
+    /// Releasing a URI nobody holds is false.
+    pub(crate) fn release(&self, uri: &str) -> bool {
+        let mut subs = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match subs.get_mut(uri) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                subs.remove(uri);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The URIs subscribed on the server (to subscribe again after a reconnect).
+    pub(crate) fn held(&self) -> Vec<String> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// The current connection, or why calls are refused now.
@@ -110,6 +250,15 @@ impl ServerLink {
     pub(crate) fn emit(&self, event: McpEvent) {
         // No subscriber is fine: events are an optional view.
         let _ = self.events.send(event);
+    }
+}
+
+/// Stops a background task with its owner (also when a startup attempt times out).
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

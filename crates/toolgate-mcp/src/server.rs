@@ -14,7 +14,6 @@ use std::time::{Duration, Instant, SystemTime};
 use rmcp::model::{ServerNotification, SubscriptionFilter};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{DynTool, Tool};
 use toolgate_net::EgressPolicy;
@@ -24,7 +23,8 @@ use toolgate_store::CredentialStore;
 use crate::config::{ServerConfig, ToolFilter};
 use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
 use crate::handler::McpClientHandler;
-use crate::link::{Connected, ServerLink};
+use crate::link::{AbortOnDrop, Connected, ServerLink};
+use crate::offers::Offers;
 use crate::sandbox::{SandboxChoice, SandboxSpec, StdioSandbox};
 use crate::tool::{McpTool, Trust};
 use crate::{ConnectError, McpEvent, ServerState, ServerStatus};
@@ -81,16 +81,8 @@ pub(crate) struct McpServer {
 struct Session {
     conn: Connection,
     defs: Vec<rmcp::model::Tool>,
+    offers: Offers,
     watcher: Option<AbortOnDrop>,
-}
-
-/// Stops a background task with its owner (also when a startup attempt times out).
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 enum Ended {
@@ -147,7 +139,7 @@ impl McpServer {
             restarts: 0,
         };
         Ok(McpServer {
-            handler: McpClientHandler::new(Arc::clone(&link)),
+            handler: McpClientHandler::new(Arc::clone(&link), config.client_requests),
             source,
             filter,
             link,
@@ -161,6 +153,16 @@ impl McpServer {
             settled: watch::Sender::new(!config.enabled),
             config,
         })
+    }
+
+    /// What clients see for this server's names.
+    pub(crate) fn naming(&self) -> crate::config::Naming {
+        self.config.naming()
+    }
+
+    /// The live connection as calls and the federation see it.
+    pub(crate) fn link(&self) -> &ServerLink {
+        &self.link
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
@@ -214,6 +216,7 @@ impl McpServer {
                 Ok(Session {
                     conn,
                     defs,
+                    offers,
                     watcher,
                 }) => {
                     if connections > 0 {
@@ -228,6 +231,8 @@ impl McpServer {
                         lost: lost.clone(),
                     });
                     self.install(&catalog, &defs);
+                    self.link.set_offers(offers);
+                    self.resubscribe(conn.service.peer()).await;
                     self.set_state(ServerState::Ready);
                     self.settled.send_replace(true);
                     tracing::info!(server = %self.config.name, protocol = %conn.protocol_version, tools = defs.len(), "MCP server ready");
@@ -339,9 +344,11 @@ impl McpServer {
         .await?;
         let watcher = self.watch_tool_changes(conn.service.peer()).await;
         let defs = list_tools(conn.service.peer()).await?;
+        let offers = Offers::list(&self.config.name, conn.service.peer()).await;
         Ok(Session {
             conn,
             defs,
+            offers,
             watcher,
         })
     }
@@ -379,19 +386,22 @@ impl McpServer {
     }
 
     /// On 2026-07-28 list changes arrive on a `subscriptions/listen` stream, not as a bare
-    /// notification; open one when the server offers it and forward what it carries.
+    /// notification; open one for the lists the server says change and forward what it
+    /// carries.
     async fn watch_tool_changes(&self, peer: &Peer<RoleClient>) -> Option<AbortOnDrop> {
         let info = peer.peer_info()?;
-        let offers = info
-            .capabilities
-            .tools
-            .as_ref()
-            .and_then(|t| t.list_changed)
-            == Some(true);
+        let caps = &info.capabilities;
+        let yes = |flag: Option<bool>| flag.filter(|f| *f);
+        let mut filter = SubscriptionFilter::new();
+        filter.tools_list_changed = yes(caps.tools.as_ref().and_then(|t| t.list_changed));
+        filter.prompts_list_changed = yes(caps.prompts.as_ref().and_then(|p| p.list_changed));
+        filter.resources_list_changed = yes(caps.resources.as_ref().and_then(|r| r.list_changed));
+        let offers = filter.tools_list_changed.is_some()
+            || filter.prompts_list_changed.is_some()
+            || filter.resources_list_changed.is_some();
         if info.protocol_version.has_initialize() || !offers {
             return None;
         }
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
         let mut sub = match peer.listen(filter).await {
             Ok(sub) => sub,
             Err(e) => {
@@ -403,8 +413,12 @@ impl McpServer {
         Some(AbortOnDrop(tokio::spawn(async move {
             loop {
                 match sub.next().await {
-                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
-                        tracing::info!(server = %link.server, "MCP server's tool list changed");
+                    Ok(Some(
+                        ServerNotification::ToolListChangedNotification(_)
+                        | ServerNotification::PromptListChangedNotification(_)
+                        | ServerNotification::ResourceListChangedNotification(_),
+                    )) => {
+                        tracing::info!(server = %link.server, "MCP server's lists changed");
                         link.refresh.notify_one();
                     }
                     Ok(Some(_)) => {}
@@ -418,7 +432,26 @@ impl McpServer {
         })))
     }
 
+    /// Subscribes the new connection to every resource clients still hold a subscription to.
+    async fn resubscribe(&self, peer: &Peer<RoleClient>) {
+        for uri in self.link.held() {
+            if let Err(e) = crate::subscribe::subscribe(&self.link, peer, &uri).await {
+                tracing::warn!(server = %self.config.name, %uri, error = %error_chain(&e), "could not subscribe again after reconnecting");
+            }
+        }
+    }
+
     async fn relist(&self, peer: &Peer<RoleClient>, catalog: &Catalog) {
+        let offers = tokio::time::timeout(
+            self.config.startup_timeout,
+            Offers::list(&self.config.name, peer),
+        );
+        match offers.await {
+            Ok(offers) => self.link.set_offers(offers),
+            Err(_) => {
+                tracing::warn!(server = %self.config.name, "re-listing prompts and resources timed out")
+            }
+        }
         match tokio::time::timeout(self.config.startup_timeout, list_tools(peer)).await {
             Ok(Ok(defs)) => self.install(catalog, &defs),
             Ok(Err(e)) => {
@@ -436,18 +469,11 @@ impl McpServer {
             trusted: self.config.trusted,
             overrides: &self.config.risk,
         };
+        let naming = self.config.naming();
         let tools: Vec<McpTool> = defs
             .iter()
             .filter(|d| self.filter.admits(&d.name))
-            .map(|d| {
-                McpTool::new(
-                    &self.config.name,
-                    &self.source,
-                    d,
-                    trust,
-                    Arc::clone(&self.link),
-                )
-            })
+            .map(|d| McpTool::new(&naming, &self.source, d, trust, Arc::clone(&self.link)))
             .collect();
         for label in self.config.risk.keys() {
             if !tools.iter().any(|t| t.raw_name() == label) {

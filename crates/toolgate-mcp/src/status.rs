@@ -79,4 +79,9 @@ pub enum McpEvent {
     State { server: String, state: ServerState },
     /// The server's tools were (re)listed and the catalog refreshed.
     ToolsChanged { server: String, tools: Vec<String> },
+    /// The server's prompts, resources or resource templates were (re)listed.
+    OffersChanged { server: String },
+    /// `notifications/resources/updated`: a subscribed resource changed. `uri` is the
+    /// server's own URI.
+    ResourceUpdated { server: String, uri: String },
 }

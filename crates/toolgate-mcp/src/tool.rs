@@ -1,7 +1,7 @@
 //! [`McpTool`]: one tool of one MCP server, as a toolgate [`Tool`].
 //!
 //! Its spec is built once from the server's definition: the catalog name is
-//! `mcp__{server}__{tool}` (R-REG-4) while the raw name is kept for `tools/call`; the risk
+//! `mcp__{server}__{tool}` (R-REG-4; the raw name with `prefix = "never"`) while the raw name is kept for `tools/call`; the risk
 //! follows the trust rule: an operator label (`risk = { tool = "…" }`) wins; a trusted
 //! server's hints map `readOnlyHint` to read and `destructiveHint` to dangerous, otherwise
 //! write; an untrusted server's tools are write (dangerous if it says destructive: a hint
@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
-use toolgate_registry::external_tool_name;
 
+use crate::config::Naming;
 use crate::connect::error_chain;
 use crate::content::tool_output;
 use crate::link::{Connected, ServerLink};
@@ -78,12 +78,13 @@ pub(crate) fn risk_for(tool: &str, hints: &Annotations, trust: Trust<'_>) -> Ris
 impl McpTool {
     /// Builds the tool from the server's definition (`tools/list` entry).
     pub(crate) fn new(
-        server: &str,
+        naming: &Naming,
         source: &str,
         def: &rmcp::model::Tool,
         trust: Trust<'_>,
         link: Arc<ServerLink>,
     ) -> Self {
+        let server = naming.server.as_str();
         let raw_name = def.name.to_string();
         let mut hints = def
             .annotations
@@ -113,15 +114,11 @@ impl McpTool {
         if input_schema.get("type").is_none() {
             input_schema["type"] = json!("object");
         }
-        let mut spec = ToolSpec::new(
-            external_tool_name(server, &raw_name),
-            description,
-            input_schema,
-        )
-        .with_risk(risk)
-        .with_annotations(hints)
-        .with_source(source)
-        .with_tags(["mcp"]);
+        let mut spec = ToolSpec::new(naming.tool(&raw_name), description, input_schema)
+            .with_risk(risk)
+            .with_annotations(hints)
+            .with_source(source)
+            .with_tags(["mcp"]);
         if let Some(out) = &def.output_schema {
             spec = spec.with_output_schema(Value::Object((**out).clone()));
         }
@@ -275,6 +272,8 @@ impl Tool for McpTool {
         };
         let params = CallToolRequestParams::new(self.raw_name.clone()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // While it runs, the server's logs and requests to its client may reach ours.
+        let _active = self.link.enter(ctx.caller.clone());
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await

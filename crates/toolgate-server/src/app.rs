@@ -31,7 +31,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 pub fn router(state: AppState) -> Router {
     let authenticated = Router::new()
         .merge(api::routes())
-        .merge(mcp::routes())
+        .merge(mcp::routes_with(state.mcp_options().clone()))
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

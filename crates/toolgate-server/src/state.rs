@@ -35,6 +35,9 @@ pub struct AppState {
     machinery: Arc<Machinery>,
     max_argument_bytes: usize,
     mcp_status: Option<McpStatus>,
+    /// What `/mcp` offers besides the catalog's tools (the federated servers' prompts,
+    /// resources, …); tools only by default.
+    mcp_options: crate::mcp::McpOptions,
 }
 
 pub struct Inner {
@@ -72,7 +75,19 @@ impl AppState {
             }),
             max_argument_bytes: LimitsConfig::default().max_argument_bytes,
             mcp_status: None,
+            mcp_options: crate::mcp::McpOptions::default(),
         }
+    }
+
+    /// Serves `/mcp` with `options` (see [`crate::mcp::McpOptions`]).
+    pub fn with_mcp_options(mut self, options: crate::mcp::McpOptions) -> Self {
+        self.mcp_options = options;
+        self
+    }
+
+    /// What `/mcp` is served with.
+    pub fn mcp_options(&self) -> &crate::mcp::McpOptions {
+        &self.mcp_options
     }
 
     /// Where `/v1/ready` reads the federated MCP servers' status from (shown to operators).

@@ -220,6 +220,7 @@ async fn shell_sandbox(settings: &Config, mode: SandboxMode) -> Check {
         role: settings.role.clone(),
         cancel: CancellationToken::new(),
         progress: toolgate_core::ProgressSink::none(),
+        caller: toolgate_core::CallerLink::none(),
     };
     let outcome = shell.call(json!({"command": "true"}), ctx).await;
     match outcome {

@@ -82,7 +82,8 @@ async fn serve_http(
         started: Instant::now(),
         shutdown: CancellationToken::new(),
     })
-    .with_max_argument_bytes(settings.file.limits.max_argument_bytes);
+    .with_max_argument_bytes(settings.file.limits.max_argument_bytes)
+    .with_mcp_options(runtime.mcp_options());
     if let Some(hub) = runtime.hub() {
         // Operators see the servers' state in `/v1/ready` (the console's Health page).
         let hub = Arc::clone(hub);
@@ -114,7 +115,7 @@ async fn run_stdio(settings: &Config) -> anyhow::Result<i32> {
     let served = toolgate_server::mcp::serve_stdio(
         Arc::clone(runtime.gateway()),
         caller,
-        toolgate_server::mcp::McpOptions::default(),
+        runtime.mcp_options(),
     )
     .await;
     if let Err(e) = runtime.shutdown().await {

@@ -101,6 +101,13 @@ pub struct ServerConfig {
     /// as a table says, or `"off"`.
     #[serde(default, skip_serializing_if = "SandboxChoice::is_default")]
     pub sandbox: SandboxChoice,
+    /// How the server's names reach clients: `mcp__{server}__…` (the default) or, with
+    /// `"never"`, unchanged (see [`naming`]).
+    #[serde(default, skip_serializing_if = "NamePrefix::is_default")]
+    pub prefix: NamePrefix,
+    /// Where the server's requests to its client (sampling, elicitation, roots) go.
+    #[serde(default, skip_serializing_if = "ClientRequests::is_default")]
+    pub client_requests: ClientRequests,
 }
 
 fn enabled_by_default() -> bool {
@@ -169,6 +176,8 @@ impl ServerConfig {
             protocol: ProtocolChoice::Auto,
             auth: None,
             sandbox: SandboxChoice::Default,
+            prefix: NamePrefix::Server,
+            client_requests: ClientRequests::Approval,
         }
     }
 
@@ -227,6 +236,17 @@ impl ServerConfig {
     pub fn with_trusted(mut self, trusted: bool) -> Self {
         self.trusted = trusted;
         self
+    }
+
+    /// Keeps the server's names as they are (`prefix = "never"`).
+    pub fn with_prefix(mut self, prefix: NamePrefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// What clients see for this server's names.
+    pub fn naming(&self) -> Naming {
+        Naming::new(self.name.clone(), self.prefix)
     }
 
     /// The catalog source name of this server's tools: `mcp:{name}`.
@@ -355,13 +375,24 @@ impl ServerConfig {
     }
 }
 
-/// Validates every entry and that names are unique.
+/// Validates every entry, that names are unique and that at most one server keeps its own
+/// names (two `prefix = "never"` servers could offer the same tool, prompt or URI).
 pub fn validate_servers(servers: &[ServerConfig]) -> Result<(), ConfigError> {
     let mut seen = BTreeSet::new();
+    let mut unprefixed: Option<&str> = None;
     for s in servers {
         s.validate()?;
         if !seen.insert(s.name.as_str()) {
             return Err(ConfigError::DuplicateName(s.name.clone()));
+        }
+        if s.prefix == NamePrefix::Never {
+            if let Some(first) = unprefixed {
+                return Err(ConfigError::TwoUnprefixed {
+                    first: first.to_owned(),
+                    second: s.name.clone(),
+                });
+            }
+            unprefixed = Some(&s.name);
         }
     }
     Ok(())
@@ -369,7 +400,11 @@ pub fn validate_servers(servers: &[ServerConfig]) -> Result<(), ConfigError> {
 
 mod checks;
 mod duration;
+pub mod naming;
+pub mod requests;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use checks::ToolFilter;
+pub use naming::{NamePrefix, Naming};
+pub use requests::ClientRequests;

@@ -205,3 +205,37 @@ fn a_sandbox_table_parses_and_clears_the_environment() {
     let e = parse("name = \"a\"\ncommand = \"x\"\nsandbox = { write = [] }").unwrap_err();
     assert!(e.contains("unknown field `write`"), "{e}");
 }
+
+#[test]
+fn at_most_one_server_keeps_its_own_names() {
+    let never = |name: &str| ServerConfig::stdio(name, "x").with_prefix(NamePrefix::Never);
+    assert_eq!(
+        validate_servers(&[never("a"), ServerConfig::stdio("b", "x")]),
+        Ok(())
+    );
+    let err =
+        validate_servers(&[never("a"), ServerConfig::stdio("b", "x"), never("c")]).unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::TwoUnprefixed {
+            first: "a".into(),
+            second: "c".into()
+        }
+    );
+    assert!(
+        err.to_string().contains("keep the prefix on one of them"),
+        "{err}"
+    );
+}
+
+#[test]
+fn prefix_is_read_from_toml() {
+    let c: ServerConfig =
+        toml::from_str("name = \"f\"\nurl = \"http://x/mcp\"\nprefix = \"never\"").unwrap();
+    assert_eq!(c.prefix, NamePrefix::Never);
+    assert_eq!(c.naming().tool("t"), "t");
+    let bad = toml::from_str::<ServerConfig>(
+        "name = \"f\"\nurl = \"http://x/mcp\"\nprefix = \"sometimes\"",
+    );
+    assert!(bad.unwrap_err().to_string().contains("never"));
+}

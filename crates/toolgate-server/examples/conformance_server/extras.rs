@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use toolgate_server::mcp::McpExtras;
+use toolgate_server::mcp::{McpExtras, Requester};
 
 use crate::fixtures::PNG;
 
@@ -35,7 +35,7 @@ impl McpExtras for ConformanceExtras {
         .unwrap_or_default()
     }
 
-    async fn list_resources(&self) -> Result<ListResourcesResult, ErrorData> {
+    async fn list_resources(&self, _who: &Requester) -> Result<ListResourcesResult, ErrorData> {
         wire(json!({"resources": [
             {"uri": "test://static-text", "name": "static-text", "description": "A static text resource", "mimeType": "text/plain"},
             {"uri": "test://static-binary", "name": "static-binary", "description": "A static binary resource", "mimeType": "image/png"},
@@ -43,7 +43,10 @@ impl McpExtras for ConformanceExtras {
         ]}))
     }
 
-    async fn list_resource_templates(&self) -> Result<ListResourceTemplatesResult, ErrorData> {
+    async fn list_resource_templates(
+        &self,
+        _who: &Requester,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
         wire(json!({"resourceTemplates": [
             {"uriTemplate": "test://template/{id}/data", "name": "template", "description": "Data by id", "mimeType": "application/json"}
         ]}))
@@ -51,6 +54,7 @@ impl McpExtras for ConformanceExtras {
 
     async fn read_resource(
         &self,
+        _who: &Requester,
         request: ReadResourceRequestParams,
     ) -> Result<ReadResourceResult, ErrorData> {
         let uri = request.uri.as_str();
@@ -79,15 +83,15 @@ impl McpExtras for ConformanceExtras {
         wire(json!({"contents": [contents]}))
     }
 
-    async fn subscribe(&self, _uri: String) -> Result<(), ErrorData> {
+    async fn subscribe(&self, _who: &Requester, _uri: String) -> Result<(), ErrorData> {
         Ok(())
     }
 
-    async fn unsubscribe(&self, _uri: String) -> Result<(), ErrorData> {
+    async fn unsubscribe(&self, _who: &Requester, _uri: String) -> Result<(), ErrorData> {
         Ok(())
     }
 
-    async fn list_prompts(&self) -> Result<ListPromptsResult, ErrorData> {
+    async fn list_prompts(&self, _who: &Requester) -> Result<ListPromptsResult, ErrorData> {
         wire(json!({"prompts": [
             {"name": "test_simple_prompt", "description": "A simple prompt"},
             {"name": "test_prompt_with_arguments", "description": "A prompt with arguments", "arguments": [
@@ -101,6 +105,7 @@ impl McpExtras for ConformanceExtras {
 
     async fn get_prompt(
         &self,
+        _who: &Requester,
         request: GetPromptRequestParams,
     ) -> Result<GetPromptResult, ErrorData> {
         let arg = |name: &str| {
@@ -136,13 +141,17 @@ impl McpExtras for ConformanceExtras {
         wire(json!({"messages": messages}))
     }
 
-    async fn complete(&self, _request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+    async fn complete(
+        &self,
+        _who: &Requester,
+        _request: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
         wire(
             json!({"completion": {"values": ["paris", "park", "party"], "total": 3, "hasMore": false}}),
         )
     }
 
-    async fn set_level(&self, _level: LoggingLevel) -> Result<(), ErrorData> {
+    async fn set_level(&self, _who: &Requester, _level: LoggingLevel) -> Result<(), ErrorData> {
         Ok(())
     }
 }

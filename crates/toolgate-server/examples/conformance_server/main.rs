@@ -80,6 +80,7 @@ async fn main() -> Result<(), Failure> {
     let options = McpOptions {
         extras: Arc::new(extras::ConformanceExtras),
         links: Some(links),
+        ..McpOptions::default()
     };
     let app = Router::new()
         .merge(mcp::routes_with(options))

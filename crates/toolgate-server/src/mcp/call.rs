@@ -26,9 +26,11 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
+use toolgate_core::CallerLink;
 use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
+use super::caller::PeerChannel;
 use super::links::{ClientLink, ClientLinks};
 use super::result::call_result;
 use super::tools::conceal_hidden;
@@ -136,6 +138,9 @@ where
         wait_for_approval: Some(progress.is_some()),
         on_give_up: toolgate_gateway::approve::OnGiveUp::Abandon,
         events: waiting.then_some(events),
+        caller: client.as_ref().map_or_else(CallerLink::none, |c| {
+            CallerLink::new(Arc::new(PeerChannel::new(c.peer.clone())))
+        }),
     };
     let _link = linked.map(|(peer, links)| {
         links.register(
@@ -191,7 +196,8 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
     } = waits;
     tokio::pin!(call);
     let mut waiting: Option<String> = None;
-    let mut last = 0.0_f64;
+    // The last value sent, if any was.
+    let mut last: Option<f64> = None;
     let mut offset: Option<f64> = None;
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -207,12 +213,13 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
                 CallEvent::Progress { progress, total, message } => {
                     // The tool runs: nothing waits for a human any more.
                     waiting = None;
-                    let base = *offset.get_or_insert(last);
+                    // After waiting notifications, the tool's own start above them.
+                    let base = *offset.get_or_insert_with(|| last.map_or(0.0, |l| l + 1.0));
                     let value = base + progress;
-                    if value <= last {
+                    if last.is_some_and(|l| value <= l) {
                         continue;
                     }
-                    last = value;
+                    last = Some(value);
                     let mut param = ProgressNotificationParam::new(token.clone(), value);
                     if let Some(total) = total {
                         param = param.with_total(base + total);
@@ -228,8 +235,9 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
                 continue;
             }
             _ = ticker.tick(), if waiting.is_some() => {
-                last += 1.0;
-                ProgressNotificationParam::new(token.clone(), last)
+                let value = last.map_or(1.0, |l| l + 1.0);
+                last = Some(value);
+                ProgressNotificationParam::new(token.clone(), value)
                     .with_message(waiting.clone().unwrap_or_default())
             }
         };

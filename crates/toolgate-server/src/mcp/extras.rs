@@ -1,20 +1,41 @@
 //! The one extension point of the MCP endpoint besides tools: resources, prompts,
 //! completions and logging levels. Tools always come from the gateway's catalog (and so go
 //! through the pipeline); everything else an MCP server may offer is delegated to an
-//! [`McpExtras`]. The production server uses [`NoExtras`], which declares none of these
+//! [`McpExtras`]: the federated servers' (toolgate-app's `FederatedExtras`, which applies
+//! the caller's role and audits reads) or [`NoExtras`], which declares none of these
 //! capabilities, so clients are answered `-32601 method not found` and never shown an
-//! empty feature.
+//! empty feature. Every method is told who asks ([`Requester`]).
 
 // Logging is deprecated by the 2026-07-28 revision (SEP-2577) but still part of 2025-11-25.
 #![allow(deprecated)]
 
+use crate::auth::Caller;
 use async_trait::async_trait;
-use rmcp::ErrorData;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, LoggingLevel,
     ReadResourceRequestParams, ReadResourceResult, ServerCapabilities,
 };
+use rmcp::{ErrorData, Peer, RoleServer};
+
+/// Who sends a request to the extras: the authenticated caller, the session (the
+/// stateless session for 2026-07-28 requests) and the client's peer (for notifications such
+/// as `notifications/resources/updated`).
+#[derive(Clone)]
+pub struct Requester {
+    pub caller: Caller,
+    pub session: String,
+    pub peer: Peer<RoleServer>,
+}
+
+impl std::fmt::Debug for Requester {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Requester")
+            .field("caller", &self.caller)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Resources, prompts, completions and logging for the MCP endpoint. Every method has a
 /// default that refuses with `-32601`; implement the ones [`McpExtras::capabilities`]
@@ -26,53 +47,62 @@ pub trait McpExtras: Send + Sync + 'static {
         ServerCapabilities::default()
     }
 
-    async fn list_resources(&self) -> Result<ListResourcesResult, ErrorData> {
-        Err(not_offered("resources/list"))
+    async fn list_resources(&self, who: &Requester) -> Result<ListResourcesResult, ErrorData> {
+        Err(refused(who, "resources/list"))
     }
 
-    async fn list_resource_templates(&self) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Err(not_offered("resources/templates/list"))
+    async fn list_resource_templates(
+        &self,
+        who: &Requester,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(refused(who, "resources/templates/list"))
     }
 
     async fn read_resource(
         &self,
+        who: &Requester,
         request: ReadResourceRequestParams,
     ) -> Result<ReadResourceResult, ErrorData> {
         let _ = request;
-        Err(not_offered("resources/read"))
+        Err(refused(who, "resources/read"))
     }
 
     /// `resources/subscribe` (2025-11-25 sessions).
-    async fn subscribe(&self, uri: String) -> Result<(), ErrorData> {
+    async fn subscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
         let _ = uri;
-        Err(not_offered("resources/subscribe"))
+        Err(refused(who, "resources/subscribe"))
     }
 
-    async fn unsubscribe(&self, uri: String) -> Result<(), ErrorData> {
+    async fn unsubscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
         let _ = uri;
-        Err(not_offered("resources/unsubscribe"))
+        Err(refused(who, "resources/unsubscribe"))
     }
 
-    async fn list_prompts(&self) -> Result<ListPromptsResult, ErrorData> {
-        Err(not_offered("prompts/list"))
+    async fn list_prompts(&self, who: &Requester) -> Result<ListPromptsResult, ErrorData> {
+        Err(refused(who, "prompts/list"))
     }
 
     async fn get_prompt(
         &self,
+        who: &Requester,
         request: GetPromptRequestParams,
     ) -> Result<GetPromptResult, ErrorData> {
         let _ = request;
-        Err(not_offered("prompts/get"))
+        Err(refused(who, "prompts/get"))
     }
 
-    async fn complete(&self, request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+    async fn complete(
+        &self,
+        who: &Requester,
+        request: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
         let _ = request;
-        Err(not_offered("completion/complete"))
+        Err(refused(who, "completion/complete"))
     }
 
-    async fn set_level(&self, level: LoggingLevel) -> Result<(), ErrorData> {
+    async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
         let _ = level;
-        Err(not_offered("logging/setLevel"))
+        Err(refused(who, "logging/setLevel"))
     }
 }
 
@@ -81,6 +111,11 @@ pub trait McpExtras: Send + Sync + 'static {
 pub struct NoExtras;
 
 impl McpExtras for NoExtras {}
+
+/// `not_offered`, for a default method (which ignores who asked).
+fn refused(_who: &Requester, method: &str) -> ErrorData {
+    not_offered(method)
+}
 
 /// The exact JSON-RPC "method not found" error for a method this server does not offer.
 pub fn not_offered(method: &str) -> ErrorData {

@@ -10,6 +10,9 @@
 //! - the MCP endpoint has no [`ClientLinks`](super::ClientLinks) registry (the production
 //!   server): with one, a tool may talk back to its caller mid-call (logging, sampling,
 //!   elicitation), which needs rmcp's peer for the session, so every call keeps rmcp's path;
+//! - the session is not [listening](super::listening) (its client declared sampling,
+//!   elicitation or roots, or set a log level: a federated server's requests and log
+//!   messages reach it on the call's stream);
 //! - the server is not shutting down (from then on rmcp decides, as for any other request);
 //! - one `Mcp-Session-Id` naming a live session of the same session manager rmcp uses
 //!   (an unknown session gets rmcp's `404`), and the caller our auth layer recorded;
@@ -60,6 +63,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::{CallOrigin, ToolCall, run_call};
 use super::handler::{Lifecycle, http_caller};
+use super::listening::ListeningSessions;
 use crate::auth::Caller;
 use crate::state::AppState;
 
@@ -86,6 +90,8 @@ pub struct FastCalls {
     /// rmcp's `max_request_body_bytes`, so an oversized body gets rmcp's answer.
     body_limit: usize,
     in_flight: InFlight,
+    /// Sessions whose calls stay on rmcp's path.
+    listening: Arc<ListeningSessions>,
 }
 
 impl FastCalls {
@@ -94,6 +100,7 @@ impl FastCalls {
         sessions: Arc<LocalSessionManager>,
         lifecycle: Lifecycle,
         body_limit: usize,
+        listening: Arc<ListeningSessions>,
     ) -> Self {
         FastCalls {
             state,
@@ -101,6 +108,7 @@ impl FastCalls {
             lifecycle,
             body_limit,
             in_flight: InFlight::default(),
+            listening,
         }
     }
 
@@ -110,6 +118,9 @@ impl FastCalls {
         let Some((caller, session)) = self.eligible(&request) else {
             return Route::Rmcp(request);
         };
+        if self.listening.contains(&session) {
+            return Route::Rmcp(request);
+        }
         if !self
             .sessions
             .has_session(&session.as_str().into())
@@ -154,6 +165,7 @@ impl FastCalls {
     /// Cancels the calls in flight in `session` (deleted: nobody is listening any more).
     pub fn end_session(&self, session: &str) {
         self.in_flight.end_session(session);
+        self.listening.remove(session);
     }
 
     /// Runs the call; `None` when it was cancelled by the client (or its session ended)

@@ -21,8 +21,9 @@ use super::call::{ToolCall, run_tool_call};
 use super::changes::{
     CHECK_EVERY, Served, fingerprint, listen_for_tool_changes, notify_tool_changes,
 };
-use super::extras::{McpExtras, NoExtras};
+use super::extras::{McpExtras, NoExtras, Requester};
 use super::links::ClientLinks;
+use super::listening::ListeningSessions;
 use super::tools::visible_tools;
 use crate::auth::Caller;
 
@@ -37,6 +38,9 @@ pub struct McpOptions {
     /// production server): no tool reaches its client, and plain session calls are answered
     /// as JSON.
     pub links: Option<Arc<ClientLinks>>,
+    /// Sessions whose client hears from running tools (shared by every session's handler
+    /// and the JSON answers of [`super::fast`]).
+    pub listening: Arc<ListeningSessions>,
 }
 
 impl Default for McpOptions {
@@ -44,6 +48,7 @@ impl Default for McpOptions {
         McpOptions {
             extras: Arc::new(NoExtras),
             links: None,
+            listening: Arc::new(ListeningSessions::default()),
         }
     }
 }
@@ -109,6 +114,16 @@ impl McpHandler {
         }
     }
 
+    /// Who sends a request to the extras.
+    fn requester(&self, context: &RequestContext<RoleServer>) -> Result<Requester, ErrorData> {
+        let (caller, session) = self.caller(context)?;
+        Ok(Requester {
+            caller,
+            session,
+            peer: context.peer.clone(),
+        })
+    }
+
     /// The caller and session a request acts as.
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<(Caller, String), ErrorData> {
         match &self.identity {
@@ -160,14 +175,21 @@ impl ServerHandler for McpHandler {
     /// From here on the session hears `notifications/tools/list_changed` when its role's
     /// tools change (see [`super::changes`]).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let caller = match &self.identity {
-            Identity::Fixed { caller, .. } => Some(caller.clone()),
+        let who = match &self.identity {
+            Identity::Fixed { caller, session } => Some((caller.clone(), session.clone())),
             Identity::Http => context
                 .extensions
                 .get::<http::request::Parts>()
-                .and_then(|parts| http_caller(&parts.extensions, &parts.headers).ok())
-                .map(|(caller, _)| caller),
+                .and_then(|parts| http_caller(&parts.extensions, &parts.headers).ok()),
         };
+        let hears = context.peer.peer_info().is_some_and(|info| {
+            let caps = &info.capabilities;
+            caps.sampling.is_some() || caps.elicitation.is_some() || caps.roots.is_some()
+        });
+        if let (true, Some((_, session))) = (hears, &who) {
+            self.options.listening.insert(session);
+        }
+        let caller = who.map(|(caller, _)| caller);
         let Some(caller) = caller else {
             tracing::debug!("initialized without a known caller; no tools/list_changed");
             return;
@@ -259,27 +281,30 @@ impl ServerHandler for McpHandler {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.options.extras.list_resources().await
+        let who = self.requester(&context)?;
+        self.options.extras.list_resources(&who).await
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.options.extras.list_resource_templates().await
+        let who = self.requester(&context)?;
+        self.options.extras.list_resource_templates(&who).await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let who = self.requester(&context)?;
         self.options
             .extras
-            .read_resource(request)
+            .read_resource(&who, request)
             .await
             .map(Into::into)
     }
@@ -288,36 +313,40 @@ impl ServerHandler for McpHandler {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.options.extras.subscribe(request.uri).await
+        let who = self.requester(&context)?;
+        self.options.extras.subscribe(&who, request.uri).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.options.extras.unsubscribe(request.uri).await
+        let who = self.requester(&context)?;
+        self.options.extras.unsubscribe(&who, request.uri).await
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.options.extras.list_prompts().await
+        let who = self.requester(&context)?;
+        self.options.extras.list_prompts(&who).await
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let who = self.requester(&context)?;
         self.options
             .extras
-            .get_prompt(request)
+            .get_prompt(&who, request)
             .await
             .map(Into::into)
     }
@@ -325,17 +354,21 @@ impl ServerHandler for McpHandler {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.options.extras.complete(request).await
+        let who = self.requester(&context)?;
+        self.options.extras.complete(&who, request).await
     }
 
     #[allow(deprecated)]
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.options.extras.set_level(request.level).await
+        let who = self.requester(&context)?;
+        self.options.extras.set_level(&who, request.level).await?;
+        self.options.listening.insert(&who.session);
+        Ok(())
     }
 }

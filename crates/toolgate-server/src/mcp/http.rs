@@ -104,6 +104,7 @@ fn http_endpoint(state: &AppState, options: McpOptions) -> Endpoint {
             Arc::clone(&sessions),
             lifecycle.clone(),
             config.max_request_body_bytes,
+            Arc::clone(&options.listening),
         ))
     });
     let gateway = Arc::clone(&state.gateway);

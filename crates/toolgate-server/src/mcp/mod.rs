@@ -6,12 +6,16 @@
 //! - [`handler`]: [`McpHandler`] — `tools/list` is the caller's role's view of the catalog,
 //!   `tools/call` one `Gateway::call`, the rest delegated to [`McpExtras`].
 //! - [`call`]: a `tools/call` as a `CallRequest`; waiting for approval with progress.
+//! - [`caller`]: the calling client as a tool reaches it (logs, sampling, elicitation,
+//!   roots of a federated server pass through it).
 //! - [`result`]: the envelope → `CallToolResult` mapping.
 //! - [`tools`]: the visible tools in MCP shape; hidden tools look unknown.
 //! - [`changes`]: `notifications/tools/list_changed` when a session's visible tools change.
 //! - [`extras`]: [`McpExtras`] (resources, prompts, completions, logging); empty in
 //!   production.
 //! - [`links`]: [`ClientLinks`], how a running tool reaches the client that called it.
+//! - [`listening`]: sessions whose client hears from running tools (their calls keep rmcp's
+//!   path).
 //! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
 //! - [`fast`]: in front of rmcp on `/mcp`, a plain `tools/call` in a session (no progress
 //!   token) answered with one `application/json` response instead of an SSE stream; every
@@ -26,17 +30,19 @@
 //!   JSON-RPC message: both run [`call::run_call`].
 
 pub mod call;
+pub mod caller;
 pub mod changes;
 pub mod extras;
 pub mod fast;
 pub mod handler;
 pub mod http;
 pub mod links;
+pub mod listening;
 pub mod result;
 pub mod stdio;
 pub mod tools;
 
-pub use extras::{McpExtras, NoExtras};
+pub use extras::{McpExtras, NoExtras, Requester};
 pub use handler::{Identity, Lifecycle, McpHandler, McpOptions};
 pub use http::{routes, routes_with};
 pub use links::{ClientLink, ClientLinks};

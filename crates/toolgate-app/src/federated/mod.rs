@@ -1,0 +1,207 @@
+//! The federated servers' prompts, resources, completion and logging on toolgate's own MCP
+//! endpoint ([`FederatedExtras`]), under the caller's role and the audit like tools:
+//! - a role sees a prompt when its `tools` globs match the prompt's name
+//!   (`mcp__{server}__{prompt}`, or the server's own name with `prefix = "never"`), and a
+//!   resource when they match its key `mcp__{server}__{uri}` (the raw URI with
+//!   `prefix = "never"`) — so `mcp__github__*` grants all of `github`, `read_*` none of
+//!   any server; a per-name `deny` rule hides it too. Prompts and resources are reads:
+//!   a role whose decision for them is `ask` is refused (they cannot wait for an approval);
+//! - `prompts/get` and `resources/read` move data, so each is audited (who, which name, the
+//!   outcome, sizes — never the content; the log redacts the arguments);
+//! - prompts are pinned like tools ([`pins`]): a prompt whose definition changed is hidden
+//!   and refused until an operator approves the change.
+//!
+//! What is hidden from a role is answered exactly as what does not exist.
+
+// Logging and resources/subscribe are deprecated by 2026-07-28 but still 2025-11-25.
+#![allow(deprecated)]
+
+mod access;
+mod pins;
+mod subscriptions;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    LoggingLevel, ReadResourceRequestParams, ReadResourceResult, ServerCapabilities,
+};
+use serde_json::json;
+use toolgate_gateway::Gateway;
+use toolgate_mcp::McpHub;
+use toolgate_server::mcp::{McpExtras, Requester};
+
+use access::{Access, Read};
+use subscriptions::Subscribers;
+
+/// [`McpExtras`] over the MCP hub: see the module doc.
+pub struct FederatedExtras {
+    hub: Arc<McpHub>,
+    access: Access,
+    subscribers: Arc<Subscribers>,
+}
+
+impl FederatedExtras {
+    /// Starts forwarding the hub's resource updates to the sessions subscribed to them.
+    pub fn new(hub: Arc<McpHub>, gateway: Arc<Gateway>) -> Arc<Self> {
+        let subscribers = Subscribers::start(&hub);
+        Arc::new(FederatedExtras {
+            access: Access::new(gateway),
+            hub,
+            subscribers,
+        })
+    }
+}
+
+fn private<T>(mut result: T, scope: impl FnOnce(&mut T) -> &mut Option<CacheScope>) -> T {
+    // What a role sees depends on the role: no shared cache may serve it to another.
+    *scope(&mut result) = Some(CacheScope::Private);
+    result
+}
+
+#[async_trait]
+impl McpExtras for FederatedExtras {
+    fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_completions()
+            .enable_logging()
+            .build()
+    }
+
+    async fn list_prompts(&self, who: &Requester) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self
+            .hub
+            .prompts()
+            .into_iter()
+            .filter(|p| self.access.sees_prompt(who, p))
+            .map(|p| p.prompt)
+            .collect();
+        Ok(private(ListPromptsResult::with_all_items(prompts), |r| {
+            &mut r.cache_scope
+        }))
+    }
+
+    async fn get_prompt(
+        &self,
+        who: &Requester,
+        request: GetPromptRequestParams,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let prompt = self
+            .hub
+            .prompts()
+            .into_iter()
+            .find(|p| p.prompt.name == request.name && self.access.sees(who, &p.target.key))
+            .ok_or_else(|| access::no_prompt(&request.name))?;
+        let read = Read::prompt(&prompt.target, request.arguments.as_ref());
+        self.access.check_prompt(who, &prompt, &read).await?;
+        let result = self.hub.get_prompt(&prompt.target, request.arguments).await;
+        let size = result
+            .as_ref()
+            .map(|r| json!({"messages": r.messages.len()}))
+            .map_err(Clone::clone);
+        self.access.audit(who, &read, Access::upstream(&size)).await;
+        result
+    }
+
+    async fn list_resources(&self, who: &Requester) -> Result<ListResourcesResult, ErrorData> {
+        let resources = self
+            .hub
+            .resources()
+            .into_iter()
+            .filter(|r| self.access.sees(who, &r.target.key))
+            .map(|r| r.resource)
+            .collect();
+        Ok(private(
+            ListResourcesResult::with_all_items(resources),
+            |r| &mut r.cache_scope,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        who: &Requester,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self
+            .hub
+            .resource_templates()
+            .into_iter()
+            .filter(|t| self.access.sees(who, &t.target.key))
+            .map(|t| t.template)
+            .collect();
+        Ok(private(
+            ListResourceTemplatesResult::with_all_items(templates),
+            |r| &mut r.cache_scope,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        who: &Requester,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let target = self.access.resource(who, &self.hub, &request.uri)?;
+        let read = Read::resource(&target, &request.uri);
+        self.access.check(who, &target, &read).await?;
+        let result = self.hub.read_resource(&target).await;
+        let size = result
+            .as_ref()
+            .map(|r| {
+                let bytes: usize = r.contents.iter().map(access::content_bytes).sum();
+                json!({"contents": r.contents.len(), "bytes": bytes})
+            })
+            .map_err(Clone::clone);
+        self.access.audit(who, &read, Access::upstream(&size)).await;
+        result
+    }
+
+    async fn subscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
+        let target = self.access.resource(who, &self.hub, &uri)?;
+        let read = Read::resource(&target, &uri);
+        self.access.check(who, &target, &read).await?;
+        if self.subscribers.add(who, &target, &uri)
+            && let Err(e) = self.hub.subscribe(&target).await
+        {
+            self.subscribers.remove(who, &target);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
+        let target = self.access.resource(who, &self.hub, &uri)?;
+        if self.subscribers.remove(who, &target) {
+            self.hub.unsubscribe(&target).await?;
+        }
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        who: &Requester,
+        request: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Some((target, reference)) = self
+            .hub
+            .completion_target(&request.r#ref)
+            .filter(|(t, _)| self.access.sees(who, &t.key))
+        else {
+            // Nothing known to complete: no suggestions, as the spec answers.
+            return Ok(CompleteResult::new(CompletionInfo::default()));
+        };
+        self.hub.complete(&target, request, reference).await
+    }
+
+    async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
+        self.subscribers.set_level(who, level);
+        self.hub.set_level(level).await;
+        Ok(())
+    }
+}

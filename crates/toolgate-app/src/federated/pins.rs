@@ -1,0 +1,78 @@
+//! Prompts are pinned like tools (R-REG-5): the first definition seen of a federated prompt
+//! is pinned in the catalog's pin book under `prompt:{name}`; a later definition with
+//! another hash (description, arguments) is hidden and refused until an operator approves
+//! it with `toolgate tools approve-change prompt:{name}`. Without a pin book (an embedding
+//! that pins nothing) every prompt passes.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use toolgate_gateway::Gateway;
+use toolgate_mcp::federation::ListedPrompt;
+use toolgate_protocol::ToolSpec;
+use toolgate_registry::PinVerdict;
+
+/// The pin-book name of a prompt.
+pub(super) fn pin_name(prompt: &str) -> String {
+    format!("prompt:{prompt}")
+}
+
+pub(super) struct PromptPins {
+    gateway: Arc<Gateway>,
+}
+
+impl PromptPins {
+    pub(super) fn new(gateway: Arc<Gateway>) -> Self {
+        PromptPins { gateway }
+    }
+
+    /// Ok when the prompt's definition is the pinned one (or pinned now, on first sight);
+    /// the quarantine reason otherwise.
+    pub(super) fn check(&self, prompt: &ListedPrompt) -> Result<(), String> {
+        let Some(book) = self.gateway.catalog().pins() else {
+            return Ok(());
+        };
+        let spec = pinned_form(prompt);
+        match book.observe(&spec) {
+            Ok(PinVerdict::New | PinVerdict::Unchanged) => Ok(()),
+            Ok(PinVerdict::Changed(change)) => Err(change.quarantine_reason(&spec.name)),
+            Err(e) => Err(format!(
+                "prompt `{}` could not be checked against its pin ({e}); it stays refused until the check succeeds",
+                prompt.prompt.name
+            )),
+        }
+    }
+}
+
+/// The prompt as a definition the pin book hashes: its description and its arguments as
+/// an object schema (names, descriptions, which are required).
+fn pinned_form(prompt: &ListedPrompt) -> ToolSpec {
+    let p = &prompt.prompt;
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for arg in p.arguments.iter().flatten() {
+        let mut property = Map::new();
+        property.insert("type".to_owned(), json!("string"));
+        if let Some(d) = &arg.description {
+            property.insert("description".to_owned(), json!(d));
+        }
+        if let Some(t) = &arg.title {
+            property.insert("title".to_owned(), json!(t));
+        }
+        properties.insert(arg.name.clone(), Value::Object(property));
+        if arg.required == Some(true) {
+            required.push(json!(arg.name));
+        }
+    }
+    let description = p
+        .description
+        .clone()
+        .or_else(|| p.title.clone())
+        .unwrap_or_default();
+    ToolSpec::new(
+        pin_name(&p.name),
+        description,
+        json!({"type": "object", "properties": properties, "required": required}),
+    )
+    .with_source(format!("mcp:{}", prompt.target.server))
+}
