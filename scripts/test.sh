@@ -45,7 +45,7 @@ fi
 # --- MCP interop peers (crates/toolgate-server/tests/mcp.rs) ----------------------------------
 # Real MCP clients (Python SDK 2.x, fastmcp 4.x) in .venv and the official conformance suite
 # with its own node 22 in tests/peers (both git-ignored); pinned, installed once.
-step "MCP peers: mcp + fastmcp (.venv), node@22 + @modelcontextprotocol/conformance + reference servers (tests/peers)"
+step "MCP peers: mcp + fastmcp (.venv), node@22 + @modelcontextprotocol/conformance 0.1.16 and 0.2.0-alpha.12 + reference servers (tests/peers)"
 need python3 "install Python 3 with venv (the MCP interop tests run the Python MCP SDK)"
 need npm "install Node.js and npm (apt-get install nodejs npm)"
 if ! .venv/bin/python - 2>/dev/null <<'PY'
@@ -74,6 +74,16 @@ if ! grep -qs '"version": "0.1.16"' tests/peers/node_modules/@modelcontextprotoc
     "@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION" \
     "@modelcontextprotocol/server-memory@$MCP_SERVERS_VERSION" \
     || { echo "error: could not install node@22, @modelcontextprotocol/conformance@0.1.16 and the reference MCP servers ($MCP_SERVERS_VERSION) into tests/peers" >&2; exit 1; }
+fi
+# The next conformance suite (2026-07-28 requirements) beside 0.1.16, in its own prefix: one
+# node_modules cannot hold two versions of one package.
+CONFORMANCE_NEXT=0.2.0-alpha.12
+if ! grep -qs "\"version\": \"$CONFORMANCE_NEXT\"" tests/peers/conformance-2026/node_modules/@modelcontextprotocol/conformance/package.json; then
+  mkdir -p tests/peers/conformance-2026
+  [ -f tests/peers/conformance-2026/package.json ] || echo '{"private": true}' > tests/peers/conformance-2026/package.json
+  npm install --prefix tests/peers/conformance-2026 --no-save --no-package-lock --no-audit --no-fund \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_NEXT" \
+    || { echo "error: could not install @modelcontextprotocol/conformance@$CONFORMANCE_NEXT into tests/peers/conformance-2026" >&2; exit 1; }
 fi
 # --- end MCP ----------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    LoggingLevel, ReadResourceRequestParams, ReadResourceResult, ServerCapabilities,
+    LoggingLevel, ReadResourceRequestParams, ReadResourceResult, ResultType, ServerCapabilities,
 };
 use serde_json::json;
 use toolgate_gateway::Gateway;
@@ -54,6 +54,13 @@ impl FederatedExtras {
             subscribers,
         })
     }
+}
+
+/// A completion result as 2026-07-28 clients require it (a 2025-11-25 server sends no
+/// `resultType`).
+fn complete(mut result: CompleteResult) -> CompleteResult {
+    result.result_type.get_or_insert(ResultType::COMPLETE);
+    result
 }
 
 fn private<T>(mut result: T, scope: impl FnOnce(&mut T) -> &mut Option<CacheScope>) -> T {
@@ -108,7 +115,11 @@ impl McpExtras for FederatedExtras {
             .map(|r| json!({"messages": r.messages.len()}))
             .map_err(Clone::clone);
         self.access.audit(who, &read, Access::upstream(&size)).await;
-        result
+        result.map(|mut r| {
+            // A 2025-11-25 server sends none; 2026-07-28 clients require it.
+            r.result_type.get_or_insert(ResultType::COMPLETE);
+            r
+        })
     }
 
     async fn list_resources(&self, who: &Requester) -> Result<ListResourcesResult, ErrorData> {
@@ -159,7 +170,10 @@ impl McpExtras for FederatedExtras {
             })
             .map_err(Clone::clone);
         self.access.audit(who, &read, Access::upstream(&size)).await;
-        result
+        result.map(|mut r| {
+            r.result_type.get_or_insert(ResultType::COMPLETE);
+            r
+        })
     }
 
     async fn subscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
@@ -194,9 +208,12 @@ impl McpExtras for FederatedExtras {
             .filter(|(t, _)| self.access.sees(who, &t.key))
         else {
             // Nothing known to complete: no suggestions, as the spec answers.
-            return Ok(CompleteResult::new(CompletionInfo::default()));
+            return Ok(complete(CompleteResult::new(CompletionInfo::default())));
         };
-        self.hub.complete(&target, request, reference).await
+        self.hub
+            .complete(&target, request, reference)
+            .await
+            .map(complete)
     }
 
     async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {

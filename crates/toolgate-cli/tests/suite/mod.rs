@@ -14,6 +14,7 @@ mod harness;
 mod hidden_tools;
 mod mcp;
 mod mcp_chain;
+mod mcp_conformance;
 mod mcp_elicit;
 mod mcp_login;
 mod pins;

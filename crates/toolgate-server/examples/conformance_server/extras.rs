@@ -75,7 +75,7 @@ impl McpExtras for ConformanceExtras {
                 None => {
                     return Err(ErrorData::resource_not_found(
                         format!("no resource {uri}"),
-                        None,
+                        Some(json!({"uri": uri})),
                     ));
                 }
             },

@@ -10,9 +10,9 @@
 //! - the MCP endpoint has no [`ClientLinks`](super::ClientLinks) registry (the production
 //!   server): with one, a tool may talk back to its caller mid-call (logging, sampling,
 //!   elicitation), which needs rmcp's peer for the session, so every call keeps rmcp's path;
-//! - the session is not [listening](super::listening) (its client declared sampling,
-//!   elicitation or roots, or set a log level: a federated server's requests and log
-//!   messages reach it on the call's stream);
+//! - the session is known to be [quiet](super::listening) (initialized, and its client
+//!   declared neither sampling, elicitation nor roots and set no log level: a federated
+//!   server's requests and log messages would reach it on the call's stream);
 //! - the server is not shutting down (from then on rmcp decides, as for any other request);
 //! - one `Mcp-Session-Id` naming a live session of the same session manager rmcp uses
 //!   (an unknown session gets rmcp's `404`), and the caller our auth layer recorded;
@@ -118,7 +118,7 @@ impl FastCalls {
         let Some((caller, session)) = self.eligible(&request) else {
             return Route::Rmcp(request);
         };
-        if self.listening.contains(&session) {
+        if !self.listening.is_quiet(&session) {
             return Route::Rmcp(request);
         }
         if !self

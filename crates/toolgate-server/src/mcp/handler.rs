@@ -186,8 +186,8 @@ impl ServerHandler for McpHandler {
             let caps = &info.capabilities;
             caps.sampling.is_some() || caps.elicitation.is_some() || caps.roots.is_some()
         });
-        if let (true, Some((_, session))) = (hears, &who) {
-            self.options.listening.insert(session);
+        if let Some((_, session)) = &who {
+            self.options.listening.record(session, hears);
         }
         let caller = who.map(|(caller, _)| caller);
         let Some(caller) = caller else {
@@ -368,7 +368,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<(), ErrorData> {
         let who = self.requester(&context)?;
         self.options.extras.set_level(&who, request.level).await?;
-        self.options.listening.insert(&who.session);
+        self.options.listening.record(&who.session, true);
         Ok(())
     }
 }
