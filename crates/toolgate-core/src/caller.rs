@@ -56,6 +56,12 @@ pub trait CallerChannel: Send + Sync {
 
     /// Sends `request` with `params`; the client's result, or its error.
     async fn ask(&self, request: CallerRequest, params: Value) -> Result<Value, CallerError>;
+
+    /// Whether the call is parked until its client's next request (a stateless client
+    /// between rounds): it asks nothing more until then.
+    fn is_parked(&self) -> bool {
+        false
+    }
 }
 
 /// A call's client, if it can be reached; cheap to clone.
@@ -75,6 +81,12 @@ impl CallerLink {
     /// The channel, when the client answers `request`.
     pub fn answering(&self, request: CallerRequest) -> Option<&Arc<dyn CallerChannel>> {
         self.0.as_ref().filter(|c| c.answers(request))
+    }
+
+    /// Whether the call waits for its client's next request (see
+    /// [`CallerChannel::is_parked`]).
+    pub fn is_parked(&self) -> bool {
+        self.0.as_ref().is_some_and(|c| c.is_parked())
     }
 
     /// Whether there is a client at all (it takes log messages).

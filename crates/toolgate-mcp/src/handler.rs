@@ -5,7 +5,7 @@
 //!
 //! The server's requests to its client follow the server's `client_requests`: with
 //! `forward` (an operator's opt-in) sampling, elicitation and roots go to the client of the one call
-//! running on the server when that client declared the capability ([`ServerLink::sole_caller`]);
+//! running on the server when that client declared the capability (see [`crate::active`]);
 //! otherwise an elicitation goes to the hub's [`Elicitor`] (the approval channel) and sampling
 //! or roots are refused. With `approval` (the default) only elicitation is offered, to the
 //! approval channel; with `refuse` nothing. Every such request is logged with its server and
@@ -47,8 +47,9 @@ impl McpClientHandler {
         }
     }
 
-    /// The calling client that answers `request`, or why the request is refused.
-    fn forward_to(&self, request: CallerRequest) -> Result<Arc<dyn CallerChannel>, String> {
+    /// The calling client that answers `request` (and its call), or why the request is
+    /// refused.
+    fn forward_to(&self, request: CallerRequest) -> Result<(u64, Arc<dyn CallerChannel>), String> {
         let server = &self.link.server;
         if self.requests != ClientRequests::Forward {
             return Err(format!(
@@ -57,13 +58,17 @@ impl McpClientHandler {
                 self.requests
             ));
         }
-        match self.link.sole_caller() {
-            Ok(caller) => caller.answering(request).cloned().ok_or_else(|| {
-                format!(
-                    "the client calling MCP server `{server}` does not answer {}",
-                    request.method()
-                )
-            }),
+        match self.link.active.route() {
+            Ok((call, caller)) => caller
+                .answering(request)
+                .cloned()
+                .map(|c| (call, c))
+                .ok_or_else(|| {
+                    format!(
+                        "the client calling MCP server `{server}` does not answer {}",
+                        request.method()
+                    )
+                }),
             Err(0) => Err(format!(
                 "no call is running on MCP server `{server}`, so no client can answer its {}",
                 request.method()
@@ -82,13 +87,16 @@ impl McpClientHandler {
         params: P,
     ) -> Result<R, McpError> {
         let server = &self.link.server;
-        let channel = self.forward_to(request).map_err(|why| {
+        let (call, channel) = self.forward_to(request).map_err(|why| {
             tracing::info!(%server, method = request.method(), "refused: {why}");
             McpError::new(rmcp::model::ErrorCode::INVALID_REQUEST, why, None)
         })?;
         let params = serde_json::to_value(params)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let answer = channel.ask(request, params).await;
+        let answer = {
+            let _asking = self.link.active.asking(call);
+            channel.ask(request, params).await
+        };
         tracing::info!(%server, method = request.method(), ok = answer.is_ok(), "passed on to the calling client");
         let value =
             answer.map_err(|e| McpError::new(rmcp::model::ErrorCode(e.code), e.message, e.data))?;
@@ -180,7 +188,7 @@ impl ClientHandler for McpClientHandler {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| format!("{:?}", params.level).to_lowercase());
-        if let Some(caller) = self.link.log_caller()
+        if let Some(caller) = self.link.active.log_target()
             && let Ok(forwarded) = serde_json::to_value(&params)
         {
             caller.log(forwarded).await;

@@ -40,6 +40,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod active;
 pub mod auth;
 pub mod config;
 pub mod connect;

@@ -10,9 +10,10 @@ use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{CallerLink, ProgressSink};
+use toolgate_core::ProgressSink;
 
 use crate::McpEvent;
+use crate::active::ActiveCalls;
 use crate::offers::Offers;
 
 /// Progress routes remembered per connection.
@@ -34,42 +35,9 @@ pub(crate) struct ServerLink {
     /// Resource subscriptions held on the server: raw URI → how many clients hold one.
     subscriptions: Mutex<HashMap<String, usize>>,
     /// The calls running on the server now, each with its client (if it has one).
-    active: Mutex<ActiveCalls>,
+    pub(crate) active: ActiveCalls,
     /// 2026-07-28: the `subscriptions/listen` stream of each subscribed URI.
     pub(crate) listens: Mutex<HashMap<String, AbortOnDrop>>,
-}
-
-/// The calls in flight on one server, by entry number.
-#[derive(Default)]
-struct ActiveCalls {
-    next: u64,
-    calls: HashMap<u64, CallerLink>,
-    /// The call that ended last, when it ran alone and nothing started since: a server's
-    /// log message sent just before its result may be handled just after it.
-    ended_alone: Option<(std::time::Instant, CallerLink)>,
-}
-
-/// How long after its end a lone call still receives its server's log messages.
-const LATE_LOGS: Duration = Duration::from_secs(1);
-
-/// Leaves the active calls when dropped (the call ended, however it ended).
-pub(crate) struct ActiveCall<'a> {
-    link: &'a ServerLink,
-    id: u64,
-}
-
-impl Drop for ActiveCall<'_> {
-    fn drop(&mut self) {
-        let mut active = self
-            .link
-            .active
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let ended = active.calls.remove(&self.id);
-        active.ended_alone = ended
-            .filter(|_| active.calls.is_empty())
-            .map(|caller| (std::time::Instant::now(), caller));
-    }
 }
 
 impl ServerLink {
@@ -88,45 +56,8 @@ impl ServerLink {
             needs_tasks: Mutex::new(HashSet::new()),
             offers: RwLock::new(Offers::default()),
             subscriptions: Mutex::new(HashMap::new()),
-            active: Mutex::new(ActiveCalls::default()),
+            active: ActiveCalls::default(),
             listens: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Records a call running on the server with its client, until the guard drops.
-    pub(crate) fn enter(&self, caller: CallerLink) -> ActiveCall<'_> {
-        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
-        active.next += 1;
-        let id = active.next;
-        active.calls.insert(id, caller);
-        active.ended_alone = None;
-        ActiveCall { link: self, id }
-    }
-
-    /// The client a message of the server belongs to: the MCP transport does not say which
-    /// call a server's request or log message is about, so it is attributed only when one
-    /// call runs on the server — never guessed among several (that could hand one caller's
-    /// data to another).
-    /// The client a log message of the server goes to: [`ServerLink::sole_caller`], or the
-    /// lone call that ended within [`LATE_LOGS`] with nothing started since.
-    pub(crate) fn log_caller(&self) -> Option<CallerLink> {
-        if let Ok(caller) = self.sole_caller() {
-            return Some(caller);
-        }
-        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
-        active
-            .ended_alone
-            .as_ref()
-            .filter(|(at, _)| active.calls.is_empty() && at.elapsed() < LATE_LOGS)
-            .map(|(_, caller)| caller.clone())
-    }
-
-    pub(crate) fn sole_caller(&self) -> Result<CallerLink, usize> {
-        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut calls = active.calls.values();
-        match (calls.next(), calls.next()) {
-            (Some(only), None) => Ok(only.clone()),
-            _ => Err(active.calls.len()),
         }
     }
 

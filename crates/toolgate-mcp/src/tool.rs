@@ -273,7 +273,7 @@ impl Tool for McpTool {
         let params = CallToolRequestParams::new(self.raw_name.clone()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // While it runs, the server's logs and requests to its client may reach ours.
-        let _active = self.link.enter(ctx.caller.clone());
+        let _active = self.link.active.enter(ctx.caller.clone());
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await

@@ -85,6 +85,49 @@ pub fn tools(links: &Arc<ClientLinks>) -> Vec<DynTool> {
             "Returns after a short pause.",
             no_args(),
         ),
+        // SEP-2322 (2026-07-28): these ask the client mid-call, as a 2025-11-25 server does;
+        // a gateway in front turns the questions into InputRequiredResult rounds for its
+        // stateless clients.
+        (
+            "test_input_required_result_elicitation",
+            "Asks for the user's name.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_sampling",
+            "Asks the client's LLM.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_list_roots",
+            "Asks for the client's roots.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_request_state",
+            "Asks for a confirmation.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            "Asks for a confirmation.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_multiple_inputs",
+            "Asks for a form, a completion and the roots at once.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_multi_round",
+            "Asks for a name, then for a colour.",
+            no_args(),
+        ),
+        (
+            "test_input_required_result_capabilities",
+            "Asks only what the client can answer.",
+            no_args(),
+        ),
         (
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
@@ -107,6 +150,21 @@ pub fn tools(links: &Arc<ClientLinks>) -> Vec<DynTool> {
             }) as DynTool
         })
         .collect()
+}
+
+fn name_form() -> Value {
+    json!({"mode": "form", "message": "What is your name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}})
+}
+
+fn confirm_form() -> Value {
+    json!({"mode": "form", "message": "Please confirm", "requestedSchema": {
+        "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}})
+}
+
+fn capital_question() -> Value {
+    json!({"messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
+        "maxTokens": 100})
 }
 
 fn text(s: &str) -> ToolOutput {
@@ -291,6 +349,50 @@ impl Tool for Fixture {
                             "items": {"anyOf": titled(["First Choice", "Second Choice", "Third Choice"])}}
                     }, "required": []}))
                     .await
+            }
+            "test_input_required_result_elicitation" => {
+                let answer = self.ask(&ctx, "elicitation/create", name_form()).await?;
+                Ok(text(&format!("Hello, {}!", answer["content"]["name"].as_str().unwrap_or("?"))))
+            }
+            "test_input_required_result_sampling" => {
+                let answer = self.ask(&ctx, "sampling/createMessage", capital_question()).await?;
+                Ok(text(&format!("LLM said: {}", answer["content"]["text"].as_str().unwrap_or_default())))
+            }
+            "test_input_required_result_list_roots" => {
+                let answer = self.ask(&ctx, "roots/list", json!({})).await?;
+                Ok(text(&format!("Roots: {}", answer["roots"])))
+            }
+            "test_input_required_result_request_state" | "test_input_required_result_tampered_state" => {
+                let answer = self.ask(&ctx, "elicitation/create", confirm_form()).await?;
+                Ok(text(&format!("Confirmed: {}", answer["content"]["ok"])))
+            }
+            "test_input_required_result_multiple_inputs" => {
+                let (form, completion, roots) = tokio::join!(
+                    self.ask(&ctx, "elicitation/create", name_form()),
+                    self.ask(&ctx, "sampling/createMessage", capital_question()),
+                    self.ask(&ctx, "roots/list", json!({})),
+                );
+                let (form, completion, roots) = (form?, completion?, roots?);
+                Ok(text(&format!(
+                    "name={}, llm={}, roots={}",
+                    form["content"]["name"], completion["content"]["text"], roots["roots"]
+                )))
+            }
+            "test_input_required_result_multi_round" => {
+                let name = self.ask(&ctx, "elicitation/create", name_form()).await?;
+                let colour = self.ask(&ctx, "elicitation/create", json!({
+                    "mode": "form", "message": "What is your favourite colour?",
+                    "requestedSchema": {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+                })).await?;
+                Ok(text(&format!("{} likes {}", name["content"]["name"], colour["content"]["color"])))
+            }
+            "test_input_required_result_capabilities" => {
+                // Both are asked; what the client cannot answer fails and is left out.
+                let (completion, form) = tokio::join!(
+                    self.ask(&ctx, "sampling/createMessage", capital_question()),
+                    self.ask(&ctx, "elicitation/create", name_form()),
+                );
+                Ok(text(&format!("sampling answered: {}, elicitation answered: {}", completion.is_ok(), form.is_ok())))
             }
             "test_reconnection" => {
                 pause().await;

@@ -16,6 +16,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_gateway::Gateway;
+use toolgate_protocol::Envelope;
 
 use super::call::{ToolCall, run_tool_call};
 use super::changes::{
@@ -24,6 +25,8 @@ use super::changes::{
 use super::extras::{McpExtras, NoExtras, Requester};
 use super::links::ClientLinks;
 use super::listening::ListeningSessions;
+use super::rounds::Rounds;
+use super::stateless::run_stateless_call;
 use super::tools::visible_tools;
 use crate::auth::Caller;
 
@@ -41,6 +44,8 @@ pub struct McpOptions {
     /// Sessions whose client hears from running tools (shared by every session's handler
     /// and the JSON answers of [`super::fast`]).
     pub listening: Arc<ListeningSessions>,
+    /// Stateless calls waiting for their client's next round (SEP-2322).
+    pub rounds: Arc<Rounds<Envelope>>,
 }
 
 impl Default for McpOptions {
@@ -49,6 +54,7 @@ impl Default for McpOptions {
             extras: Arc::new(NoExtras),
             links: None,
             listening: Arc::new(ListeningSessions::default()),
+            rounds: Arc::new(Rounds::default()),
         }
     }
 }
@@ -262,6 +268,25 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, session) = self.caller(&context)?;
+        // A stateless (2026-07-28) request: no server request can reach its client, so what
+        // its tool asks mid-call becomes an InputRequiredResult. One that wants progress (and
+        // so may wait for an approval on its response stream) keeps the streaming path, where
+        // such questions are refused.
+        let stateless = context.meta.protocol_version().is_some();
+        if stateless && context.meta.get_progress_token().is_none() && self.options.links.is_none()
+        {
+            let capabilities = context.meta.client_capabilities().unwrap_or_default();
+            let call = run_stateless_call(
+                &self.gateway,
+                &self.options.rounds,
+                &self.lifecycle.calls,
+                &caller,
+                session,
+                request,
+                capabilities,
+            );
+            return call.await;
+        }
         let call = ToolCall {
             caller: &caller,
             session,

@@ -9,6 +9,8 @@
 //! - [`caller`]: the calling client as a tool reaches it (logs, sampling, elicitation,
 //!   roots of a federated server pass through it).
 //! - [`result`]: the envelope → `CallToolResult` mapping.
+//! - [`stateless`], [`rounds`]: `tools/call` of a stateless 2026-07-28 client; what its tool
+//!   asks of the client mid-call becomes an `InputRequiredResult` (SEP-2322).
 //! - [`tools`]: the visible tools in MCP shape; hidden tools look unknown.
 //! - [`changes`]: `notifications/tools/list_changed` when a session's visible tools change.
 //! - [`extras`]: [`McpExtras`] (resources, prompts, completions, logging); empty in
@@ -39,6 +41,8 @@ pub mod http;
 pub mod links;
 pub mod listening;
 pub mod result;
+pub mod rounds;
+pub mod stateless;
 pub mod stdio;
 pub mod tools;
 
