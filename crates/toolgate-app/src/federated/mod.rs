@@ -17,6 +17,7 @@
 #![allow(deprecated)]
 
 mod access;
+mod listen;
 mod pins;
 mod subscriptions;
 
@@ -24,12 +25,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::ErrorData;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     LoggingLevel, ReadResourceRequestParams, ReadResourceResult, ResultType, ServerCapabilities,
 };
+use rmcp::service::SubscriptionSink;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 use toolgate_gateway::Gateway;
 use toolgate_mcp::McpHub;
 use toolgate_server::mcp::{McpExtras, Requester};
@@ -214,6 +218,20 @@ impl McpExtras for FederatedExtras {
             .complete(&target, request, reference)
             .await
             .map(complete)
+    }
+
+    fn accepted_notices(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        listen::accepted(requested)
+    }
+
+    async fn listen(
+        &self,
+        who: &Requester,
+        accepted: &SubscriptionFilter,
+        sink: &SubscriptionSink,
+        stop: &CancellationToken,
+    ) {
+        listen::serve(&self.hub, &self.access, who, accepted, sink, stop).await;
     }
 
     async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {

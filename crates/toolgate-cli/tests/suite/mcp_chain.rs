@@ -175,3 +175,88 @@ fn a_listening_client_hears_that_federated_tools_arrived() {
         "{seen}"
     );
 }
+
+/// The rest of the surface through the gateway, for a Python SDK client in its default mode
+/// (2026-07-28) with server-everything behind: a prompt listed and got, a resource listed
+/// under its namespaced URI and read, a resource update heard on `subscriptions/listen`, and
+/// a sampling request of the server answered by the client's model (as an
+/// InputRequiredResult round); the prompt, the read and the calls are in the audit.
+#[test]
+fn prompts_resources_updates_and_sampling_reach_a_default_mode_client() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    let client = repo.join("crates/toolgate-cli/tests/peers/surface_client.py");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh",
+        python.display()
+    );
+    let (node, everything) = (node(), server("server-everything"));
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ncommand = \"{node}\"\n\
+         args = [\"{everything}\", \"stdio\"]\nclient_requests = \"forward\"\n\
+         risk = {{ \"toggle-subscriber-updates\" = \"read\", \"trigger-sampling-request\" = \"read\" }}\n"
+    ));
+    let (mut child, addr) = env.serve();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !http(&addr, "GET", "/v1/tools", None)
+        .1
+        .to_string()
+        .contains("mcp__everything__trigger-sampling-request")
+    {
+        assert!(Instant::now() < deadline, "the tools never arrived");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let seen = run_client(&python, &client, &addr, &[]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let doc = "mcp://everything/demo://resource/static/document/architecture.md";
+    assert_eq!(seen["protocol"], json!("2026-07-28"), "{seen}");
+    assert!(
+        seen["prompts"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__everything__simple-prompt")),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["prompt"],
+        json!(["This is a simple prompt without arguments."]),
+        "{seen}"
+    );
+    assert_eq!(seen["read"]["uri"], json!(doc), "{seen}");
+    assert!(
+        seen["read"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Everything Server"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["heard"],
+        json!({"type": "ResourceUpdated", "uri": doc}),
+        "{seen}"
+    );
+    assert_eq!(seen["sampling"]["isError"], json!(false), "{seen}");
+    assert!(
+        seen["sampling"]["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("Paris, said the client's model"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["sampling"]["asked"].as_array().unwrap().len(),
+        1,
+        "{seen}"
+    );
+    let audit = std::fs::read_to_string(env.audit_path()).unwrap();
+    for step in [
+        "mcp__everything__simple-prompt",
+        doc,
+        "mcp__everything__trigger-sampling-request",
+        "mcp__everything__toggle-subscriber-updates",
+    ] {
+        assert!(audit.contains(step), "{step} is not in the audit");
+    }
+}

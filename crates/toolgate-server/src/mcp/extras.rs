@@ -11,12 +11,15 @@
 
 use crate::auth::Caller;
 use async_trait::async_trait;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, LoggingLevel,
     ReadResourceRequestParams, ReadResourceResult, ServerCapabilities,
 };
+use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData, Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
 
 /// Who sends a request to the extras: the authenticated caller, the session (the
 /// stateless session for 2026-07-28 requests) and the client's peer (for notifications such
@@ -103,6 +106,26 @@ pub trait McpExtras: Send + Sync + 'static {
     async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
         let _ = level;
         Err(refused(who, "logging/setLevel"))
+    }
+
+    /// Which of the prompt and resource notices of a `subscriptions/listen` (2026-07-28)
+    /// the extras serve: none by default.
+    fn accepted_notices(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let _ = requested;
+        SubscriptionFilter::new()
+    }
+
+    /// Serves the `accepted` prompt and resource notices of one listen through `sink` until
+    /// `stop` fires.
+    async fn listen(
+        &self,
+        who: &Requester,
+        accepted: &SubscriptionFilter,
+        sink: &SubscriptionSink,
+        stop: &CancellationToken,
+    ) {
+        let _ = (who, accepted, sink);
+        stop.cancelled().await;
     }
 }
 

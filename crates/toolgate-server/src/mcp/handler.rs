@@ -210,14 +210,13 @@ impl ServerHandler for McpHandler {
         ));
     }
 
-    /// `subscriptions/listen` (2026-07-28): tool list changes, for the caller's role. Prompt
-    /// and resource notices are the extras' (none in the production server), so only
-    /// `toolsListChanged` is accepted.
+    /// `subscriptions/listen` (2026-07-28): tool list changes, for the caller's role; prompt
+    /// and resource notices as far as the extras serve them.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let mut accepted = SubscriptionFilter::new();
+        let mut accepted = self.options.extras.accepted_notices(requested);
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
         Some(accepted)
     }
@@ -225,13 +224,13 @@ impl ServerHandler for McpHandler {
     /// Runs one accepted listen until the client cancels it (or goes away) or the server
     /// shuts down; shutting down ends it gracefully, with the final result.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let (caller, _) = self.caller(context.request_context())?;
+        let who = self.requester(context.request_context())?;
         let stop = self.lifecycle.shutdown.child_token();
-        let watch = async {
+        let tools = async {
             if context.accepted().tools_list_changed == Some(true) {
                 listen_for_tool_changes(
                     &self.gateway,
-                    &caller.role,
+                    &who.caller.role,
                     context.sink(),
                     CHECK_EVERY,
                     &stop,
@@ -241,9 +240,19 @@ impl ServerHandler for McpHandler {
                 stop.cancelled().await;
             }
         };
+        let extras = self
+            .options
+            .extras
+            .listen(&who, context.accepted(), context.sink(), &stop);
+        let watch = async { tokio::join!(tools, extras) };
+        tokio::pin!(watch);
         tokio::select! {
-            () = context.cancelled() => {}
-            () = watch => {}
+            () = context.cancelled() => {
+                // Both watches end at `stop`; the extras let their subscriptions go.
+                stop.cancel();
+                watch.await;
+            }
+            _ = &mut watch => {}
         }
         Ok(())
     }
