@@ -89,11 +89,6 @@ impl CallerLink {
         self.0.as_ref().is_some_and(|c| c.is_parked())
     }
 
-    /// Whether there is a client at all (it takes log messages).
-    pub fn is_some(&self) -> bool {
-        self.0.is_some()
-    }
-
     /// Sends a log message if there is a client.
     pub async fn log(&self, params: Value) {
         if let Some(channel) = &self.0 {

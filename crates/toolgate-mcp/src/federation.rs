@@ -234,12 +234,6 @@ impl McpHub {
         }
     }
 
-    /// The URI clients see for `server`'s own `uri`.
-    pub fn visible_uri(&self, server: &str, uri: &str) -> String {
-        self.server(server)
-            .map_or_else(|| uri.to_owned(), |s| s.naming().uri(uri))
-    }
-
     /// `prompts/get` on the target's server.
     pub async fn get_prompt(
         &self,

@@ -234,8 +234,7 @@ impl McpExtras for FederatedExtras {
         listen::serve(&self.hub, &self.access, who, accepted, sink, stop).await;
     }
 
-    async fn set_level(&self, who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
-        self.subscribers.set_level(who, level);
+    async fn set_level(&self, _who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
         self.hub.set_level(level).await;
         Ok(())
     }

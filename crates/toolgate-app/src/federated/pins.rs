@@ -4,13 +4,15 @@
 //! it with `toolgate tools approve-change prompt:{name}`. Without a pin book (an embedding
 //! that pins nothing) every prompt passes.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value, json};
 use toolgate_gateway::Gateway;
 use toolgate_mcp::federation::ListedPrompt;
 use toolgate_protocol::ToolSpec;
 use toolgate_registry::PinVerdict;
+use toolgate_registry::pins::definition_hash;
 
 /// The pin-book name of a prompt.
 pub(super) fn pin_name(prompt: &str) -> String {
@@ -19,11 +21,18 @@ pub(super) fn pin_name(prompt: &str) -> String {
 
 pub(super) struct PromptPins {
     gateway: Arc<Gateway>,
+    /// Prompt → the hash of the definition last found to be the pinned one: listing and
+    /// getting an unchanged prompt reads no pin. A quarantined prompt is not remembered, so
+    /// an approval of its change is seen on the next request.
+    pinned: Mutex<HashMap<String, String>>,
 }
 
 impl PromptPins {
     pub(super) fn new(gateway: Arc<Gateway>) -> Self {
-        PromptPins { gateway }
+        PromptPins {
+            gateway,
+            pinned: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Ok when the prompt's definition is the pinned one (or pinned now, on first sight);
@@ -33,8 +42,16 @@ impl PromptPins {
             return Ok(());
         };
         let spec = pinned_form(prompt);
+        let hash = definition_hash(&spec);
+        let pinned = || self.pinned.lock().unwrap_or_else(PoisonError::into_inner);
+        if pinned().get(&spec.name) == Some(&hash) {
+            return Ok(());
+        }
         match book.observe(&spec) {
-            Ok(PinVerdict::New | PinVerdict::Unchanged) => Ok(()),
+            Ok(PinVerdict::New | PinVerdict::Unchanged) => {
+                pinned().insert(spec.name.clone(), hash);
+                Ok(())
+            }
             Ok(PinVerdict::Changed(change)) => Err(change.quarantine_reason(&spec.name)),
             Err(e) => Err(format!(
                 "prompt `{}` could not be checked against its pin ({e}); it stays refused until the check succeeds",

@@ -1,14 +1,12 @@
 //! Which session holds which resource subscription, and the forwarding of the servers'
 //! `notifications/resources/updated` to them (under the URI each session subscribed with).
-//! A session whose peer no longer takes notifications is dropped with its subscriptions.
-//! Also each session's `logging/setLevel` choice.
-
-#![allow(deprecated)] // logging is deprecated by 2026-07-28 but still 2025-11-25
+//! A session whose peer no longer takes notifications is dropped, and the subscriptions it
+//! held on the servers are let go.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use rmcp::model::{LoggingLevel, ResourceUpdatedNotificationParam};
+use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use toolgate_mcp::federation::Target;
@@ -19,7 +17,6 @@ use toolgate_server::mcp::Requester;
 struct Session {
     peer: Peer<RoleServer>,
     uris: BTreeMap<(String, String), String>,
-    level: Option<LoggingLevel>,
 }
 
 #[derive(Default)]
@@ -29,18 +26,26 @@ pub(super) struct Subscribers {
 
 impl Subscribers {
     /// Starts forwarding the hub's resource updates; the task ends with the hub.
-    pub(super) fn start(hub: &McpHub) -> Arc<Subscribers> {
+    pub(super) fn start(hub: &Arc<McpHub>) -> Arc<Subscribers> {
         let subscribers = Arc::new(Subscribers::default());
         let mut events = hub.events();
         let forward = Arc::downgrade(&subscribers);
+        let hub: Weak<McpHub> = Arc::downgrade(hub);
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
                     Ok(McpEvent::ResourceUpdated { server, uri }) => {
-                        let Some(subscribers) = forward.upgrade() else {
+                        let (Some(subscribers), Some(hub)) = (forward.upgrade(), hub.upgrade())
+                        else {
                             break;
                         };
-                        subscribers.updated(&server, &uri).await;
+                        for (server, raw) in subscribers.updated(&server, &uri).await {
+                            let key = raw.clone();
+                            let held = Target { server, raw, key };
+                            if let Err(e) = hub.unsubscribe(&held).await {
+                                tracing::debug!(uri = %held.raw, error = %e.message, "could not let go of a gone session's subscription");
+                            }
+                        }
                     }
                     Ok(_) => {}
                     Err(RecvError::Lagged(missed)) => {
@@ -66,7 +71,6 @@ impl Subscribers {
             .or_insert_with(|| Session {
                 peer: who.peer.clone(),
                 uris: BTreeMap::new(),
-                level: None,
             });
         session.peer = who.peer.clone();
         session
@@ -84,21 +88,9 @@ impl Subscribers {
         })
     }
 
-    /// Remembers the level `who` asked for.
-    pub(super) fn set_level(&self, who: &Requester, level: LoggingLevel) {
-        let mut sessions = self.sessions();
-        let session = sessions
-            .entry(who.session.clone())
-            .or_insert_with(|| Session {
-                peer: who.peer.clone(),
-                uris: BTreeMap::new(),
-                level: None,
-            });
-        session.level = Some(level);
-    }
-
-    /// Tells every session subscribed to `server`'s `uri`.
-    async fn updated(&self, server: &str, uri: &str) {
+    /// Tells every session subscribed to `server`'s `uri`; returns the (server, URI)
+    /// subscriptions of the sessions found gone, which nobody holds for them any more.
+    async fn updated(&self, server: &str, uri: &str) -> Vec<(String, String)> {
         let key = (server.to_owned(), uri.to_owned());
         let targets: Vec<(String, Peer<RoleServer>, String)> = self
             .sessions()
@@ -116,8 +108,16 @@ impl Subscribers {
                 gone.insert(id);
             }
         }
+        let mut released = Vec::new();
         if !gone.is_empty() {
-            self.sessions().retain(|id, _| !gone.contains(id));
+            self.sessions().retain(|id, session| {
+                let keep = !gone.contains(id);
+                if !keep {
+                    released.extend(std::mem::take(&mut session.uris).into_keys());
+                }
+                keep
+            });
         }
+        released
     }
 }

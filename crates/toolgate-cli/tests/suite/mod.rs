@@ -16,6 +16,7 @@ mod mcp;
 mod mcp_chain;
 mod mcp_conformance;
 mod mcp_elicit;
+mod mcp_federated;
 mod mcp_login;
 mod pins;
 mod pipes;

@@ -24,6 +24,13 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+# PY_PEER_PROMPT_DESCRIPTION replaces the prompt's docstring: a changed prompt.
+@mcp.prompt(description=os.environ.get("PY_PEER_PROMPT_DESCRIPTION"))
+def greet(name: str) -> str:
+    """Greet someone by name."""
+    return f"Say hello to {name}."
+
+
 @mcp.tool()
 def pid() -> str:
     """The server's process id."""

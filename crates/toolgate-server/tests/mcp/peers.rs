@@ -1,5 +1,5 @@
 //! Where the real peers live and how to drive them: the `toolgate` binary, the Python venv
-//! (`mcp`, `fastmcp`) and the npm conformance suite, all installed by `scripts/test.sh`.
+//! (`mcp`, `fastmcp`), installed by `scripts/test.sh`.
 //! A missing peer fails the test with the command that installs it — never a silent skip.
 
 use std::io::{BufRead, BufReader};
@@ -39,27 +39,11 @@ pub fn toolgate() -> PathBuf {
     )
 }
 
-pub fn conformance_server() -> PathBuf {
-    must_exist(
-        target_dir().join("examples/conformance_server"),
-        "the conformance fixture server",
-        "build it with `cargo build -p toolgate-server --example conformance_server`",
-    )
-}
-
 pub fn python() -> PathBuf {
     must_exist(
         repo_root().join(".venv/bin/python"),
         "the Python MCP peers (mcp, fastmcp)",
         "run scripts/test.sh, which installs them into .venv",
-    )
-}
-
-pub fn node_bin() -> PathBuf {
-    must_exist(
-        repo_root().join("tests/peers/node_modules/.bin"),
-        "the npm conformance suite",
-        "run scripts/test.sh, which installs node@22 and @modelcontextprotocol/conformance into tests/peers",
     )
 }
 
