@@ -8,7 +8,7 @@
 //!   a role whose decision for them is `ask` is refused (they cannot wait for an approval);
 //! - `prompts/get` and `resources/read` move data, so each is audited (who, which name, the
 //!   outcome, sizes — never the content; the log redacts the arguments);
-//! - prompts are pinned like tools ([`pins`]): a prompt whose definition changed is hidden
+//! - prompts are pinned like tools (module `pins`): a prompt whose definition changed is hidden
 //!   and refused until an operator approves the change.
 //!
 //! What is hidden from a role is answered exactly as what does not exist.
