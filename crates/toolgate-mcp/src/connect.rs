@@ -128,7 +128,8 @@ pub(crate) async fn connect(
                 Ok(Err(
                     e @ (ConnectError::Spawn { .. }
                     | ConnectError::Config(_)
-                    | ConnectError::Egress(_)),
+                    | ConnectError::Egress(_)
+                    | ConnectError::Auth(_)),
                 )) => {
                     return Err(e);
                 }
@@ -227,7 +228,7 @@ async fn attempt(
             }
         },
     };
-    result.map_err(|e| handshake_error(&e))
+    result.map_err(|e| handshake_error(server, &e))
 }
 
 pub(crate) fn spawn_reason(e: &std::io::Error, cwd: Option<&std::path::Path>) -> String {
@@ -243,15 +244,25 @@ pub(crate) fn spawn_reason(e: &std::io::Error, cwd: Option<&std::path::Path>) ->
     }
 }
 
-fn handshake_error(e: &ClientInitializeError) -> ConnectError {
+fn handshake_error(server: &str, e: &ClientInitializeError) -> ConnectError {
     match e {
         ClientInitializeError::ConnectionClosed(_) => {
             ConnectError::Handshake("the server closed the connection during the handshake".into())
         }
         ClientInitializeError::TransportError { error, .. } => {
-            match find_egress_refusal(error.error.as_ref()) {
-                Some(refusal) => ConnectError::Egress(refusal.to_string()),
-                None => ConnectError::Handshake(error_chain(e)),
+            if let Some(refusal) = find_egress_refusal(error.error.as_ref()) {
+                return ConnectError::Egress(refusal.to_string());
+            }
+            // A 401 or 403 is not a legacy server: never retried with `initialize`.
+            match find_http_error(error.error.as_ref()) {
+                Some(
+                    refusal @ (StreamableHttpError::AuthRequired(_)
+                    | StreamableHttpError::InsufficientScope(_)),
+                ) => ConnectError::Auth(format!(
+                    "MCP server `{server}` refused the connection ({}); sign in: `toolgate mcp login {server}`",
+                    error_chain(refusal)
+                )),
+                _ => ConnectError::Handshake(error_chain(e)),
             }
         }
         other => ConnectError::Handshake(error_chain(other)),
@@ -271,6 +282,20 @@ fn find_egress_refusal<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&
             c.downcast_ref::<StreamableHttpError<reqwest::Error>>()
         {
             return toolgate_net::egress_refusal(inner);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// The Streamable HTTP transport's own error somewhere in an error's sources.
+fn find_http_error<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a StreamableHttpError<reqwest::Error>> {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(http) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return Some(http);
         }
         cause = c.source();
     }

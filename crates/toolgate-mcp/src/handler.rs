@@ -17,14 +17,14 @@ use rmcp::ClientHandler;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion,
+    ElicitationCapability, FormElicitationCapability, Implementation, InputRequest,
+    ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use toolgate_core::ProgressUpdate;
 
-use toolgate_core::{CallerChannel, CallerRequest};
+use toolgate_core::{CallerChannel, CallerLink, CallerRequest};
 
 use crate::McpEvent;
 use crate::config::ClientRequests;
@@ -47,28 +47,41 @@ impl McpClientHandler {
         }
     }
 
+    /// Why `request` is not passed on at all, under the server's `client_requests`.
+    fn forwarding(&self, request: CallerRequest) -> Result<(), String> {
+        if self.requests == ClientRequests::Forward {
+            return Ok(());
+        }
+        Err(format!(
+            "toolgate does not pass {} of MCP server `{}` on (client_requests = {:?})",
+            request.method(),
+            self.link.server,
+            self.requests
+        ))
+    }
+
+    /// `caller`'s channel for `request`, or why it has none.
+    fn channel_of(
+        &self,
+        caller: &CallerLink,
+        request: CallerRequest,
+    ) -> Result<Arc<dyn CallerChannel>, String> {
+        caller.answering(request).cloned().ok_or_else(|| {
+            format!(
+                "the client calling MCP server `{}` does not answer {}",
+                self.link.server,
+                request.method()
+            )
+        })
+    }
+
     /// The calling client that answers `request` (and its call), or why the request is
     /// refused.
     fn forward_to(&self, request: CallerRequest) -> Result<(u64, Arc<dyn CallerChannel>), String> {
+        self.forwarding(request)?;
         let server = &self.link.server;
-        if self.requests != ClientRequests::Forward {
-            return Err(format!(
-                "toolgate does not pass {} of MCP server `{server}` on (client_requests = {:?})",
-                request.method(),
-                self.requests
-            ));
-        }
         match self.link.active.route() {
-            Ok((call, caller)) => caller
-                .answering(request)
-                .cloned()
-                .map(|c| (call, c))
-                .ok_or_else(|| {
-                    format!(
-                        "the client calling MCP server `{server}` does not answer {}",
-                        request.method()
-                    )
-                }),
+            Ok((call, caller)) => self.channel_of(&caller, request).map(|c| (call, c)),
             Err(0) => Err(format!(
                 "no call is running on MCP server `{server}`, so no client can answer its {}",
                 request.method()
@@ -87,16 +100,24 @@ impl McpClientHandler {
         params: P,
     ) -> Result<R, McpError> {
         let server = &self.link.server;
-        let (call, channel) = self.forward_to(request).map_err(|why| {
-            tracing::info!(%server, method = request.method(), "refused: {why}");
-            McpError::new(rmcp::model::ErrorCode::INVALID_REQUEST, why, None)
-        })?;
+        let (call, channel) = self
+            .forward_to(request)
+            .map_err(|why| refused(server, request, why))?;
+        let _asking = self.link.active.asking(call);
+        self.ask_on(&channel, request, params).await
+    }
+
+    /// Sends `params` to `channel` as `request` and reads its answer.
+    async fn ask_on<P: serde::Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        channel: &Arc<dyn CallerChannel>,
+        request: CallerRequest,
+        params: P,
+    ) -> Result<R, McpError> {
+        let server = &self.link.server;
         let params = serde_json::to_value(params)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let answer = {
-            let _asking = self.link.active.asking(call);
-            channel.ask(request, params).await
-        };
+        let answer = channel.ask(request, params).await;
         tracing::info!(%server, method = request.method(), ok = answer.is_ok(), "passed on to the calling client");
         let value =
             answer.map_err(|e| McpError::new(rmcp::model::ErrorCode(e.code), e.message, e.data))?;
@@ -259,6 +280,13 @@ impl ClientHandler for McpClientHandler {
         if self.forward_to(CallerRequest::Elicitation).is_ok() {
             return self.ask(CallerRequest::Elicitation, request).await;
         }
+        self.elicit_locally(request).await
+    }
+}
+
+impl McpClientHandler {
+    /// An elicitation nobody's client answers: the approval channel, or a decline.
+    async fn elicit_locally(&self, request: ElicitRequestParams) -> Result<ElicitResult, McpError> {
         let server = self.link.server.clone();
         if self.requests == ClientRequests::Refuse {
             tracing::info!(%server, "MCP elicitation declined (client_requests = refuse)");
@@ -292,5 +320,65 @@ impl ClientHandler for McpClientHandler {
             ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
+    }
+}
+
+/// A request refused before it reaches any client, logged with its reason.
+fn refused(server: &str, request: CallerRequest, why: String) -> McpError {
+    tracing::info!(%server, method = request.method(), "refused: {why}");
+    McpError::new(rmcp::model::ErrorCode::INVALID_REQUEST, why, None)
+}
+
+impl McpClientHandler {
+    /// Answers one request of a 2026-07-28 `input_required` result for the call of
+    /// `caller` (SEP-2322: the call itself carries the requests, so nothing is guessed):
+    /// passed to that client under `forward`, otherwise what a mid-call request gets —
+    /// elicitation to the approval channel, sampling and roots refused.
+    #[allow(deprecated)] // sampling and roots are deprecated by SEP-2577 but still asked
+    pub(crate) async fn answer_input(
+        &self,
+        caller: &CallerLink,
+        request: InputRequest,
+    ) -> Result<Value, McpError> {
+        let server = self.link.server.as_str();
+        let Some(kind) = input_kind(&request) else {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::INVALID_REQUEST,
+                format!("MCP server `{server}` asked for input of a kind toolgate does not know"),
+                None,
+            ));
+        };
+        let channel = self
+            .forwarding(kind)
+            .and_then(|()| self.channel_of(caller, kind));
+        match (channel, request) {
+            (Ok(channel), InputRequest::CreateMessage(r)) => {
+                self.ask_on::<_, Value>(&channel, kind, r.params).await
+            }
+            (Ok(channel), InputRequest::Elicitation(r)) => {
+                self.ask_on::<_, Value>(&channel, kind, r.params).await
+            }
+            (Ok(channel), InputRequest::ListRoots(_)) => {
+                self.ask_on::<_, Value>(&channel, kind, serde_json::json!({}))
+                    .await
+            }
+            (Err(_), InputRequest::Elicitation(r)) => {
+                let answer = self.elicit_locally(r.params).await?;
+                serde_json::to_value(answer)
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))
+            }
+            (Err(why), _) => Err(refused(server, kind, why)),
+            (Ok(_), _) => Err(refused(server, kind, "an unknown kind of input".to_owned())),
+        }
+    }
+}
+
+/// What a 2026-07-28 input request asks of a client; `None` for a kind rmcp added later.
+pub(crate) fn input_kind(request: &InputRequest) -> Option<CallerRequest> {
+    match request {
+        InputRequest::CreateMessage(_) => Some(CallerRequest::Sampling),
+        InputRequest::Elicitation(_) => Some(CallerRequest::Elicitation),
+        InputRequest::ListRoots(_) => Some(CallerRequest::Roots),
+        _ => None,
     }
 }

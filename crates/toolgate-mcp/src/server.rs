@@ -473,7 +473,16 @@ impl McpServer {
         let tools: Vec<McpTool> = defs
             .iter()
             .filter(|d| self.filter.admits(&d.name))
-            .map(|d| McpTool::new(&naming, &self.source, d, trust, Arc::clone(&self.link)))
+            .map(|d| {
+                McpTool::new(
+                    &naming,
+                    &self.source,
+                    d,
+                    trust,
+                    Arc::clone(&self.link),
+                    self.handler.clone(),
+                )
+            })
             .collect();
         for label in self.config.risk.keys() {
             if !tools.iter().any(|t| t.raw_name() == label) {

@@ -27,6 +27,7 @@ use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 use crate::config::Naming;
 use crate::connect::error_chain;
 use crate::content::tool_output;
+use crate::handler::{McpClientHandler, input_kind};
 use crate::link::{Connected, ServerLink};
 use crate::transport::Limit;
 
@@ -35,6 +36,8 @@ pub struct McpTool {
     spec: ToolSpec,
     raw_name: String,
     link: Arc<ServerLink>,
+    /// Answers the requests of an `input_required` result (2026-07-28 MRTR).
+    inputs: McpClientHandler,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -83,6 +86,7 @@ impl McpTool {
         def: &rmcp::model::Tool,
         trust: Trust<'_>,
         link: Arc<ServerLink>,
+        inputs: McpClientHandler,
     ) -> Self {
         let server = naming.server.as_str();
         let raw_name = def.name.to_string();
@@ -126,6 +130,7 @@ impl McpTool {
             spec,
             raw_name,
             link,
+            inputs,
         }
     }
 
@@ -270,14 +275,64 @@ impl Tool for McpTool {
                 )));
             }
         };
-        let params = CallToolRequestParams::new(self.raw_name.clone()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut params =
+            CallToolRequestParams::new(self.raw_name.clone()).with_arguments(arguments);
         // While it runs, the server's logs and requests to its client may reach ours.
         let _active = self.link.active.enter(ctx.caller.clone());
+        // One deadline for the call, whatever number of input rounds it takes.
+        let deadline = tokio::time::Instant::now() + self.link.call_timeout;
+        let mut rounds = 0;
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let response = self.send(&peer, &lost, request, &ctx, deadline).await?;
+            let asked = match response {
+                ServerResult::InputRequiredResult(asked) => asked,
+                other => return self.finish(other),
+            };
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(ToolError::failed(format!(
+                    "MCP server `{}` still asked for input after {MAX_INPUT_ROUNDS} rounds; the call is given up",
+                    self.link.server
+                )));
+            }
+            let answers = tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+                a = tokio::time::timeout_at(deadline, self.answer(&ctx, asked.input_requests.unwrap_or_default())) => {
+                    a.map_err(|_| ToolError::Timeout)??
+                }
+            };
+            if answers.is_empty() {
+                // Only state to carry back: the server is still working; do not spin.
+                tokio::time::sleep(STATE_ONLY_PAUSE * rounds.min(10)).await;
+            }
+            params.input_responses = (!answers.is_empty()).then_some(answers);
+            params.request_state = asked.request_state;
+        }
+    }
+}
+
+/// Most `input_required` rounds one call may take (rmcp's default cap).
+const MAX_INPUT_ROUNDS: u32 = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS as u32;
+/// The pause before re-sending a round that carried only `requestState`, times the round.
+const STATE_ONLY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl McpTool {
+    /// Sends one `tools/call` round and waits for its result until `deadline`, telling the
+    /// server when the caller cancels or the time is up.
+    async fn send(
+        &self,
+        peer: &Peer<RoleClient>,
+        lost: &CancellationToken,
+        request: ClientRequest,
+        ctx: &ToolContext,
+        deadline: tokio::time::Instant,
+    ) -> Result<ServerResult, ToolError> {
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.service_error(e, &lost))?;
+            .map_err(|e| self.service_error(e, lost))?;
         let id = handle.id.clone();
         self.link.track(
             handle.progress_token.clone(),
@@ -287,18 +342,49 @@ impl Tool for McpTool {
         let response = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {
-                cancel(&peer, id, "cancelled by the caller").await;
+                cancel(peer, id, "cancelled by the caller").await;
                 return Err(ToolError::Cancelled);
             }
-            r = tokio::time::timeout(self.link.call_timeout, handle.await_response()) => r,
+            r = tokio::time::timeout_at(deadline, handle.await_response()) => r,
         };
         match response {
             Err(_elapsed) => {
-                cancel(&peer, id, "timed out").await;
+                cancel(peer, id, "timed out").await;
                 Err(ToolError::Timeout)
             }
-            Ok(Err(e)) => Err(self.service_error(e, &lost)),
-            Ok(Ok(ServerResult::CallToolResult(result))) => {
+            Ok(result) => result.map_err(|e| self.service_error(e, lost)),
+        }
+    }
+
+    /// The answers to one round's input requests, all asked at once.
+    async fn answer(
+        &self,
+        ctx: &ToolContext,
+        requests: rmcp::model::InputRequests,
+    ) -> Result<rmcp::model::InputResponses, ToolError> {
+        let server = &self.link.server;
+        let answers = requests.into_iter().map(|(key, request)| async move {
+            let method = input_kind(&request).map_or("input", |k| k.method());
+            self.inputs
+                .answer_input(&ctx.caller, request)
+                .await
+                .map(|value| (key, value))
+                .map_err(|e| {
+                    ToolError::failed(format!(
+                        "MCP server `{server}` asked for input ({method}) that was not given: {}",
+                        e.message
+                    ))
+                })
+        });
+        futures_util::future::try_join_all(answers)
+            .await
+            .map(|pairs| pairs.into_iter().collect())
+    }
+
+    /// The tool's output from the server's final answer.
+    fn finish(&self, result: ServerResult) -> Result<ToolOutput, ToolError> {
+        match result {
+            ServerResult::CallToolResult(result) => {
                 // Through text, not `to_value`: rmcp holds an annotation's priority as f32,
                 // whose shortest text (0.7) `to_value` would widen to 0.699999988079071.
                 let json = serde_json::to_string(&result)
@@ -306,16 +392,12 @@ impl Tool for McpTool {
                     .map_err(|e| ToolError::failed(format!("unreadable MCP result: {e}")))?;
                 tool_output(json).map_err(|e| self.unless_task_only(e))
             }
-            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(ToolOutput::json(Value::Null)),
-            Ok(Ok(ServerResult::InputRequiredResult(_))) => Err(ToolError::failed(format!(
-                "MCP server `{}` asked for more input (input_required); toolgate does not answer such requests yet",
-                self.link.server
-            ))),
-            Ok(Ok(ServerResult::CreateTaskResult(_))) => Err(ToolError::failed(format!(
+            ServerResult::EmptyResult(_) => Ok(ToolOutput::json(Value::Null)),
+            ServerResult::CreateTaskResult(_) => Err(ToolError::failed(format!(
                 "MCP server `{}` turned the call into a task; toolgate does not poll tasks yet",
                 self.link.server
             ))),
-            Ok(Ok(other)) => Err(ToolError::failed(format!(
+            other => Err(ToolError::failed(format!(
                 "MCP server `{}` answered tools/call with an unexpected result: {}",
                 self.link.server,
                 serde_json::to_string(&other).unwrap_or_default()

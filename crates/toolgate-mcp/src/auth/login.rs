@@ -179,11 +179,35 @@ pub async fn login(
     let mut request =
         AuthorizationRequest::new(redirect_uri.clone()).with_client_name(&options.client_name);
     let mut wanted: Vec<String> = scopes.clone();
-    for s in options.extra_scopes {
-        if !wanted.contains(&s) {
-            wanted.push(s);
-        }
+    // A step-up (a challenge naming scopes, over a token already held) asks for the union of
+    // what was granted and what is now challenged (SEP-2350): never a narrower token.
+    let challenged = challenge
+        .as_deref()
+        .map(challenged_scopes)
+        .unwrap_or_default();
+    let granted = if challenged.is_empty() {
+        Vec::new()
+    } else {
+        rmcp::transport::auth::CredentialStore::load(&StoredTokens::new(
+            Arc::clone(&ctx.credentials),
+            server,
+            url,
+        ))
+        .await
+        .ok()
+        .flatten()
+        .map(|held| held.granted_scopes)
+        .unwrap_or_default()
+    };
+    if !granted.is_empty() {
+        wanted.extend(granted);
+        wanted.extend(challenged);
     }
+    for s in options.extra_scopes {
+        wanted.push(s);
+    }
+    let mut seen = std::collections::HashSet::new();
+    wanted.retain(|s| seen.insert(s.clone()));
     if wanted.is_empty() {
         request = request.with_initial_scope_selection();
     } else {
@@ -251,41 +275,62 @@ pub(crate) async fn probe_challenge(
     url: &str,
 ) -> Result<Option<String>, AuthError> {
     let client = toolgate_net::client(egress).map_err(|e| AuthError::Egress(e.to_string()))?;
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "toolgate", "version": env!("CARGO_PKG_VERSION")}}
-    });
-    let response = client
-        .post(url)
-        .header(
-            reqwest::header::ACCEPT,
-            "application/json, text/event-stream",
-        )
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| match toolgate_net::egress_refusal(&e) {
-            Some(refusal) => AuthError::Egress(refusal.to_string()),
-            None => AuthError::Discovery(format!(
-                "cannot reach {url}: {}",
-                crate::connect::error_chain(&e)
-            )),
-        })?;
-    let status = response.status();
-    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
-        let challenge = response
-            .headers()
-            .get_all(reqwest::header::WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find(|v| {
-                v.trim_start()
-                    .get(..6)
-                    .is_some_and(|s| s.eq_ignore_ascii_case("bearer"))
-            })
-            .map(str::to_owned);
-        return Ok(challenge);
+    let client_info = serde_json::json!({"name": "toolgate", "version": env!("CARGO_PKG_VERSION")});
+    // Both eras' first request: a server may leave either one open (a 2026-07-28 server
+    // answers `initialize` with 400 before looking at the token, a legacy one ignores
+    // `server/discover`); the first challenge wins.
+    let probes = [
+        (
+            "server/discover",
+            "2026-07-28",
+            serde_json::json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": client_info}}),
+        ),
+        (
+            "initialize",
+            "2025-11-25",
+            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": client_info}),
+        ),
+    ];
+    for (method, version, params) in probes {
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params});
+        let response = client
+            .post(url)
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .header("MCP-Protocol-Version", version)
+            .header("Mcp-Method", method)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| match toolgate_net::egress_refusal(&e) {
+                Some(refusal) => AuthError::Egress(refusal.to_string()),
+                None => AuthError::Discovery(format!(
+                    "cannot reach {url}: {}",
+                    crate::connect::error_chain(&e)
+                )),
+            })?;
+        let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            let challenge = response
+                .headers()
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find(|v| {
+                    v.trim_start()
+                        .get(..6)
+                        .is_some_and(|s| s.eq_ignore_ascii_case("bearer"))
+                })
+                .map(str::to_owned);
+            if challenge.is_some() {
+                return Ok(challenge);
+            }
+        }
     }
     Ok(None)
 }
@@ -394,4 +439,46 @@ async fn respond(stream: &mut TcpStream, status: u16, text: &str) {
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(body.as_bytes()).await;
     let _ = stream.shutdown().await;
+}
+
+/// The scopes a `WWW-Authenticate` challenge names in its `scope` parameter.
+fn challenged_scopes(challenge: &str) -> Vec<String> {
+    const KEY: &str = "scope=\"";
+    challenge
+        .match_indices(KEY)
+        // The parameter itself, not one whose name ends in `scope`.
+        .find(|(at, _)| {
+            challenge[..*at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c == ' ' || c == ',')
+        })
+        .map(|(at, _)| {
+            let value = &challenge[at + KEY.len()..];
+            value
+                .split('"')
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod challenge_tests {
+    use super::challenged_scopes;
+
+    #[test]
+    fn the_scope_parameter_of_a_challenge_is_read() {
+        let c = r#"Bearer error="insufficient_scope", scope="mcp:write mcp:read", resource_metadata="x""#;
+        assert_eq!(challenged_scopes(c), ["mcp:write", "mcp:read"]);
+        assert_eq!(
+            challenged_scopes(r#"Bearer scope="a", error="insufficient_scope""#),
+            ["a"]
+        );
+        assert!(challenged_scopes(r#"Bearer myscope="a""#).is_empty());
+        assert!(challenged_scopes(r#"Bearer error="invalid_token""#).is_empty());
+    }
 }

@@ -3,79 +3,58 @@
 //!
 //! The suite starts a mock server per scenario, appends its URL as the last argument and
 //! names the scenario in `MCP_CONFORMANCE_SCENARIO` (credentials, when a scenario has them,
-//! in `MCP_CONFORMANCE_CONTEXT`). This client connects over Streamable HTTP with the
-//! `initialize` handshake through the same pieces the gateway uses — the SSRF-guarded
-//! client (loopback allowlisted, as a local test needs), and for `auth/*` scenarios
-//! `toolgate_mcp::auth` (discovery, registration or CIMD or a pre-registered client, PKCE,
-//! tokens in a throw-away credential store) — lists the tools and calls one
-//! (`add_numbers {a: 5, b: 3}` when offered, otherwise the first tool with `{}`).
+//! in `MCP_CONFORMANCE_CONTEXT`). What answers is the product's own client: an [`McpHub`]
+//! with the scenario's server as its one `[[mcp.servers]]` entry, exactly as `toolgate
+//! serve` federates a server — era negotiation (`server/discover` first, 2026-07-28, then
+//! `initialize`), the SSRF-guarded HTTP client (loopback allowlisted, as a local test needs),
+//! the standard and `Mcp-Param-*` headers, and for `auth/*` scenarios `toolgate_mcp::auth`
+//! (discovery, registration or CIMD or a pre-registered client, PKCE, tokens in a throw-away
+//! credential store). It lists the catalog the hub fills and calls one tool
+//! (`add_numbers {a: 5, b: 3}` when offered, otherwise every tool with arguments built from
+//! its schema), as the gateway's execute stage would.
 //!
 //! The mock authorization server approves at once: the "browser" here fetches the
 //! authorization URL without following redirects and delivers the `Location` to the
-//! loopback listener of [`toolgate_mcp::auth::login()`]. A 401 or 403 `insufficient_scope`
-//! challenge starts a new login with that challenge (scope step-up), at most
-//! [`MAX_LOGINS`] times. Elicitation is not offered (toolgate routes it to the approval
-//! channel, which this harness has not); servers asking anyway get a decline.
+//! loopback listener of [`toolgate_mcp::auth::login()`]. A server that needs a login, or a
+//! 403 `insufficient_scope` on a call (scope step-up), starts a login with that challenge,
+//! at most [`MAX_LOGINS`] times, as an operator running `toolgate mcp login` would.
+//! Elicitation goes to a headless approval channel that accepts the form as offered (the
+//! schema's defaults: what toolgate's approval channel sends on approve).
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpClientTransportConfig,
-};
-use rmcp::{ClientHandler, ServiceExt};
+use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use toolgate_mcp::auth::{
-    AuthConfig, AuthContext, AuthError, LoginOptions, authorized_client, login,
+use toolgate_core::{CallerLink, ProgressSink, ToolContext};
+use toolgate_mcp::auth::{AuthConfig, AuthContext, LoginOptions, login};
+use toolgate_mcp::elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
+use toolgate_mcp::{
+    HubOptions, McpHub, NamePrefix, ProtocolChoice, RetryPolicy, ServerConfig, ServerState,
 };
 use toolgate_net::EgressPolicy;
+use toolgate_registry::{Availability, Catalog, Entry};
 use toolgate_store::CredentialStore;
 
 /// Logins one run may start (the first one and step-ups) before giving up.
 const MAX_LOGINS: usize = 3;
+const SERVER: &str = "conformance";
 const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 const SECRET_VAR: &str = "CONFORMANCE_CLIENT_SECRET";
+const STARTUP: Duration = Duration::from_secs(20);
+/// The tool of the JSON Schema preservation scenario that echoes a schema back.
+const SCHEMA_ECHO: &str = "json_schema_echo";
 
-#[derive(Clone)]
-struct Handler;
+/// The operator approves every elicitation as offered.
+#[derive(Debug)]
+struct HeadlessApprover;
 
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        let mut elicitation = rmcp::model::ElicitationCapability::new();
-        elicitation.form = Some(rmcp::model::FormElicitationCapability::default());
-        capabilities.elicitation = Some(elicitation);
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("toolgate-conformance", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    /// Headless approval, as for logins: the operator accepts the form as offered, i.e.
-    /// with the schema's defaults (what toolgate's approval channel sends on approve).
-    async fn create_elicitation(
-        &self,
-        request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
-    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
-        Ok(match request {
-            ElicitRequestParams::FormElicitationParams {
-                requested_schema, ..
-            } => {
-                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-                ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(Value::Object(toolgate_mcp::elicit::defaults_of(&schema)))
-            }
-            _ => ElicitResult::new(ElicitationAction::Decline),
-        })
+#[async_trait]
+impl Elicitor for HeadlessApprover {
+    async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
+        ElicitationAnswer::Accept(toolgate_mcp::elicit::defaults_of(&request.schema))
     }
 }
 
@@ -90,6 +69,27 @@ async fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    // The hub reads a client secret from the environment, as `client_secret_env` says: a
+    // scenario's secret is put there by running this binary again with it set.
+    if let (Some(secret), None) = (
+        context().get("client_secret").and_then(Value::as_str),
+        std::env::var_os(SECRET_VAR),
+    ) {
+        let status = std::env::current_exe().and_then(|me| {
+            std::process::Command::new(me)
+                .arg(&url)
+                .env(SECRET_VAR, secret)
+                .status()
+        });
+        return match status {
+            Ok(s) if s.success() => ExitCode::SUCCESS,
+            Ok(_) => ExitCode::FAILURE,
+            Err(e) => {
+                say(&format!("conformance client: cannot run itself again: {e}"));
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(&url, &scenario).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -150,6 +150,13 @@ fn auth_config(scenario: &str, ctx: &Map<String, Value>) -> Option<AuthConfig> {
     })
 }
 
+/// Why one attempt (a hub started, its tools called) did not get through.
+enum Failure {
+    /// The server needs a (new) login; with the challenge of its 401/403, when it sent one.
+    Login(Option<String>),
+    Other(String),
+}
+
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let ctx_json = context();
     let auth = auth_config(scenario, &ctx_json);
@@ -157,32 +164,30 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let store = Arc::new(
         CredentialStore::open(std::path::Path::new(":memory:")).map_err(|e| e.to_string())?,
     );
-    let secret = ctx_json
-        .get("client_secret")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let auth_ctx = AuthContext::new(egress(), store).with_env(Arc::new(move |name| {
-        (name == SECRET_VAR).then(|| secret.clone()).flatten()
-    }));
+    let auth_ctx = AuthContext::new(egress(), Arc::clone(&store));
+    let mut config = ServerConfig::http(SERVER, url)
+        .with_protocol(ProtocolChoice::Auto)
+        .with_prefix(NamePrefix::Never)
+        .with_startup_timeout(STARTUP);
+    if let Some(auth) = &auth {
+        config = config.with_auth(auth.clone());
+    }
+    let options = HubOptions::new(RetryPolicy::default(), egress())
+        .with_credentials(Arc::clone(&store))
+        .with_elicitor(Arc::new(HeadlessApprover));
 
     let mut logins = 0;
     let mut challenge: Option<String> = None;
     loop {
-        let outcome = match &auth {
-            None => {
-                let client = toolgate_mcp::connect::http_client(&auth_ctx.egress)
-                    .map_err(|e| e.to_string())?;
-                session(client, url).await
-            }
-            Some(auth) => match authorized_client("conformance", url, auth, &auth_ctx).await {
-                Ok(client) => session(client, url).await,
-                Err(AuthError::LoginRequired { .. }) => Err(Failure::Challenge(None)),
-                Err(e) => Err(Failure::Other(e.to_string())),
-            },
-        };
+        let catalog = Arc::new(Catalog::new());
+        let hub = McpHub::start(vec![config.clone()], Arc::clone(&catalog), options.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let outcome = exercise(&hub, &catalog, planned_calls(&ctx_json)).await;
+        hub.shutdown().await;
         match outcome {
             Ok(()) => return Ok(()),
-            Err(Failure::Challenge(c)) if logins < MAX_LOGINS && auth.is_some() => {
+            Err(Failure::Login(c)) if logins < MAX_LOGINS && auth.is_some() => {
                 logins += 1;
                 challenge = c.or(challenge);
                 let auth = auth.as_ref().ok_or("no auth")?;
@@ -190,19 +195,12 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
                     challenge: challenge.clone(),
                     ..LoginOptions::default()
                 };
-                let outcome = login(
-                    "conformance",
-                    url,
-                    auth,
-                    &auth_ctx,
-                    options,
-                    headless_browser,
-                )
-                .await
-                .map_err(|e| format!("login {logins}: {e}"))?;
+                let outcome = login(SERVER, url, auth, &auth_ctx, options, headless_browser)
+                    .await
+                    .map_err(|e| format!("login {logins}: {e}"))?;
                 say(&format!("logged in: scopes {:?}", outcome.scopes));
             }
-            Err(Failure::Challenge(c)) => {
+            Err(Failure::Login(c)) => {
                 return Err(format!(
                     "still refused after {logins} logins: {}",
                     c.unwrap_or_default()
@@ -213,64 +211,140 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     }
 }
 
-enum Failure {
-    /// A 401 or 403 with this `WWW-Authenticate` (if any): log in (again).
-    Challenge(Option<String>),
-    Other(String),
-}
-
-fn failure(e: &dyn std::error::Error) -> Failure {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    for marker in ["authorization required: ", "insufficient scope: "] {
+/// What an error text says about logging in: the hub's and the tools' messages name
+/// `toolgate mcp login` and carry the server's challenge.
+fn failure(text: String) -> Failure {
+    for marker in [
+        "authorization required: ",
+        "insufficient scope: ",
+        "lacks a scope (",
+    ] {
         if let Some(at) = text.find(marker) {
             let rest = &text[at + marker.len()..];
-            return Failure::Challenge(Some(rest.split(": ").next().unwrap_or(rest).to_owned()));
+            let end = rest
+                .find("); sign in")
+                .or_else(|| rest.find(": "))
+                .unwrap_or(rest.len());
+            return Failure::Login(Some(rest[..end].to_owned()));
         }
     }
-    if text.contains("Auth required") || text.contains("401") {
-        return Failure::Challenge(None);
+    if text.contains("needs a login") || text.contains("mcp login") || text.contains("401") {
+        return Failure::Login(None);
     }
     Failure::Other(text)
 }
 
-async fn session<C: StreamableHttpClient>(client: C, url: &str) -> Result<(), Failure> {
-    let transport = StreamableHttpClientTransport::with_client(
-        client,
-        StreamableHttpClientTransportConfig::with_uri(url),
-    );
-    let service: RunningService<RoleClient, Handler> =
-        Handler.serve(transport).await.map_err(|e| failure(&e))?;
-    let result = exercise(&service).await;
-    let _ = service.cancel().await;
-    result
+/// The calls a scenario asks for in its context (`toolCalls: [{name, arguments}]`).
+fn planned_calls(ctx: &Map<String, Value>) -> Option<Vec<(String, Value)>> {
+    let calls = ctx.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?.to_owned();
+                Some((name, c.get("arguments").cloned().unwrap_or(json!({}))))
+            })
+            .collect(),
+    )
 }
 
-async fn exercise(service: &RunningService<RoleClient, Handler>) -> Result<(), Failure> {
-    let tools = service.list_all_tools().await.map_err(|e| failure(&e))?;
-    say(&format!(
-        "tools: {:?}",
-        tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>()
-    ));
-    let (name, args) = if tools.iter().any(|t| t.name == "add_numbers") {
-        ("add_numbers".to_owned(), json!({"a": 5, "b": 3}))
-    } else if let Some(first) = tools.first() {
-        (first.name.to_string(), json!({}))
-    } else {
-        return Ok(());
-    };
-    let mut params = CallToolRequestParams::new(name.clone());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
+/// Lists what the hub federated and calls it as the gateway's execute stage does: the
+/// scenario's planned calls, or `add_numbers`, or every tool.
+async fn exercise(
+    hub: &McpHub,
+    catalog: &Catalog,
+    planned: Option<Vec<(String, Value)>>,
+) -> Result<(), Failure> {
+    if let Some(ServerState::Failed { error, .. }) = hub.status().first().map(|s| s.state.clone()) {
+        return Err(failure(error));
     }
-    let result = service.call_tool(params).await.map_err(|e| failure(&e))?;
-    say(&format!("{name}: {:?}", result.content));
+    let entries: Vec<Entry> = catalog
+        .all()
+        .into_iter()
+        .filter(|e| matches!(e.availability, Availability::Available))
+        .collect();
+    say(&format!(
+        "protocol {}, tools {:?}",
+        hub.status()
+            .first()
+            .and_then(|s| s.protocol_version.clone())
+            .unwrap_or_default(),
+        entries
+            .iter()
+            .map(|e| e.tool.spec().name.as_str())
+            .collect::<Vec<_>>()
+    ));
+    let named = |name: &str| entries.iter().find(|e| e.tool.spec().name == name);
+    let calls: Vec<(&Entry, Value)> = match (planned, named("add_numbers")) {
+        (Some(planned), _) => planned
+            .into_iter()
+            .filter_map(|(name, args)| Some((named(&name)?, args)))
+            .collect(),
+        (None, Some(add)) => vec![(add, json!({"a": 5, "b": 3}))],
+        // The schema-preservation probe: what the catalog holds of the other tool's
+        // inputSchema, passed back verbatim.
+        (None, None) if named(SCHEMA_ECHO).is_some() => entries
+            .iter()
+            .find(|e| e.tool.spec().name != SCHEMA_ECHO)
+            .zip(named(SCHEMA_ECHO))
+            .map(|(focal, echo)| (echo, json!({"schema": focal.tool.spec().input_schema})))
+            .into_iter()
+            .collect(),
+        (None, None) => entries
+            .iter()
+            .map(|e| (e, arguments_for(&e.tool.spec().input_schema)))
+            .collect(),
+    };
+    for (n, (entry, args)) in calls.into_iter().enumerate() {
+        let ctx = ToolContext {
+            call_id: format!("conformance-{n}"),
+            session_id: SERVER.to_owned(),
+            principal: "conformance".to_owned(),
+            role: "default".to_owned(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            progress: ProgressSink::none(),
+            caller: CallerLink::none(),
+        };
+        let name = entry.tool.spec().name.as_str().to_owned();
+        match entry.tool.call(args, ctx).await {
+            Ok(out) => say(&format!("{name}: {:?}", out.content)),
+            Err(e) => match failure(e.to_string()) {
+                Failure::Other(text) => say(&format!("{name}: {text}")),
+                login => return Err(login),
+            },
+        }
+    }
     Ok(())
+}
+
+/// Arguments a schema accepts: each required property's default, first enum value or an
+/// example of its type (strings `"conformance"`, numbers 1, booleans true).
+fn arguments_for(schema: &Value) -> Value {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut args = Map::new();
+    for (name, prop) in props.into_iter().flatten() {
+        if !required.contains(&name.as_str()) {
+            continue;
+        }
+        let value = prop
+            .get("default")
+            .or_else(|| prop.get("enum").and_then(|e| e.get(0)))
+            .cloned()
+            .unwrap_or_else(|| match prop.get("type").and_then(Value::as_str) {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                _ => json!("conformance"),
+            });
+        args.insert(name.clone(), value);
+    }
+    Value::Object(args)
 }
 
 /// Plays the user's browser against an authorization server that approves at once.
