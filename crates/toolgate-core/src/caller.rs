@@ -36,6 +36,35 @@ impl CallerRequest {
     }
 }
 
+/// One request to the caller's client: what is asked, its `params` in MCP's wire shape, and
+/// the name the asker gave it, if any. A 2026-07-28 server names each of its input requests
+/// (the keys of `inputRequests`); a front end that turns questions into its own
+/// `InputRequiredResult` keeps that name, so the client answers what the upstream asked
+/// under the upstream's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallerQuestion {
+    pub request: CallerRequest,
+    pub params: Value,
+    pub key: Option<String>,
+}
+
+impl CallerQuestion {
+    /// An unnamed question (a 2025-11-25 server's mid-call request).
+    pub fn new(request: CallerRequest, params: Value) -> Self {
+        CallerQuestion {
+            request,
+            params,
+            key: None,
+        }
+    }
+
+    /// The question under `key`.
+    pub fn named(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
 /// The client's JSON-RPC error for a request (or why it could not be asked).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message} ({code})")]
@@ -54,8 +83,8 @@ pub trait CallerChannel: Send + Sync {
     /// Sends `notifications/message` with `params` (best effort: a closed client is fine).
     async fn log(&self, params: Value);
 
-    /// Sends `request` with `params`; the client's result, or its error.
-    async fn ask(&self, request: CallerRequest, params: Value) -> Result<Value, CallerError>;
+    /// Sends the question; the client's result, or its error.
+    async fn ask(&self, question: CallerQuestion) -> Result<Value, CallerError>;
 
     /// Whether the call is parked until its client's next request (a stateless client
     /// between rounds): it asks nothing more until then.
@@ -76,6 +105,11 @@ impl CallerLink {
     /// No client to reach.
     pub fn none() -> Self {
         CallerLink(None)
+    }
+
+    /// The channel, whatever it answers (for a layer that wraps it).
+    pub fn channel(&self) -> Option<&Arc<dyn CallerChannel>> {
+        self.0.as_ref()
     }
 
     /// The channel, when the client answers `request`.

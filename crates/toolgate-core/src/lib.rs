@@ -33,7 +33,7 @@ pub mod error;
 pub mod progress;
 pub mod tool;
 
-pub use caller::{CallerChannel, CallerError, CallerLink, CallerRequest};
+pub use caller::{CallerChannel, CallerError, CallerLink, CallerQuestion, CallerRequest};
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use progress::{ProgressSink, ProgressUpdate};

@@ -24,7 +24,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use toolgate_core::ProgressUpdate;
 
-use toolgate_core::{CallerChannel, CallerLink, CallerRequest};
+use toolgate_core::{CallerChannel, CallerLink, CallerQuestion, CallerRequest};
 
 use crate::McpEvent;
 use crate::config::ClientRequests;
@@ -104,20 +104,24 @@ impl McpClientHandler {
             .forward_to(request)
             .map_err(|why| refused(server, request, why))?;
         let _asking = self.link.active.asking(call);
-        self.ask_on(&channel, request, params).await
+        self.ask_on(&channel, request, None, params).await
     }
 
-    /// Sends `params` to `channel` as `request` and reads its answer.
+    /// Sends `params` to `channel` as `request` (named `key` when the server named it) and
+    /// reads its answer.
     async fn ask_on<P: serde::Serialize, R: serde::de::DeserializeOwned>(
         &self,
         channel: &Arc<dyn CallerChannel>,
         request: CallerRequest,
+        key: Option<&str>,
         params: P,
     ) -> Result<R, McpError> {
         let server = &self.link.server;
         let params = serde_json::to_value(params)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let answer = channel.ask(request, params).await;
+        let mut question = CallerQuestion::new(request, params);
+        question.key = key.map(str::to_owned);
+        let answer = channel.ask(question).await;
         tracing::info!(%server, method = request.method(), ok = answer.is_ok(), "passed on to the calling client");
         let value =
             answer.map_err(|e| McpError::new(rmcp::model::ErrorCode(e.code), e.message, e.data))?;
@@ -338,6 +342,7 @@ impl McpClientHandler {
     pub(crate) async fn answer_input(
         &self,
         caller: &CallerLink,
+        key: &str,
         request: InputRequest,
     ) -> Result<Value, McpError> {
         let server = self.link.server.as_str();
@@ -353,13 +358,15 @@ impl McpClientHandler {
             .and_then(|()| self.channel_of(caller, kind));
         match (channel, request) {
             (Ok(channel), InputRequest::CreateMessage(r)) => {
-                self.ask_on::<_, Value>(&channel, kind, r.params).await
+                self.ask_on::<_, Value>(&channel, kind, Some(key), r.params)
+                    .await
             }
             (Ok(channel), InputRequest::Elicitation(r)) => {
-                self.ask_on::<_, Value>(&channel, kind, r.params).await
+                self.ask_on::<_, Value>(&channel, kind, Some(key), r.params)
+                    .await
             }
             (Ok(channel), InputRequest::ListRoots(_)) => {
-                self.ask_on::<_, Value>(&channel, kind, serde_json::json!({}))
+                self.ask_on::<_, Value>(&channel, kind, Some(key), serde_json::json!({}))
                     .await
             }
             (Err(_), InputRequest::Elicitation(r)) => {

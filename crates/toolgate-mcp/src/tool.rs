@@ -366,7 +366,7 @@ impl McpTool {
         let answers = requests.into_iter().map(|(key, request)| async move {
             let method = input_kind(&request).map_or("input", |k| k.method());
             self.inputs
-                .answer_input(&ctx.caller, request)
+                .answer_input(&ctx.caller, &key, request)
                 .await
                 .map(|value| (key, value))
                 .map_err(|e| {

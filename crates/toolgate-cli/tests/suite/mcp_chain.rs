@@ -259,4 +259,26 @@ fn prompts_resources_updates_and_sampling_reach_a_default_mode_client() {
     ] {
         assert!(audit.contains(step), "{step} is not in the audit");
     }
+    // The server's sampling request and the client's answer have a record of their own,
+    // tied to the call that asked.
+    let asked: Vec<Value> = audit
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|r| r["tool"] == "sampling/createMessage")
+        .collect();
+    assert_eq!(asked.len(), 1, "{audit}");
+    let asked = &asked[0];
+    assert_eq!(
+        asked["arguments"]["asked_by"],
+        "mcp__everything__trigger-sampling-request"
+    );
+    assert_eq!(asked["outcome"], "ok", "{asked}");
+    assert!(
+        asked["call_id"].as_str().unwrap().ends_with(".ask1"),
+        "{asked}"
+    );
+    assert!(
+        asked["result"].to_string().contains("Paris, said the client's model"),
+        "{asked}"
+    );
 }

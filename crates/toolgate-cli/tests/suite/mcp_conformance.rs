@@ -104,10 +104,10 @@ fn fixture() -> (Killed, String) {
     (Killed(child), url)
 }
 
-/// `toolgate serve` federating the fixture at `url` as the suite expects it: the fixture's
-/// names unchanged, its requests to the client passed on, the anonymous caller in a role
-/// that may call its (write-risk, untrusted-hint) tools without approval.
-fn gateway(url: &str) -> (Env, Killed, String) {
+/// `toolgate serve` federating the fixture at `url` over `protocol` as the suite expects
+/// it: the fixture's names unchanged, its requests to the client passed on, the anonymous
+/// caller in a role that may call its (write-risk, untrusted-hint) tools without approval.
+fn gateway(url: &str, protocol: &str) -> (Env, Killed, String) {
     let host = url
         .strip_prefix("http://")
         .and_then(|rest| rest.split('/').next())
@@ -117,7 +117,7 @@ fn gateway(url: &str) -> (Env, Killed, String) {
          [roles.conformance]\nwrite = \"allow\"\n\n\
          [egress]\nallow_hosts = [\"{host}\"]\nallow_http = [\"{host}\"]\n\n\
          [[mcp.servers]]\nname = \"fixture\"\nurl = \"{url}\"\nprefix = \"never\"\n\
-         protocol = \"2025-11-25\"\nclient_requests = \"forward\"\n"
+         protocol = \"{protocol}\"\nclient_requests = \"forward\"\n"
     ));
     let (child, addr) = env.serve();
     let child = Killed(child);
@@ -196,7 +196,7 @@ fn run_suite(suite_dir: &Path, args: &[&str]) -> (bool, String, tempfile::TempDi
 #[test]
 fn every_active_scenario_of_0_1_16_passes_through_toolgate_serve() {
     let (_fixture, upstream) = fixture();
-    let (env, _serve, url) = gateway(&upstream);
+    let (env, _serve, url) = gateway(&upstream, "2025-11-25");
     let (_, text, out) = run_suite(
         &repo().join("tests/peers"),
         &["server", "--url", &url, "--suite", "active"],
@@ -227,7 +227,9 @@ fn every_active_scenario_of_0_1_16_passes_through_toolgate_serve() {
 #[test]
 fn the_2026_07_28_requirements_pass_through_toolgate_serve_but_the_listed_exceptions() {
     let (_fixture, upstream) = fixture();
-    let (_env, _serve, url) = gateway(&upstream);
+    // The modern era end to end: the suite's stateless requests, and the gateway's to the
+    // fixture, so the fixture's named input requests reach the suite under their names.
+    let (_env, _serve, url) = gateway(&upstream, "2026-07-28");
     let expected = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/suite/conformance-2026-07-28-expected-failures.yml");
     let expected = expected.to_string_lossy().into_owned();

@@ -6,7 +6,12 @@
 //!   the attempt (after approval, before acting), fsynced before the tool runs, so a crash
 //!   mid-action still leaves evidence that the action was started.
 //!
+//!   It also hands the tool a caller whose every question to the client is audited
+//!   ([`asks`]).
+//!
 //! Redaction happens inside the log, before anything is written.
+
+mod asks;
 
 use std::sync::Arc;
 
@@ -115,6 +120,8 @@ impl Layer for IntentLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let questions = base_record(call, RecordKind::Outcome, Value::Null);
+        call.request.caller = asks::audited(&call.request.caller, &self.log, questions);
         if call.entry()?.spec().risk >= Risk::Write {
             let args = match &call.args {
                 Some(args) => args.clone(),

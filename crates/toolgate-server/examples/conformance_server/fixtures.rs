@@ -1,7 +1,9 @@
 //! The tools the official MCP conformance suite calls (`test_simple_text`, …), as ordinary
 //! catalog tools: they run through the whole gateway pipeline like any built-in. The ones
-//! that talk back to the client (logging, progress, sampling, elicitation) find it through
-//! the [`ClientLinks`] registry by their call id.
+//! that talk back to the client (logging, progress, sampling, elicitation, roots) do it
+//! through their context, as a federated server's tool does: `ctx.caller` (a session's
+//! peer, or the rounds of a stateless client, where each question keeps the name the
+//! suite expects) and `ctx.progress`.
 
 // Logging is deprecated by the 2026-07-28 revision but the suite (2025-11-25) exercises it.
 #![allow(deprecated)]
@@ -10,14 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::model::{
-    CustomRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ServerRequest,
-};
 use serde_json::{Value, json};
-use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    CallerQuestion, CallerRequest, DynTool, ProgressUpdate, Tool, ToolContext, ToolError,
+};
 use toolgate_protocol::{ContentBlock, Risk, ToolOutput, ToolSpec};
-use toolgate_server::mcp::{ClientLink, ClientLinks};
 
 /// A 1×1 red PNG.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -26,15 +25,14 @@ const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 struct Fixture {
     spec: ToolSpec,
-    links: Arc<ClientLinks>,
 }
 
 fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
 }
 
-/// Every fixture tool, sharing `links`.
-pub fn tools(links: &Arc<ClientLinks>) -> Vec<DynTool> {
+/// Every fixture tool.
+pub fn tools() -> Vec<DynTool> {
     let specs = [
         ("test_simple_text", "Returns simple text.", no_args()),
         ("test_image_content", "Returns an image.", no_args()),
@@ -146,7 +144,6 @@ pub fn tools(links: &Arc<ClientLinks>) -> Vec<DynTool> {
         .map(|(name, description, schema)| {
             Arc::new(Fixture {
                 spec: ToolSpec::new(name, description, schema).with_risk(Risk::Read),
-                links: Arc::clone(links),
             }) as DynTool
         })
         .collect()
@@ -180,27 +177,40 @@ fn blocks(content: Vec<ContentBlock>) -> ToolOutput {
 }
 
 impl Fixture {
-    fn link(&self, ctx: &ToolContext) -> Result<ClientLink, ToolError> {
-        self.links
-            .get(&ctx.call_id)
-            .ok_or_else(|| ToolError::failed("this tool must be called over MCP"))
+    /// Asks the calling client `request` under the name `key` (what a stateless client
+    /// sees in the `InputRequiredResult`) and returns its result.
+    async fn ask_named(
+        &self,
+        ctx: &ToolContext,
+        request: CallerRequest,
+        key: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        self.send(ctx, CallerQuestion::new(request, params).named(key))
+            .await
     }
 
-    /// Sends a raw request to the client (sampling, elicitation) and returns its result.
+    /// Asks the calling client `request`, unnamed, as the 2025-11-25 tools do.
     async fn ask(
         &self,
         ctx: &ToolContext,
-        method: &str,
+        request: CallerRequest,
         params: Value,
     ) -> Result<Value, ToolError> {
-        let link = self.link(ctx)?;
-        let request = ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let answer = link
-            .peer
-            .send_request(request)
+        self.send(ctx, CallerQuestion::new(request, params)).await
+    }
+
+    async fn send(&self, ctx: &ToolContext, question: CallerQuestion) -> Result<Value, ToolError> {
+        let method = question.request.method();
+        let channel = ctx.caller.answering(question.request).ok_or_else(|| {
+            ToolError::failed(format!(
+                "the client did not declare that it answers {method}"
+            ))
+        })?;
+        channel
+            .ask(question)
             .await
-            .map_err(|e| ToolError::failed(format!("{method} failed: {e}")))?;
-        serde_json::to_value(answer).map_err(|e| ToolError::failed(e.to_string()))
+            .map_err(|e| ToolError::failed(format!("{method} failed: {e}")))
     }
 
     async fn elicit(
@@ -212,7 +222,7 @@ impl Fixture {
         let answer = self
             .ask(
                 ctx,
-                "elicitation/create",
+                CallerRequest::Elicitation,
                 json!({"mode": "form", "message": message, "requestedSchema": schema}),
             )
             .await?;
@@ -261,7 +271,6 @@ impl Tool for Fixture {
                 },
             ])),
             "test_tool_with_logging" => {
-                let link = self.link(&ctx)?;
                 for (i, message) in [
                     "Tool execution started",
                     "Tool processing data",
@@ -273,22 +282,20 @@ impl Tool for Fixture {
                     if i > 0 {
                         pause().await;
                     }
-                    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(message));
-                    let _ = link.peer.notify_logging_message(param).await;
+                    ctx.caller.log(json!({"level": "info", "data": message})).await;
                 }
                 Ok(text("Logging test completed"))
             }
             "test_tool_with_progress" => {
-                let link = self.link(&ctx)?;
                 for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                     if i > 0 {
                         pause().await;
                     }
-                    if let Some(token) = &link.progress_token {
-                        let param = ProgressNotificationParam::new(token.clone(), progress)
-                            .with_total(100.0);
-                        let _ = link.peer.notify_progress(param).await;
-                    }
+                    ctx.progress.report(ProgressUpdate {
+                        progress,
+                        total: Some(100.0),
+                        message: None,
+                    });
                 }
                 Ok(text("Progress test completed"))
             }
@@ -298,7 +305,7 @@ impl Tool for Fixture {
             "test_sampling" => {
                 let prompt = args["prompt"].as_str().unwrap_or_default();
                 let answer = self
-                    .ask(&ctx, "sampling/createMessage", json!({
+                    .ask(&ctx, CallerRequest::Sampling, json!({
                         "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
                         "maxTokens": 100
                     }))
@@ -351,26 +358,34 @@ impl Tool for Fixture {
                     .await
             }
             "test_input_required_result_elicitation" => {
-                let answer = self.ask(&ctx, "elicitation/create", name_form()).await?;
+                let answer = self
+                    .ask_named(&ctx, CallerRequest::Elicitation, "user_name", name_form())
+                    .await?;
                 Ok(text(&format!("Hello, {}!", answer["content"]["name"].as_str().unwrap_or("?"))))
             }
             "test_input_required_result_sampling" => {
-                let answer = self.ask(&ctx, "sampling/createMessage", capital_question()).await?;
+                let answer = self
+                    .ask_named(&ctx, CallerRequest::Sampling, "capital_question", capital_question())
+                    .await?;
                 Ok(text(&format!("LLM said: {}", answer["content"]["text"].as_str().unwrap_or_default())))
             }
             "test_input_required_result_list_roots" => {
-                let answer = self.ask(&ctx, "roots/list", json!({})).await?;
+                let answer = self
+                    .ask_named(&ctx, CallerRequest::Roots, "client_roots", json!({}))
+                    .await?;
                 Ok(text(&format!("Roots: {}", answer["roots"])))
             }
             "test_input_required_result_request_state" | "test_input_required_result_tampered_state" => {
-                let answer = self.ask(&ctx, "elicitation/create", confirm_form()).await?;
+                let answer = self
+                    .ask_named(&ctx, CallerRequest::Elicitation, "confirm", confirm_form())
+                    .await?;
                 Ok(text(&format!("Confirmed: {}", answer["content"]["ok"])))
             }
             "test_input_required_result_multiple_inputs" => {
                 let (form, completion, roots) = tokio::join!(
-                    self.ask(&ctx, "elicitation/create", name_form()),
-                    self.ask(&ctx, "sampling/createMessage", capital_question()),
-                    self.ask(&ctx, "roots/list", json!({})),
+                    self.ask_named(&ctx, CallerRequest::Elicitation, "user_name", name_form()),
+                    self.ask_named(&ctx, CallerRequest::Sampling, "greeting", capital_question()),
+                    self.ask_named(&ctx, CallerRequest::Roots, "client_roots", json!({})),
                 );
                 let (form, completion, roots) = (form?, completion?, roots?);
                 Ok(text(&format!(
@@ -379,8 +394,10 @@ impl Tool for Fixture {
                 )))
             }
             "test_input_required_result_multi_round" => {
-                let name = self.ask(&ctx, "elicitation/create", name_form()).await?;
-                let colour = self.ask(&ctx, "elicitation/create", json!({
+                let name = self
+                    .ask_named(&ctx, CallerRequest::Elicitation, "step1", name_form())
+                    .await?;
+                let colour = self.ask_named(&ctx, CallerRequest::Elicitation, "step2", json!({
                     "mode": "form", "message": "What is your favourite colour?",
                     "requestedSchema": {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
                 })).await?;
@@ -389,8 +406,8 @@ impl Tool for Fixture {
             "test_input_required_result_capabilities" => {
                 // Both are asked; what the client cannot answer fails and is left out.
                 let (completion, form) = tokio::join!(
-                    self.ask(&ctx, "sampling/createMessage", capital_question()),
-                    self.ask(&ctx, "elicitation/create", name_form()),
+                    self.ask_named(&ctx, CallerRequest::Sampling, "capital_question", capital_question()),
+                    self.ask_named(&ctx, CallerRequest::Elicitation, "user_name", name_form()),
                 );
                 Ok(text(&format!("sampling answered: {}, elicitation answered: {}", completion.is_ok(), form.is_ok())))
             }

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_registry::Catalog;
 use toolgate_server::config::AnonymousConfig;
-use toolgate_server::mcp::{ClientLinks, McpOptions};
+use toolgate_server::mcp::McpOptions;
 use toolgate_server::{AppState, Inner, ServerConfig, auth, mcp};
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditLog, Durability};
@@ -43,9 +43,8 @@ async fn main() -> Result<(), Failure> {
     let db = dir.path().join("toolgate.db");
     let audit_jsonl = dir.path().join("logs/tool-audit.jsonl");
     std::fs::create_dir_all(dir.path().join("logs"))?;
-    let links = Arc::new(ClientLinks::new());
     let catalog = Arc::new(Catalog::new());
-    catalog.register_many(fixtures::tools(&links))?;
+    catalog.register_many(fixtures::tools())?;
     let approvals = Arc::new(ApprovalStore::open(&db)?);
     let deps = GatewayDeps {
         catalog,
@@ -79,7 +78,6 @@ async fn main() -> Result<(), Failure> {
     });
     let options = McpOptions {
         extras: Arc::new(extras::ConformanceExtras),
-        links: Some(links),
         ..McpOptions::default()
     };
     let app = Router::new()

@@ -9,8 +9,8 @@
 //!    pending approval and a `notifications/progress` naming the approval id goes out at once
 //!    and every [`PROGRESS_EVERY`] while it waits; a client without one gets the retryable
 //!    `approval_required` at once;
-//! 3. the calling client is registered in [`ClientLinks`] under the call id while it runs
-//!    (when the embedding gave a registry);
+//! 3. the calling client is the call's [`CallerLink`]: a federated server's sampling,
+//!    elicitation, roots and log messages reach it through the tool's context;
 //! 4. failures for tools the role cannot see are concealed as unknown tools, and the envelope
 //!    becomes a `CallToolResult`.
 
@@ -31,7 +31,6 @@ use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
 use super::caller::PeerChannel;
-use super::links::{ClientLink, ClientLinks};
 use super::result::call_result;
 use super::tools::conceal_hidden;
 use crate::auth::Caller;
@@ -41,10 +40,9 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// Runs one `tools/call` received by rmcp (a session, a stateless request or stdio): the
 /// request's own token cancels it, and the client behind `context` gets progress and is
-/// reachable through `links`.
+/// the call's [`CallerLink`].
 pub async fn run_tool_call(
     gateway: &Gateway,
-    links: Option<&Arc<ClientLinks>>,
     shutdown: &CancellationToken,
     call: ToolCall<'_>,
     context: &RequestContext<RoleServer>,
@@ -54,7 +52,6 @@ pub async fn run_tool_call(
         client: Some(CallingClient {
             peer: &context.peer,
             progress: context.meta.get_progress_token(),
-            links,
         }),
     };
     run_call(gateway, shutdown, call, origin, |request| {
@@ -78,7 +75,7 @@ pub struct CallOrigin<'a> {
     /// The call's cancellation token.
     pub cancel: CancellationToken,
     /// `None` when nothing can reach the client while the call runs (the JSON answers of
-    /// `super::fast`): no progress, no [`ClientLinks`] entry, approvals never waited for.
+    /// `super::fast`): no progress, no caller link, approvals never waited for.
     pub client: Option<CallingClient<'a>>,
 }
 
@@ -87,8 +84,6 @@ pub struct CallingClient<'a> {
     pub peer: &'a Peer<RoleServer>,
     /// The request's `_meta.progressToken`.
     pub progress: Option<ProgressToken>,
-    /// Where tools look the client up by call id; `None` when no tool does.
-    pub links: Option<&'a Arc<ClientLinks>>,
 }
 
 /// The one implementation of `tools/call`, whatever carried it: builds the
@@ -114,20 +109,12 @@ where
     let progress = client.as_ref().and_then(|c| c.progress.clone());
     let tool = params.name.to_string();
     let arguments = Value::Object(params.arguments.unwrap_or_default());
-    // Only a call registered in ClientLinks needs its id before it starts; otherwise the
-    // gateway assigns one (without a `getrandom` per call).
-    let linked = client
-        .as_ref()
-        .and_then(|c| c.links.map(|links| (c.peer, links)));
-    let call_id = match linked {
-        Some(_) => format!("call_{}", uuid::Uuid::now_v7().simple()),
-        None => String::new(),
-    };
     // The call's events are read only while waiting with progress.
     let waiting = progress.is_some() && client.is_some();
     let (events, received) = unbounded_channel();
     let request = CallRequest {
-        call_id: call_id.clone(),
+        // The gateway assigns one (without a `getrandom` per call).
+        call_id: String::new(),
         session_id: session,
         principal: caller.principal.clone(),
         role: caller.role.clone(),
@@ -142,15 +129,6 @@ where
             CallerLink::new(Arc::new(PeerChannel::new(c.peer.clone())))
         }),
     };
-    let _link = linked.map(|(peer, links)| {
-        links.register(
-            &call_id,
-            ClientLink {
-                peer: peer.clone(),
-                progress_token: progress.clone(),
-            },
-        )
-    });
     let envelope = match (progress, &client) {
         (Some(token), Some(client)) => {
             let waits = Waits {
@@ -203,30 +181,29 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let param = tokio::select! {
-            envelope = &mut call => return envelope,
+            envelope = &mut call => {
+                // What the tool reported just before it returned is still to be sent.
+                while let Ok(event) = events.try_recv() {
+                    if let Some(param) = tool_progress(event, &token, &mut last, &mut offset)
+                        && let Err(e) = peer.notify_progress(param).await
+                    {
+                        tracing::debug!(error = %e, "could not send a progress notification");
+                    }
+                }
+                return envelope;
+            }
             Some(event) = events.recv() => match event {
                 CallEvent::AwaitingApproval { approval_id, tool, requires_confirmation, .. } => {
                     waiting = Some(waiting_message(&approval_id, &tool, requires_confirmation));
                     ticker.reset_immediately();
                     continue;
                 }
-                CallEvent::Progress { progress, total, message } => {
+                progress @ CallEvent::Progress { .. } => {
                     // The tool runs: nothing waits for a human any more.
                     waiting = None;
-                    // After waiting notifications, the tool's own start above them.
-                    let base = *offset.get_or_insert_with(|| last.map_or(0.0, |l| l + 1.0));
-                    let value = base + progress;
-                    if last.is_some_and(|l| value <= l) {
-                        continue;
-                    }
-                    last = Some(value);
-                    let mut param = ProgressNotificationParam::new(token.clone(), value);
-                    if let Some(total) = total {
-                        param = param.with_total(base + total);
-                    }
-                    match message {
-                        Some(message) => param.with_message(message),
-                        None => param,
+                    match tool_progress(progress, &token, &mut last, &mut offset) {
+                        Some(param) => param,
+                        None => continue,
                     }
                 }
             },
@@ -245,6 +222,38 @@ pub async fn report_waits(call: impl Future<Output = Envelope>, waits: Waits<'_>
             tracing::debug!(error = %e, "could not send a progress notification");
         }
     }
+}
+
+/// The notification for the tool's own progress `event`, if it is one that grows: after
+/// waiting notifications, the tool's values start above them (`offset`, set once).
+fn tool_progress(
+    event: CallEvent,
+    token: &ProgressToken,
+    last: &mut Option<f64>,
+    offset: &mut Option<f64>,
+) -> Option<ProgressNotificationParam> {
+    let CallEvent::Progress {
+        progress,
+        total,
+        message,
+    } = event
+    else {
+        return None;
+    };
+    let base = *offset.get_or_insert_with(|| last.map_or(0.0, |l| l + 1.0));
+    let value = base + progress;
+    if last.is_some_and(|l| value <= l) {
+        return None;
+    }
+    *last = Some(value);
+    let mut param = ProgressNotificationParam::new(token.clone(), value);
+    if let Some(total) = total {
+        param = param.with_total(base + total);
+    }
+    Some(match message {
+        Some(message) => param.with_message(message),
+        None => param,
+    })
 }
 
 /// What a waiting client is told: which approval, and how an operator decides it.

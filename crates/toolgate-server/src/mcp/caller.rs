@@ -15,7 +15,7 @@ use rmcp::{Peer, RoleServer, ServiceError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use toolgate_core::{CallerChannel, CallerError, CallerRequest};
+use toolgate_core::{CallerChannel, CallerError, CallerQuestion, CallerRequest};
 
 /// The client of one session.
 pub struct PeerChannel {
@@ -81,7 +81,11 @@ impl CallerChannel for PeerChannel {
         }
     }
 
-    async fn ask(&self, request: CallerRequest, params: Value) -> Result<Value, CallerError> {
+    /// A session's request carries no name: the key is not sent.
+    async fn ask(&self, question: CallerQuestion) -> Result<Value, CallerError> {
+        let CallerQuestion {
+            request, params, ..
+        } = question;
         match request {
             CallerRequest::Sampling => {
                 let params: CreateMessageRequestParams = parse(params)?;

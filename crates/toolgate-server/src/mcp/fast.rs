@@ -7,9 +7,6 @@
 //! # Which requests
 //! A POST is answered here only when all of these hold; anything else — or any doubt — goes
 //! to rmcp untouched (the body, once read, is put back byte for byte):
-//! - the MCP endpoint has no [`ClientLinks`](super::ClientLinks) registry (the production
-//!   server): with one, a tool may talk back to its caller mid-call (logging, sampling,
-//!   elicitation), which needs rmcp's peer for the session, so every call keeps rmcp's path;
 //! - the session is known to be [quiet](super::listening) (initialized, and its client
 //!   declared neither sampling, elicitation nor roots and set no log level: a federated
 //!   server's requests and log messages would reach it on the call's stream);

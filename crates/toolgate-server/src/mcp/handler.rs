@@ -23,24 +23,16 @@ use super::changes::{
     CHECK_EVERY, Served, fingerprint, listen_for_tool_changes, notify_tool_changes,
 };
 use super::extras::{McpExtras, NoExtras, Requester};
-use super::links::ClientLinks;
 use super::listening::ListeningSessions;
 use super::rounds::Rounds;
-use super::stateless::run_stateless_call;
+use super::stateless::{ProgressStream, StatelessCall, run_stateless_call};
 use super::tools::visible_tools;
 use crate::auth::Caller;
 
-/// What an embedding adds to the MCP endpoint: resources/prompts/completions, and the
-/// registry through which tools reach the client that called them.
+/// What an embedding adds to the MCP endpoint: resources/prompts/completions.
 #[derive(Clone)]
 pub struct McpOptions {
     pub extras: Arc<dyn McpExtras>,
-    /// `Some` when tools talk back to their caller (progress, logging, sampling,
-    /// elicitation) through [`ClientLinks`]; every call is then registered there and `/mcp`
-    /// answers each call over rmcp's session stream (see [`super::fast`]). `None` (the
-    /// production server): no tool reaches its client, and plain session calls are answered
-    /// as JSON.
-    pub links: Option<Arc<ClientLinks>>,
     /// Sessions whose client hears from running tools (shared by every session's handler
     /// and the JSON answers of [`super::fast`]).
     pub listening: Arc<ListeningSessions>,
@@ -52,7 +44,6 @@ impl Default for McpOptions {
     fn default() -> Self {
         McpOptions {
             extras: Arc::new(NoExtras),
-            links: None,
             listening: Arc::new(ListeningSessions::default()),
             rounds: Arc::new(Rounds::default()),
         }
@@ -278,36 +269,33 @@ impl ServerHandler for McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, session) = self.caller(&context)?;
         // A stateless (2026-07-28) request: no server request can reach its client, so what
-        // its tool asks mid-call becomes an InputRequiredResult. One that wants progress (and
-        // so may wait for an approval on its response stream) keeps the streaming path, where
-        // such questions are refused.
-        let stateless = context.meta.protocol_version().is_some();
-        if stateless && context.meta.get_progress_token().is_none() && self.options.links.is_none()
-        {
-            let capabilities = context.meta.client_capabilities().unwrap_or_default();
-            let call = run_stateless_call(
-                &self.gateway,
-                &self.options.rounds,
-                &self.lifecycle.calls,
-                &caller,
+        // its tool asks mid-call becomes an InputRequiredResult; its progress (and a wait for
+        // approval) goes out on the request's own response stream.
+        if context.meta.protocol_version().is_some() {
+            let progress = context
+                .meta
+                .get_progress_token()
+                .map(|token| ProgressStream {
+                    peer: context.peer.clone(),
+                    token,
+                    shutdown: self.lifecycle.shutdown.clone(),
+                });
+            let call = StatelessCall {
+                caller: &caller,
                 session,
-                request,
-                capabilities,
-            );
-            return call.await;
+                params: request,
+                capabilities: context.meta.client_capabilities().unwrap_or_default(),
+                progress,
+            };
+            let rounds = &self.options.rounds;
+            return run_stateless_call(&self.gateway, rounds, &self.lifecycle.calls, call).await;
         }
         let call = ToolCall {
             caller: &caller,
             session,
             params: request,
         };
-        let call = run_tool_call(
-            &self.gateway,
-            self.options.links.as_ref(),
-            &self.lifecycle.shutdown,
-            call,
-            &context,
-        );
+        let call = run_tool_call(&self.gateway, &self.lifecycle.shutdown, call, &context);
         let result = self.lifecycle.calls.track_future(call).await;
         Ok(result.into())
     }

@@ -30,12 +30,11 @@ use crate::state::AppState;
 
 type McpService = StreamableHttpService<McpHandler, LocalSessionManager>;
 
-/// What one `/mcp` route serves with: rmcp's service and, in front of it, the JSON answers
-/// (absent when tools reach their callers through `ClientLinks`).
+/// What one `/mcp` route serves with: rmcp's service and, in front of it, the JSON answers.
 #[derive(Clone)]
 struct Endpoint {
     rmcp: McpService,
-    fast: Option<Arc<FastCalls>>,
+    fast: Arc<FastCalls>,
 }
 
 /// The `/mcp` route with tools only.
@@ -60,12 +59,9 @@ pub fn routes_with(options: McpOptions) -> Router<AppState> {
 }
 
 async fn serve_request(endpoint: Endpoint, request: Request) -> Response {
-    let request = match &endpoint.fast {
-        Some(fast) => match fast.handle(request).await {
-            Route::Answered(response) => return response,
-            Route::Rmcp(request) => request,
-        },
-        None => request,
+    let request = match endpoint.fast.handle(request).await {
+        Route::Answered(response) => return response,
+        Route::Rmcp(request) => request,
     };
     let deleting = request.method() == http::Method::DELETE;
     let session = deleting
@@ -78,10 +74,10 @@ async fn serve_request(endpoint: Endpoint, request: Request) -> Response {
     // rmcp acknowledges a session's DELETE with 202; clients expect 200/204.
     if deleting && response.status() == http::StatusCode::ACCEPTED {
         *response.status_mut() = http::StatusCode::NO_CONTENT;
-        if let (Some(fast), Some(session)) = (&endpoint.fast, session)
+        if let Some(session) = session
             && let Ok(session) = session.to_str()
         {
-            fast.end_session(session);
+            endpoint.fast.end_session(session);
         }
     }
     response
@@ -98,15 +94,13 @@ fn http_endpoint(state: &AppState, options: McpOptions) -> Endpoint {
         .disable_allowed_hosts()
         .with_cancellation_token(sessions_end);
     let sessions = Arc::new(LocalSessionManager::default());
-    let fast = options.links.is_none().then(|| {
-        Arc::new(FastCalls::new(
-            state.clone(),
-            Arc::clone(&sessions),
-            lifecycle.clone(),
-            config.max_request_body_bytes,
-            Arc::clone(&options.listening),
-        ))
-    });
+    let fast = Arc::new(FastCalls::new(
+        state.clone(),
+        Arc::clone(&sessions),
+        lifecycle.clone(),
+        config.max_request_body_bytes,
+        Arc::clone(&options.listening),
+    ));
     let gateway = Arc::clone(&state.gateway);
     let rmcp = StreamableHttpService::new(
         move || {

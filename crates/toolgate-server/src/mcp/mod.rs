@@ -15,13 +15,12 @@
 //! - [`changes`]: `notifications/tools/list_changed` when a session's visible tools change.
 //! - [`extras`]: [`McpExtras`] (resources, prompts, completions, logging); empty in
 //!   production.
-//! - [`links`]: [`ClientLinks`], how a running tool reaches the client that called it.
 //! - [`listening`]: sessions whose client hears from running tools (their calls keep rmcp's
 //!   path).
 //! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
 //! - [`fast`]: in front of rmcp on `/mcp`, a plain `tools/call` in a session (no progress
 //!   token) answered with one `application/json` response instead of an SSE stream; every
-//!   other request (and every call when tools use [`ClientLinks`]) is rmcp's.
+//!   other request is rmcp's.
 //!
 //! # Invariants
 //! - Every `tools/call` goes through `Gateway::call`, so it is authorized, validated,
@@ -38,7 +37,6 @@ pub mod extras;
 pub mod fast;
 pub mod handler;
 pub mod http;
-pub mod links;
 pub mod listening;
 pub mod result;
 pub mod rounds;
@@ -49,5 +47,4 @@ pub mod tools;
 pub use extras::{McpExtras, NoExtras, Requester};
 pub use handler::{Identity, Lifecycle, McpHandler, McpOptions};
 pub use http::{routes, routes_with};
-pub use links::{ClientLink, ClientLinks};
 pub use stdio::{StdioError, serve_io, serve_stdio};

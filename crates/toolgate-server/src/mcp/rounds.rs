@@ -14,6 +14,13 @@
 //! Questions asked together (a server asking for a form, a completion and the roots at
 //! once) are gathered into one `InputRequiredResult` for [`GATHER`]; a retry that leaves
 //! some unanswered gets those asked again under a new handle.
+//!
+//! A question keeps the name its asker gave it (a federated 2026-07-28 server's
+//! `inputRequests` key), so the client answers the upstream's `user_name` as `user_name`;
+//! unnamed ones (a 2025-11-25 server's mid-call requests) are named `elicitation_1`, ….
+//! A first request may already carry `inputResponses` (the ephemeral form of SEP-2322,
+//! where a client answers what it knows the tool will ask): a named question whose answer
+//! is there is answered with it at once, and the rest is ignored.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +34,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{CallerChannel, CallerError, CallerRequest};
+use toolgate_core::{CallerChannel, CallerError, CallerQuestion, CallerRequest};
 
 /// How long a call waits for its client's next round.
 pub const ROUND_TTL: Duration = Duration::from_secs(600);
@@ -36,8 +43,7 @@ pub const GATHER: Duration = Duration::from_millis(50);
 
 /// A question of the running call, waiting for the client's answer.
 pub struct Question {
-    request: CallerRequest,
-    params: Value,
+    asked: CallerQuestion,
     answer: oneshot::Sender<Result<Value, CallerError>>,
 }
 
@@ -103,6 +109,8 @@ pub struct Deferred {
     capabilities: ClientCapabilities,
     questions: mpsc::UnboundedSender<Question>,
     parked: Arc<AtomicBool>,
+    /// Answers the first request carried, by key, each used at most once.
+    preset: Mutex<InputResponses>,
 }
 
 #[async_trait]
@@ -123,13 +131,12 @@ impl CallerChannel for Deferred {
         self.parked.load(Ordering::Acquire)
     }
 
-    async fn ask(&self, request: CallerRequest, params: Value) -> Result<Value, CallerError> {
+    async fn ask(&self, asked: CallerQuestion) -> Result<Value, CallerError> {
+        if let Some(answer) = self.preset_answer(&asked) {
+            return Ok(answer);
+        }
         let (answer, answered) = oneshot::channel();
-        let question = Question {
-            request,
-            params,
-            answer,
-        };
+        let question = Question { asked, answer };
         let gone = || CallerError {
             code: rmcp::model::ErrorCode::INTERNAL_ERROR.0,
             message: "the client did not answer: its round expired or the call was abandoned"
@@ -141,10 +148,22 @@ impl CallerChannel for Deferred {
     }
 }
 
+impl Deferred {
+    /// The answer the first request carried for this named question, taken (once); an
+    /// answer that is not an object is no answer, and the question is asked.
+    fn preset_answer(&self, asked: &CallerQuestion) -> Option<Value> {
+        let key = asked.key.as_ref()?;
+        let mut preset = self.preset.lock().unwrap_or_else(PoisonError::into_inner);
+        preset.remove(key).filter(Value::is_object)
+    }
+}
+
 /// Starts `call` in the background with a [`Deferred`] channel for a client that declared
-/// `capabilities`; `call` receives the channel and the token that cancels it.
+/// `capabilities` and sent `preset` answers with its first request; `call` receives the
+/// channel and the token that cancels it.
 pub fn start<T, F>(
     capabilities: ClientCapabilities,
+    preset: InputResponses,
     call: impl FnOnce(Deferred, CancellationToken) -> F,
 ) -> Running<T>
 where
@@ -158,6 +177,7 @@ where
         capabilities,
         questions,
         parked: Arc::clone(&parked),
+        preset: Mutex::new(preset),
     };
     let done = tokio::spawn(call(channel, cancel.clone()));
     Running {
@@ -227,14 +247,20 @@ impl<T: Send + 'static> Rounds<T> {
         if asked.is_empty() {
             tokio::select! {
                 done = &mut running.done => return finished(done),
-                Some(q) = running.questions.recv() => asked.push(keyed(&mut running, q)),
+                Some(q) = running.questions.recv() => {
+                    let key = key_for(&mut running, &asked, &q);
+                    asked.push((key, q));
+                }
             }
         }
         loop {
             tokio::select! {
                 biased;
                 done = &mut running.done => return finished(done),
-                Some(q) = running.questions.recv() => asked.push(keyed(&mut running, q)),
+                Some(q) = running.questions.recv() => {
+                    let key = key_for(&mut running, &asked, &q);
+                    asked.push((key, q));
+                }
                 () = tokio::time::sleep(GATHER) => break,
             }
         }
@@ -243,7 +269,7 @@ impl<T: Send + 'static> Rounds<T> {
             .map(|(key, q)| {
                 (
                     key.clone(),
-                    json!({"method": q.request.method(), "params": q.params}),
+                    json!({"method": q.asked.request.method(), "params": q.asked.params}),
                 )
             })
             .collect();
@@ -288,14 +314,31 @@ impl<T: Send + 'static> Rounds<T> {
     }
 }
 
-fn keyed<T>(running: &mut Running<T>, question: Question) -> (String, Question) {
+/// The key of `question` in its round: the asker's name when it has one no other question
+/// of the round holds, else `{kind}_{n}` (counted over the whole call).
+fn key_for<T>(
+    running: &mut Running<T>,
+    round: &[(String, Question)],
+    question: &Question,
+) -> String {
     running.asked += 1;
-    let kind = match question.request {
+    let taken = |key: &str| round.iter().any(|(k, _)| k == key);
+    if let Some(key) = question.asked.key.as_deref()
+        && !taken(key)
+    {
+        return key.to_owned();
+    }
+    let kind = match question.asked.request {
         CallerRequest::Sampling => "sampling",
         CallerRequest::Elicitation => "elicitation",
         CallerRequest::Roots => "roots",
     };
-    (format!("{kind}_{}", running.asked), question)
+    let mut key = format!("{kind}_{}", running.asked);
+    while taken(&key) {
+        running.asked += 1;
+        key = format!("{kind}_{}", running.asked);
+    }
+    key
 }
 
 fn finished<T>(done: Result<T, tokio::task::JoinError>) -> Result<Step<T>, ErrorData> {
@@ -319,6 +362,10 @@ mod tests {
             .expect("capabilities")
     }
 
+    fn q(request: CallerRequest, params: Value) -> CallerQuestion {
+        CallerQuestion::new(request, params)
+    }
+
     fn form(message: &str) -> Value {
         json!({"mode": "form", "message": message,
             "requestedSchema": {"type": "object", "properties": {}}})
@@ -331,13 +378,19 @@ mod tests {
 
     /// A call that asks for a name, then (in a second round) for a colour, and returns both.
     fn two_questions() -> Running<String> {
-        start(caps(), |channel, _cancel| async move {
-            let name = channel.ask(CallerRequest::Elicitation, form("name?")).await;
-            let colour = channel
-                .ask(CallerRequest::Elicitation, form("colour?"))
-                .await;
-            format!("{name:?} {colour:?}")
-        })
+        start(
+            caps(),
+            InputResponses::new(),
+            |channel, _cancel| async move {
+                let name = channel
+                    .ask(q(CallerRequest::Elicitation, form("name?")))
+                    .await;
+                let colour = channel
+                    .ask(q(CallerRequest::Elicitation, form("colour?")))
+                    .await;
+                format!("{name:?} {colour:?}")
+            },
+        )
     }
 
     fn input(step: Step<String>) -> InputRequiredResult {
@@ -435,11 +488,11 @@ mod tests {
     #[tokio::test]
     async fn questions_asked_together_come_in_one_round_and_a_call_without_any_just_ends() {
         let rounds = Rounds::default();
-        let together = start(caps(), |channel, _| async move {
+        let together = start(caps(), InputResponses::new(), |channel, _| async move {
             let (a, b, c) = tokio::join!(
-                channel.ask(CallerRequest::Elicitation, form("name?")),
-                channel.ask(CallerRequest::Sampling, completion()),
-                channel.ask(CallerRequest::Roots, json!({})),
+                channel.ask(q(CallerRequest::Elicitation, form("name?"))),
+                channel.ask(q(CallerRequest::Sampling, completion())),
+                channel.ask(q(CallerRequest::Roots, json!({}))),
             );
             format!("{a:?}{b:?}{c:?}")
         });
@@ -460,7 +513,9 @@ mod tests {
             ]
         );
 
-        let quiet = start(caps(), |_, _| async { "done".to_owned() });
+        let quiet = start(caps(), InputResponses::new(), |_, _| async {
+            "done".to_owned()
+        });
         match rounds.first(owner("a"), quiet).await.unwrap() {
             Step::Done(out) => assert_eq!(out, "done"),
             Step::Input(_) => panic!("nothing was asked"),
@@ -470,15 +525,86 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_round_cancels_its_call_and_fails_its_questions() {
         let (tx, rx) = oneshot::channel();
-        let running = start(caps(), |channel, cancel| async move {
-            let answer = channel.ask(CallerRequest::Sampling, completion()).await;
-            let _ = tx.send((answer.is_err(), cancel.is_cancelled()));
-            String::new()
-        });
+        let running = start(
+            caps(),
+            InputResponses::new(),
+            |channel, cancel| async move {
+                let answer = channel.ask(q(CallerRequest::Sampling, completion())).await;
+                let _ = tx.send((answer.is_err(), cancel.is_cancelled()));
+                String::new()
+            },
+        );
         let rounds = Rounds::default();
         let _ = input(rounds.first(owner("a"), running).await.unwrap());
         rounds.parked.lock().unwrap().clear();
         let (failed, cancelled) = rx.await.unwrap();
         assert!(failed && cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_named_question_keeps_its_name_and_two_of_one_name_do_not_collide() {
+        let rounds = Rounds::default();
+        let named = start(caps(), InputResponses::new(), |channel, _| async move {
+            let (a, b, c) = tokio::join!(
+                channel.ask(q(CallerRequest::Elicitation, form("name?")).named("user_name")),
+                channel.ask(q(CallerRequest::Elicitation, form("again?")).named("user_name")),
+                channel.ask(q(CallerRequest::Sampling, completion()).named("capital_question")),
+            );
+            format!("{a:?}{b:?}{c:?}")
+        });
+        let round = input(rounds.first(owner("a"), named).await.unwrap());
+        let keys = keys(&round);
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        assert!(keys.contains(&"user_name".to_owned()), "{keys:?}");
+        assert!(keys.contains(&"capital_question".to_owned()), "{keys:?}");
+        assert!(
+            keys.iter().any(|k| k.starts_with("elicitation_")),
+            "the second `user_name` gets a name of its own: {keys:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_sent_with_the_first_request_answer_named_questions_once_and_nothing_else() {
+        let rounds = Rounds::default();
+        let preset = InputResponses::from([
+            (
+                "user_name".to_owned(),
+                json!({"action": "accept", "content": {"name": "Alice"}}),
+            ),
+            ("unknown_extra_key".to_owned(), json!({"action": "accept"})),
+            ("not_an_object".to_owned(), json!(12345)),
+        ]);
+        let running = start(caps(), preset, |channel, _| async move {
+            let first = channel
+                .ask(q(CallerRequest::Elicitation, form("name?")).named("user_name"))
+                .await;
+            match first {
+                Ok(v) => v["content"]["name"].as_str().unwrap_or("?").to_owned(),
+                Err(e) => e.to_string(),
+            }
+        });
+        match rounds.first(owner("a"), running).await.unwrap() {
+            Step::Done(name) => assert_eq!(name, "Alice"),
+            Step::Input(_) => panic!("the preset answer should have been used"),
+        }
+
+        // Used once: the same name asked again is a round; an answer that is not an object
+        // answers nothing; an unnamed question is never answered from the preset.
+        let preset = InputResponses::from([
+            ("user_name".to_owned(), json!({"action": "accept"})),
+            ("bad".to_owned(), json!(12345)),
+        ]);
+        let running = start(caps(), preset, |channel, _| async move {
+            let _ = channel
+                .ask(q(CallerRequest::Elicitation, form("a")).named("user_name"))
+                .await;
+            let (b, c) = tokio::join!(
+                channel.ask(q(CallerRequest::Elicitation, form("b")).named("user_name")),
+                channel.ask(q(CallerRequest::Elicitation, form("c")).named("bad")),
+            );
+            format!("{b:?}{c:?}")
+        });
+        let round = input(rounds.first(owner("a"), running).await.unwrap());
+        assert_eq!(keys(&round), ["bad", "user_name"]);
     }
 }

@@ -2,33 +2,61 @@
 //! call runs through the gateway like any other, and what its tool asks of the client
 //! mid-call comes back as an `InputRequiredResult` ([`super::rounds`]); the client's retry
 //! with `inputResponses` and `requestState` resumes the same call.
+//!
+//! A request with a `progressToken` (every rmcp client sends one) also hears the call's
+//! progress on its response stream, and may wait there for a pending approval, with the
+//! same notifications naming the approval as a session call ([`report_waits`]).
 
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities, ProgressToken};
+use rmcp::{Peer, RoleServer};
 use serde_json::Value;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_core::CallerLink;
 use toolgate_gateway::{Arguments, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
+use super::call::{PROGRESS_EVERY, Waits, report_waits};
 use super::result::call_result;
 use super::rounds::{Owner, Rounds, Step, start};
 use super::tools::conceal_hidden;
 use crate::auth::Caller;
 
-/// Runs (or resumes) the call `params` names for `caller`, whose request declared
-/// `capabilities`.
+/// Where a stateless call's progress goes: the request's response stream.
+pub struct ProgressStream {
+    pub peer: Peer<RoleServer>,
+    pub token: ProgressToken,
+    /// When it fires while the call waits for a human, the call is cancelled.
+    pub shutdown: CancellationToken,
+}
+
+/// One stateless `tools/call`: who sends it, what it declared, and where its progress goes.
+pub struct StatelessCall<'a> {
+    pub caller: &'a Caller,
+    pub session: String,
+    pub params: CallToolRequestParams,
+    pub capabilities: ClientCapabilities,
+    pub progress: Option<ProgressStream>,
+}
+
+/// Runs (or resumes) the call `call.params` names.
 pub async fn run_stateless_call(
     gateway: &Arc<Gateway>,
     rounds: &Rounds<Envelope>,
     calls: &TaskTracker,
-    caller: &Caller,
-    session: String,
-    params: CallToolRequestParams,
-    capabilities: ClientCapabilities,
+    call: StatelessCall<'_>,
 ) -> Result<CallToolResponse, ErrorData> {
+    let StatelessCall {
+        caller,
+        session,
+        params,
+        capabilities,
+        progress,
+    } = call;
     let tool = params.name.to_string();
     let owner = Owner {
         principal: caller.principal.clone(),
@@ -39,9 +67,11 @@ pub async fn run_stateless_call(
             let responses = params.input_responses.unwrap_or_default();
             rounds.resume(&state, &owner, responses).await?
         }
-        // inputResponses without a requestState answer nothing: a new call (SEP-2322 says
-        // to ignore what is not recognised).
+        // inputResponses without a requestState: a new call, whose named questions they
+        // may answer (the ephemeral form of SEP-2322); the rest is ignored, as SEP-2322
+        // says to do with what is not recognised.
         None => {
+            let preset = params.input_responses.unwrap_or_default();
             let mut request = CallRequest::new(
                 tool.clone(),
                 Arguments::Json(Value::Object(params.arguments.unwrap_or_default())),
@@ -49,13 +79,28 @@ pub async fn run_stateless_call(
             .with_principal(caller.principal.clone())
             .with_role(caller.role.clone())
             .with_session(session);
-            // A stateless client cannot be kept waiting for a human.
-            request.wait_for_approval = Some(false);
+            // Only a request with a stream to wait on can be kept waiting for a human.
+            request.wait_for_approval = Some(progress.is_some());
             let gateway = Arc::clone(gateway);
-            let running = start(capabilities, |channel, cancel| {
-                request.cancel = cancel;
+            let running = start(capabilities, preset, |channel, cancel| {
+                request.cancel = cancel.clone();
                 request.caller = CallerLink::new(Arc::new(channel));
-                calls.track_future(async move { gateway.call(request).await })
+                calls.track_future(async move {
+                    let Some(stream) = progress else {
+                        return gateway.call(request).await;
+                    };
+                    let (events, received) = unbounded_channel();
+                    request.events = Some(events);
+                    let waits = Waits {
+                        events: received,
+                        peer: &stream.peer,
+                        token: stream.token.clone(),
+                        every: PROGRESS_EVERY,
+                        shutdown: &stream.shutdown,
+                        cancel: &cancel,
+                    };
+                    report_waits(gateway.call(request), waits).await
+                })
             });
             rounds.first(owner, running).await?
         }
