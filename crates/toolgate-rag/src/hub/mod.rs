@@ -11,7 +11,7 @@
 //! - [`manifest`]: `toolgate-model.json`, the record of a pulled directory.
 //! - [`pull`](mod@pull): [`pull()`] and its events and report.
 //! - `transfer`: one file's bytes into `FILE.part`, fresh or resumed.
-//! - [`error`]: [`PullError`].
+//! - [`error`]: [`PullError`], why a pull failed.
 
 pub mod cache;
 pub mod error;
