@@ -2,9 +2,12 @@
 //! `search_tools` joins it — called through the gateway like any tool (role-checked, audited)
 //! — and the agent loop gets the retrieval selector ([`selector`]). Which role actually gets
 //! retrieval is decided per role, per step, by the selector and by `tools export`: a role
-//! seeing at most the threshold keeps every tool and never sees `search_tools`.
+//! seeing at most the threshold keeps every tool and never sees `search_tools`. Where the
+//! vectors come from (`model_dir`, an endpoint, or the model `toolgate rag model pull` put in
+//! the cache) is [`source`]'s decision.
 
 pub mod selector;
+pub mod source;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -21,6 +24,7 @@ use toolgate_registry::Catalog;
 
 use crate::config::Config;
 pub use selector::{DEFAULT_MAX_LOADED, RetrievalSelector};
+pub use source::{EmbeddingSource, UPGRADE_COMMAND, describe, embedding_source};
 
 /// Retrieval over one gateway's catalog.
 pub struct Rag {
@@ -132,24 +136,34 @@ fn settled(config: &Config, gateway: &Gateway) -> bool {
     }
 }
 
-/// The embedder `[rag]` configures, if any (R-RAG-3: local model, endpoint, or none).
+/// The embedder `[rag]` configures, if any (R-RAG-3: local model, endpoint, or none), or the
+/// default model a `toolgate rag model pull` left in the cache ([`source`]).
 pub fn embedder(config: &Config, cfg: &RagConfig) -> anyhow::Result<Option<Embedder>> {
-    if let Some(dir) = &cfg.model_dir {
-        let dir = if dir.is_absolute() {
-            dir.clone()
-        } else {
-            config.workspace.join(dir)
-        };
-        let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
-        return Ok(Some(Embedder::Local(Box::new(model))));
-    }
-    if let Some(ep) = &cfg.endpoint {
-        let key = api_key(ep.api_key_env.as_ref(), "[rag.endpoint]")?;
-        let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &config.file.egress)
-            .context("[rag.endpoint]")?;
-        return Ok(Some(Embedder::Remote(remote)));
-    }
-    Ok(None)
+    Ok(match embedding_source(config, cfg) {
+        EmbeddingSource::ModelDir(dir) => {
+            let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
+            Some(Embedder::Local(Box::new(model)))
+        }
+        EmbeddingSource::Pulled(dir) => {
+            let model = LocalEmbedder::load(&dir).with_context(|| {
+                format!(
+                    "the pulled model in {} (run `{UPGRADE_COMMAND}` again to repair it)",
+                    dir.display()
+                )
+            })?;
+            Some(Embedder::Local(Box::new(model)))
+        }
+        EmbeddingSource::Endpoint { .. } => {
+            let Some(ep) = &cfg.endpoint else {
+                return Ok(None);
+            };
+            let key = api_key(ep.api_key_env.as_ref(), "[rag.endpoint]")?;
+            let remote = RemoteEmbedder::new(&ep.url, &ep.model, key, &config.file.egress)
+                .context("[rag.endpoint]")?;
+            Some(Embedder::Remote(remote))
+        }
+        EmbeddingSource::None => None,
+    })
 }
 
 /// The value of the environment variable `var` names (`section` for the error).

@@ -86,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Chat(args) => commands::chat::run(&settings, args).await,
             Command::Mcp(cmd) => commands::mcp::run(&settings, cmd).await,
             Command::Eval(cmd) => commands::eval::run(&settings, cmd).await,
+            Command::Rag(cmd) => commands::rag_model::run(&settings, cmd).await,
         }
     })
 }

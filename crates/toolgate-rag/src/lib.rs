@@ -17,6 +17,8 @@
 //! - [`catalog`]: [`CatalogSearch`], the live catalog searched per role (what `search_tools`
 //!   and the agent loop's retrieval selector in toolgate-app search through).
 //! - [`config`]: [`RagConfig`], the `[rag]` table.
+//! - [`hub`]: `toolgate rag model pull`: the embedding model fetched through toolgate-net,
+//!   verified against pinned SHA-256s, into a cache retrieval finds it in.
 //!
 //! It knows neither the agent loop nor the eval; of the layers above the catalog it reuses
 //! only the gateway's role and risk decisions. The loop's retrieval selector
@@ -49,6 +51,7 @@ mod endpoint;
 pub mod error;
 pub mod filter;
 pub mod fusion;
+pub mod hub;
 pub mod index;
 pub mod meta;
 pub mod recent;

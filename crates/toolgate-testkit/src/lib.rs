@@ -1,12 +1,17 @@
 //! Test fakes shared across the workspace's test suites, written once: tools whose behaviour
-//! the arguments script ([`tools`]), the roles the suites test against ([`roles`]), and
-//! approval requests as the stores' tests build them ([`approvals`]). The fake model server
-//! stays in `toolgate-agent` (feature `fake`), beside the wire formats it speaks.
+//! the arguments script ([`tools`]), the roles the suites test against ([`roles`]),
+//! approval requests as the stores' tests build them ([`approvals`]), a Hugging Face Hub
+//! stand-in for model pulls ([`hub`]) and the packaged test embedding model ([`model`]).
+//! The fake model server stays in `toolgate-agent` (feature `fake`), beside the wire formats it speaks.
 //!
 //! A dev-dependency only: nothing here is part of toolgate.
 
 pub mod approvals;
+pub mod hub;
+pub mod model;
 pub mod roles;
 pub mod tools;
 
+pub use hub::{FakeHub, HubRequest};
+pub use model::packaged_model_dir;
 pub use tools::{Scripted, SpecOnly, scripted};

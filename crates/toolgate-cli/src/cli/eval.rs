@@ -60,7 +60,8 @@ pub struct RetrievalArgs {
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
     /// A sentence-transformers model directory for dense and hybrid [default: [rag]
-    /// model_dir]; without one only BM25 is scored.
+    /// model_dir, else the model `toolgate rag model pull` cached]; without one only BM25 is
+    /// scored.
     #[arg(long, value_name = "DIR")]
     pub model_dir: Option<PathBuf>,
     /// Catalog sizes below the full set, comma-separated.

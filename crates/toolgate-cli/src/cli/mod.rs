@@ -85,6 +85,35 @@ pub enum Command {
     /// Score the configured model on benchmarks: BFCL categories, BFCL-compatible checker.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Tool RAG: fetch the embedding model that makes retrieval hybrid.
+    #[command(subcommand)]
+    Rag(RagCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RagCommand {
+    /// The sentence-transformers embedding model.
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Download a model (default: all-MiniLM-L6-v2 at a pinned revision) from the Hugging Face
+    /// Hub (`HF_ENDPOINT` for a mirror) through [egress] into the model cache
+    /// (`TOOLGATE_MODEL_CACHE`, else ~/.cache/toolgate/models), verify every file's SHA-256 and
+    /// resume a broken download. `[rag]` then uses the default model with no configuration.
+    Pull(PullArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// A Hub repository `owner/name` [default: sentence-transformers/all-MiniLM-L6-v2].
+    pub repo: Option<String>,
+    /// A commit id, tag or branch [default: the pinned commit for the default repository,
+    /// else main].
+    #[arg(long)]
+    pub revision: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

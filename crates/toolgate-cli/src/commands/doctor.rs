@@ -144,36 +144,44 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     Ok(if ok { 0 } else { 1 })
 }
 
-/// `[rag]`: one embedding through the configured embedder (local model or endpoint), one
-/// scoring through `[rag.reranker]`; without either, BM25 only is fine.
+/// `[rag]`: which retrieval is active (BM25 only names the command that upgrades it), one
+/// embedding through the embedder (`model_dir`, the endpoint, or the pulled model), one
+/// scoring through `[rag.reranker]`; without an embedder, BM25 only is fine.
 async fn rag(settings: &Config) -> Vec<Check> {
-    use toolgate_app::rag::{embedder, reranker};
+    use toolgate_app::rag::{describe, embedder, embedding_source, reranker};
     let cfg = &settings.file.rag;
     let mut checks = Vec::new();
     let probe = "toolgate doctor".to_owned();
+    let active = describe(
+        &embedding_source(settings, cfg),
+        cfg.mode().unwrap_or(toolgate_rag::Mode::Hybrid),
+    );
+    let started = std::time::Instant::now();
     checks.push(match embedder(settings, cfg) {
-        Ok(None) => check(
-            "tool rag",
-            Status::Ok,
-            "BM25 only (no [rag] model_dir or [rag.endpoint])",
-        ),
+        Ok(None) => check("tool rag", Status::Ok, active),
         Ok(Some(e)) => {
+            let loaded = started.elapsed();
             let started = std::time::Instant::now();
             match e.embed(std::slice::from_ref(&probe)).await {
                 Ok(v) => check(
                     "tool rag",
                     Status::Ok,
                     format!(
-                        "{}: {} dimensions, one query embedded in {} ms",
+                        "{active}: {}, {} dimensions, loaded in {} ms, one query embedded in {} ms",
                         e.id(),
                         v.first().map_or(0, Vec::len),
+                        loaded.as_millis(),
                         started.elapsed().as_millis()
                     ),
                 ),
-                Err(err) => check("tool rag", Status::Fail, format!("{}: {err}", e.id())),
+                Err(err) => check(
+                    "tool rag",
+                    Status::Fail,
+                    format!("{active}: {}: {err}", e.id()),
+                ),
             }
         }
-        Err(err) => check("tool rag", Status::Fail, format!("{err:#}")),
+        Err(err) => check("tool rag", Status::Fail, format!("{active}: {err:#}")),
     });
     match reranker(settings) {
         Ok(None) => {}

@@ -13,6 +13,7 @@ use toolgate_eval::retrieval::{EvalSet, ReportRow, Rerank, RunOptions, directory
 use crate::cli::RetrievalArgs;
 use crate::output;
 use toolgate_app::Config;
+use toolgate_app::rag::EmbeddingSource;
 
 /// `[rag.reranker]` as the eval's synchronous second stage (the eval itself is synchronous;
 /// each question's request runs on this multi-threaded runtime).
@@ -40,17 +41,20 @@ pub fn run_retrieval(settings: &Config, args: RetrievalArgs) -> anyhow::Result<i
         let want = args.pad_to.saturating_sub(set.docs.len());
         set.pad_with(directory_docs(dir, want)?);
     }
-    let model_dir = args
-        .model_dir
-        .clone()
-        .or_else(|| settings.file.rag.model_dir.clone())
-        .map(|d| {
-            if d.is_absolute() {
+    // `--model-dir`, else `[rag] model_dir`, else the model `toolgate rag model pull` cached.
+    let model_dir = args.model_dir.clone().map_or_else(
+        || match toolgate_app::rag::embedding_source(settings, &settings.file.rag) {
+            EmbeddingSource::ModelDir(d) | EmbeddingSource::Pulled(d) => Some(d),
+            EmbeddingSource::Endpoint { .. } | EmbeddingSource::None => None,
+        },
+        |d| {
+            Some(if d.is_absolute() {
                 d
             } else {
                 settings.workspace.join(d)
-            }
-        });
+            })
+        },
+    );
     let fusion_specs = if args.fusion.is_empty() {
         vec![settings.file.rag.fusion.clone()]
     } else {

@@ -14,7 +14,7 @@ use toolgate_rag::{FilterChain, Mode};
 use crate::cli::SearchArgs;
 use crate::output;
 use toolgate_app::Config;
-use toolgate_app::rag::tool_search;
+use toolgate_app::rag::{UPGRADE_COMMAND, describe, embedding_source, tool_search};
 use toolgate_app::{Runtime, RuntimeOptions};
 
 pub async fn run(settings: &Config, args: SearchArgs) -> anyhow::Result<i32> {
@@ -45,14 +45,17 @@ async fn search(settings: &Config, gateway: &Gateway, args: SearchArgs) -> anyho
         Some(m) => m.parse().map_err(anyhow::Error::msg)?,
         None => cfg.mode().map_err(anyhow::Error::msg)?,
     };
+    let active = describe(&embedding_source(settings, cfg), mode);
     let search = Arc::new(tool_search(settings)?);
     let mut note = None;
     if !search.has_embedder() && mode != Mode::Bm25 {
         if mode == Mode::Dense {
-            bail!("--mode dense needs an embedding model: set [rag] model_dir or [rag.endpoint]");
+            bail!(
+                "--mode dense needs an embedding model: run `{UPGRADE_COMMAND}`, or set [rag] model_dir or [rag.endpoint]"
+            );
         }
         mode = Mode::Bm25;
-        note = Some("no embedding model configured ([rag] model_dir or [rag.endpoint]): BM25 only");
+        note = Some(active.clone());
     }
     let snap = gateway.catalog().snapshot();
     let specs: Vec<ToolSpec> = snap.entries().map(|e| e.spec().clone()).collect();
@@ -80,6 +83,8 @@ async fn search(settings: &Config, gateway: &Gateway, args: SearchArgs) -> anyho
         return Ok(0);
     }
     if args.explain {
+        output::line(&format!("retrieval: {active}"));
+        note = None;
         let names = search.with_index(|ix| ix.names().map(str::to_owned).collect::<Vec<_>>());
         let tally = chain.tally(names.iter().map(String::as_str));
         output::line(&format!(
@@ -104,7 +109,7 @@ async fn search(settings: &Config, gateway: &Gateway, args: SearchArgs) -> anyho
         }
     }
     if let Some(n) = note {
-        output::line(n);
+        output::line(&n);
     }
     if hits.is_empty() {
         output::line(&format!(

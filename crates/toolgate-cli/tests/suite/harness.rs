@@ -277,6 +277,12 @@ pub fn bare_command(cwd: &Path) -> Command {
         "XDG_CONFIG_HOME",
         std::env::temp_dir().join("toolgate-cli-tests-config"),
     );
+    // Nor the user's model cache or hub: a test that pulls names its own.
+    cmd.env(
+        "TOOLGATE_MODEL_CACHE",
+        std::env::temp_dir().join("toolgate-cli-tests-no-models"),
+    )
+    .env_remove("HF_ENDPOINT");
     cmd
 }
 

@@ -23,6 +23,7 @@ mod pipes;
 mod prompt;
 mod rag;
 mod rag_export;
+mod rag_pull;
 mod redaction;
 mod tamper;
 mod web;

