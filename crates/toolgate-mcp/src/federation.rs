@@ -22,9 +22,10 @@ use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, JsonObject,
-    LoggingLevel, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
-    ResourceContents, ResourceTemplate, SetLevelRequestParams,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, JsonObject, LoggingLevel, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate,
+    SetLevelRequestParams,
 };
 use rmcp::service::{Peer, RoleClient};
 
@@ -34,6 +35,8 @@ use crate::hub::McpHub;
 use crate::offers::{Offers, template_matches};
 use crate::server::McpServer;
 use crate::subscribe;
+use crate::tool::{MAX_INPUT_ROUNDS, STATE_ONLY_PAUSE};
+use toolgate_core::CallerLink;
 
 /// Which server holds a name, its own name for it, and what a role's globs match.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,16 +237,44 @@ impl McpHub {
         }
     }
 
-    /// `prompts/get` on the target's server.
+    /// `prompts/get` on the target's server for the client behind `caller`: a 2026-07-28
+    /// server's `input_required` rounds (SEP-2322) are answered for that client as a tool
+    /// call's are (`client_requests`), keys and `requestState` carried back unchanged, all
+    /// within the server's one call timeout and at most [`MAX_INPUT_ROUNDS`] rounds.
     pub async fn get_prompt(
         &self,
         target: &Target,
         arguments: Option<JsonObject>,
+        caller: &CallerLink,
     ) -> Result<GetPromptResult, ErrorData> {
         let (server, peer) = self.peer(&target.server)?;
         let mut params = GetPromptRequestParams::new(target.raw.clone());
         params.arguments = arguments;
-        bounded(server, peer.get_prompt(params)).await
+        let rounds = async {
+            for round in 1..=MAX_INPUT_ROUNDS {
+                let asked = match peer.get_prompt_once(params.clone()).await? {
+                    GetPromptResponse::Complete(result) => return Ok(result),
+                    GetPromptResponse::InputRequired(asked) => asked,
+                    _ => return Err(rmcp::ServiceError::UnexpectedResponse),
+                };
+                let requests = asked.input_requests.unwrap_or_default();
+                let answers = server
+                    .handler()
+                    .answer_all(caller, requests)
+                    .await
+                    .map_err(rmcp::ServiceError::McpError)?;
+                if answers.is_empty() {
+                    // Only state to carry back: the server is still working; do not spin.
+                    tokio::time::sleep(STATE_ONLY_PAUSE * round.min(10)).await;
+                }
+                params.input_responses = (!answers.is_empty()).then_some(answers);
+                params.request_state = asked.request_state;
+            }
+            Err(rmcp::ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: MAX_INPUT_ROUNDS as usize,
+            })
+        };
+        bounded(server, rounds).await
     }
 
     /// `resources/read` on the target's server; the contents' URIs are those clients see.

@@ -133,6 +133,29 @@ impl McpClientHandler {
         })
     }
 
+    /// What a stateless (2026-07-28) request of the call of `caller` declares in its
+    /// `_meta`: under `forward`, exactly what that call's client answers — elicitation also
+    /// when the approval channel would answer it instead — so the server never relies on a
+    /// capability the client behind toolgate lacks (SEP-2575); otherwise what toolgate's
+    /// own identity declares.
+    pub(crate) fn capabilities_for(&self, caller: &CallerLink) -> ClientCapabilities {
+        let mut declared = self.get_info().capabilities;
+        if self.requests != ClientRequests::Forward {
+            return declared;
+        }
+        let answers = |request| caller.answering(request).is_some();
+        if !answers(CallerRequest::Sampling) {
+            declared.sampling = None;
+        }
+        if !answers(CallerRequest::Roots) {
+            declared.roots = None;
+        }
+        if !answers(CallerRequest::Elicitation) && self.elicitor.is_none() {
+            declared.elicitation = None;
+        }
+        declared
+    }
+
     pub(crate) fn with_elicitor(mut self, elicitor: Option<Arc<dyn Elicitor>>) -> Self {
         self.elicitor = elicitor;
         self
@@ -377,6 +400,38 @@ impl McpClientHandler {
             (Err(why), _) => Err(refused(server, kind, why)),
             (Ok(_), _) => Err(refused(server, kind, "an unknown kind of input".to_owned())),
         }
+    }
+}
+
+impl McpClientHandler {
+    /// The answers to one round's input requests, all asked at once for `caller`, each
+    /// under the key the server gave it; the first request that cannot be answered fails
+    /// the round, its message saying which.
+    pub(crate) async fn answer_all(
+        &self,
+        caller: &CallerLink,
+        requests: rmcp::model::InputRequests,
+    ) -> Result<rmcp::model::InputResponses, McpError> {
+        let server = &self.link.server;
+        let answers = requests.into_iter().map(|(key, request)| async move {
+            let method = input_kind(&request).map_or("input", |k| k.method());
+            self.answer_input(caller, &key, request)
+                .await
+                .map(|value| (key, value))
+                .map_err(|e| {
+                    McpError::new(
+                        e.code,
+                        format!(
+                            "MCP server `{server}` asked for input ({method}) that was not given: {}",
+                            e.message
+                        ),
+                        e.data,
+                    )
+                })
+        });
+        futures_util::future::try_join_all(answers)
+            .await
+            .map(|pairs| pairs.into_iter().collect())
     }
 }
 

@@ -161,6 +161,11 @@ impl McpServer {
     }
 
     /// The live connection as calls and the federation see it.
+    /// What answers the server's requests to its client (and its `input_required` rounds).
+    pub(crate) fn handler(&self) -> &McpClientHandler {
+        &self.handler
+    }
+
     pub(crate) fn link(&self) -> &ServerLink {
         &self.link
     }

@@ -16,7 +16,8 @@ use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientNotification, ClientRequest, ErrorCode as RpcCode, RequestId, ServerResult,
+    ClientNotification, ClientRequest, ErrorCode as RpcCode, RequestId, RequestMetaObject,
+    ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::{Value, json};
@@ -27,7 +28,7 @@ use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 use crate::config::Naming;
 use crate::connect::error_chain;
 use crate::content::tool_output;
-use crate::handler::{McpClientHandler, input_kind};
+use crate::handler::McpClientHandler;
 use crate::link::{Connected, ServerLink};
 use crate::transport::Limit;
 
@@ -313,10 +314,18 @@ impl Tool for McpTool {
     }
 }
 
+/// Whether `peer` speaks 2026-07-28, where each request declares the client's
+/// capabilities itself.
+fn is_stateless(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| {
+        info.protocol_version.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
+    })
+}
+
 /// Most `input_required` rounds one call may take (rmcp's default cap).
-const MAX_INPUT_ROUNDS: u32 = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS as u32;
+pub(crate) const MAX_INPUT_ROUNDS: u32 = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS as u32;
 /// The pause before re-sending a round that carried only `requestState`, times the round.
-const STATE_ONLY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+pub(crate) const STATE_ONLY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl McpTool {
     /// Sends one `tools/call` round and waits for its result until `deadline`, telling the
@@ -329,8 +338,14 @@ impl McpTool {
         ctx: &ToolContext,
         deadline: tokio::time::Instant,
     ) -> Result<ServerResult, ToolError> {
+        let mut options = PeerRequestOptions::no_options();
+        if is_stateless(peer) {
+            let mut meta = RequestMetaObject::default();
+            meta.set_client_capabilities(self.inputs.capabilities_for(&ctx.caller));
+            options.meta = Some(meta);
+        }
         let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .send_request_with_option(request, options)
             .await
             .map_err(|e| self.service_error(e, lost))?;
         let id = handle.id.clone();
@@ -362,23 +377,10 @@ impl McpTool {
         ctx: &ToolContext,
         requests: rmcp::model::InputRequests,
     ) -> Result<rmcp::model::InputResponses, ToolError> {
-        let server = &self.link.server;
-        let answers = requests.into_iter().map(|(key, request)| async move {
-            let method = input_kind(&request).map_or("input", |k| k.method());
-            self.inputs
-                .answer_input(&ctx.caller, &key, request)
-                .await
-                .map(|value| (key, value))
-                .map_err(|e| {
-                    ToolError::failed(format!(
-                        "MCP server `{server}` asked for input ({method}) that was not given: {}",
-                        e.message
-                    ))
-                })
-        });
-        futures_util::future::try_join_all(answers)
+        self.inputs
+            .answer_all(&ctx.caller, requests)
             .await
-            .map(|pairs| pairs.into_iter().collect())
+            .map_err(|e| ToolError::failed(e.message.to_string()))
     }
 
     /// The tool's output from the server's final answer.

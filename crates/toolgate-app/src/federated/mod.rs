@@ -113,7 +113,10 @@ impl McpExtras for FederatedExtras {
             .ok_or_else(|| access::no_prompt(&request.name))?;
         let read = Read::prompt(&prompt.target, request.arguments.as_ref());
         self.access.check_prompt(who, &prompt, &read).await?;
-        let result = self.hub.get_prompt(&prompt.target, request.arguments).await;
+        let result = self
+            .hub
+            .get_prompt(&prompt.target, request.arguments, &who.client)
+            .await;
         let size = result
             .as_ref()
             .map(|r| json!({"messages": r.messages.len()}))

@@ -278,7 +278,9 @@ fn prompts_resources_updates_and_sampling_reach_a_default_mode_client() {
         "{asked}"
     );
     assert!(
-        asked["result"].to_string().contains("Paris, said the client's model"),
+        asked["result"]
+            .to_string()
+            .contains("Paris, said the client's model"),
         "{asked}"
     );
 }

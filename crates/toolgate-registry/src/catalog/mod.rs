@@ -72,6 +72,9 @@ impl Snapshot {
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
     pins: Option<Arc<dyn PinBook>>,
+    /// Counts the swaps: whoever tells clients of list changes waits on it instead of
+    /// polling the snapshot.
+    swaps: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -100,6 +103,20 @@ impl Catalog {
         self.pins.as_ref()
     }
 
+    /// Replaces the snapshot with what `next` makes of it (retried if another swap came
+    /// first, as [`ArcSwap::rcu`]), and tells [`Catalog::swaps`] when it changed.
+    fn update(&self, next: impl FnMut(&Arc<Snapshot>) -> Arc<Snapshot>) {
+        let before = self.current.rcu(next);
+        if !Arc::ptr_eq(&before, &self.current.load()) {
+            self.swaps.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// A receiver that wakes after every change of the snapshot (lookups never wait on it).
+    pub fn swaps(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.swaps.subscribe()
+    }
+
     /// The current snapshot; hold it for a consistent view across several lookups.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.current.load_full()
@@ -115,7 +132,7 @@ impl Catalog {
             tool.spec().validate()?;
         }
         let mut failure = None;
-        self.current.rcu(|old| {
+        self.update(|old| {
             failure = None;
             let mut next = Snapshot::clone(old);
             for tool in &tools {
@@ -142,7 +159,7 @@ impl Catalog {
     /// up, the quarantine whether its definition may be trusted.
     pub fn set_availability(&self, name: &str, availability: Availability) -> bool {
         let mut found = false;
-        self.current.rcu(|old| {
+        self.update(|old| {
             found = old.entries.contains_key(name);
             if !found {
                 return Arc::clone(old);

@@ -42,7 +42,7 @@ impl Catalog {
             None => BTreeMap::new(),
         };
         let mut skipped = Vec::new();
-        self.current.rcu(|old| {
+        self.update(|old| {
             skipped.clear();
             let mut next = Snapshot::clone(old);
             next.entries.retain(|_, e| e.spec().source != source_name);
@@ -110,7 +110,7 @@ impl Catalog {
             })
             .collect();
         let mut released = Vec::new();
-        self.current.rcu(|old| {
+        self.update(|old| {
             released.clear();
             let mut next = Snapshot::clone(old);
             for (name, tool) in &trusted {

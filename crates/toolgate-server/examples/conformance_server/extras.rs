@@ -13,11 +13,20 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use toolgate_core::{CallerQuestion, CallerRequest};
 use toolgate_server::mcp::{McpExtras, Requester};
 
-use crate::fixtures::PNG;
+use std::sync::Arc;
 
-pub struct ConformanceExtras;
+use rmcp::model::{Prompt, SubscriptionFilter};
+use rmcp::service::SubscriptionSink;
+use tokio_util::sync::CancellationToken;
+
+use crate::fixtures::{Lists, PNG};
+
+pub struct ConformanceExtras {
+    pub lists: Arc<Lists>,
+}
 
 fn wire<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -28,7 +37,7 @@ impl McpExtras for ConformanceExtras {
     fn capabilities(&self) -> ServerCapabilities {
         serde_json::from_value(json!({
             "resources": {"subscribe": true, "listChanged": false},
-            "prompts": {"listChanged": false},
+            "prompts": {"listChanged": true},
             "completions": {},
             "logging": {}
         }))
@@ -99,15 +108,33 @@ impl McpExtras for ConformanceExtras {
                 {"name": "arg2", "description": "Second argument", "required": true}]},
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource", "arguments": [
                 {"name": "resourceUri", "description": "URI of the resource", "required": true}]},
-            {"name": "test_prompt_with_image", "description": "A prompt with an image"}
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt", "description": "A prompt that asks the user for its context"}
         ]}))
+        .map(|mut list: ListPromptsResult| {
+            let added = *self.lists.prompts.borrow();
+            for n in 1..=added {
+                let name = format!("test_dynamic_prompt_{n}");
+                list.prompts.push(Prompt::new(name, Some("Added by test_trigger_prompt_change."), None));
+            }
+            list
+        })
     }
 
     async fn get_prompt(
         &self,
-        _who: &Requester,
+        who: &Requester,
         request: GetPromptRequestParams,
     ) -> Result<GetPromptResult, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            return context_prompt(who).await;
+        }
+        if request.name.starts_with("test_dynamic_prompt_") {
+            return wire(
+                json!({"messages": [{"role": "user", "content": {"type": "text",
+                "text": request.name}}]}),
+            );
+        }
         let arg = |name: &str| {
             request
                 .arguments
@@ -154,4 +181,54 @@ impl McpExtras for ConformanceExtras {
     async fn set_level(&self, _who: &Requester, _level: LoggingLevel) -> Result<(), ErrorData> {
         Ok(())
     }
+
+    fn accepted_notices(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.prompts_list_changed = requested.prompts_list_changed.filter(|w| *w);
+        accepted
+    }
+
+    async fn listen(
+        &self,
+        _who: &Requester,
+        accepted: &SubscriptionFilter,
+        sink: &SubscriptionSink,
+        stop: &CancellationToken,
+    ) {
+        if accepted.prompts_list_changed != Some(true) {
+            return stop.cancelled().await;
+        }
+        let mut changes = self.lists.prompts.subscribe();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                changed = changes.changed() => {
+                    if changed.is_err() || sink.notify_prompt_list_changed().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// SEP-2322's prompt that needs the client's input: the context is asked of the client
+/// (`user_context`), through rounds for a stateless client.
+async fn context_prompt(who: &Requester) -> Result<GetPromptResult, ErrorData> {
+    let request = CallerRequest::Elicitation;
+    let channel = who.client.answering(request).ok_or_else(|| {
+        ErrorData::invalid_request("the client does not answer elicitation/create", None)
+    })?;
+    let form = json!({"mode": "form", "message": "What context should the prompt use?",
+        "requestedSchema": {"type": "object", "properties": {"context": {"type": "string"}},
+            "required": ["context"]}});
+    let answer = channel
+        .ask(CallerQuestion::new(request, form).named("user_context"))
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let context = answer["content"]["context"].as_str().unwrap_or_default();
+    wire(
+        json!({"messages": [{"role": "user", "content": {"type": "text",
+        "text": format!("Use this context: {context}")}}]}),
+    )
 }

@@ -9,14 +9,17 @@
 #![allow(deprecated)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use toolgate_core::{
     CallerQuestion, CallerRequest, DynTool, ProgressUpdate, Tool, ToolContext, ToolError,
 };
 use toolgate_protocol::{ContentBlock, Risk, ToolOutput, ToolSpec};
+use toolgate_registry::Catalog;
 
 /// A 1×1 red PNG.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -25,6 +28,40 @@ const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 struct Fixture {
     spec: ToolSpec,
+    lists: Arc<Lists>,
+}
+
+/// The lists the SEP-2575 triggers change: tools in the catalog, prompts in the extras.
+pub struct Lists {
+    pub catalog: Arc<Catalog>,
+    /// How many `test_dynamic_prompt_{n}` the prompt list holds; its receivers hear a change.
+    pub prompts: watch::Sender<u32>,
+    tools: AtomicU32,
+}
+
+impl Lists {
+    pub fn new(catalog: Arc<Catalog>) -> Arc<Self> {
+        Arc::new(Lists {
+            catalog,
+            prompts: watch::Sender::new(0),
+            tools: AtomicU32::new(0),
+        })
+    }
+
+    /// Adds `test_dynamic_tool_{n}` to the catalog.
+    fn add_tool(self: &Arc<Self>) -> Result<String, ToolError> {
+        let n = self.tools.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = format!("test_dynamic_tool_{n}");
+        let tool = Arc::new(Fixture {
+            spec: ToolSpec::new(&name, "Added by test_trigger_tool_change.", no_args())
+                .with_risk(Risk::Read),
+            lists: Arc::clone(self),
+        });
+        self.catalog
+            .register(tool)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        Ok(name)
+    }
 }
 
 fn no_args() -> Value {
@@ -32,7 +69,7 @@ fn no_args() -> Value {
 }
 
 /// Every fixture tool.
-pub fn tools() -> Vec<DynTool> {
+pub fn tools(lists: &Arc<Lists>) -> Vec<DynTool> {
     let specs = [
         ("test_simple_text", "Returns simple text.", no_args()),
         ("test_image_content", "Returns an image.", no_args()),
@@ -127,6 +164,21 @@ pub fn tools() -> Vec<DynTool> {
             no_args(),
         ),
         (
+            "test_trigger_tool_change",
+            "Adds a tool to the tool list.",
+            no_args(),
+        ),
+        (
+            "test_trigger_prompt_change",
+            "Adds a prompt to the prompt list.",
+            no_args(),
+        ),
+        (
+            "test_missing_capability",
+            "Needs sampling, whether or not the client declared it.",
+            no_args(),
+        ),
+        (
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
             json!({
@@ -144,6 +196,7 @@ pub fn tools() -> Vec<DynTool> {
         .map(|(name, description, schema)| {
             Arc::new(Fixture {
                 spec: ToolSpec::new(name, description, schema).with_risk(Risk::Read),
+                lists: Arc::clone(lists),
             }) as DynTool
         })
         .collect()
@@ -416,6 +469,28 @@ impl Tool for Fixture {
                 Ok(text("Reconnection test completed successfully"))
             }
             "json_schema_2020_12_tool" => Ok(ToolOutput::json(json!({"received": args}))),
+            "test_trigger_tool_change" => Ok(text(&format!("added {}", self.lists.add_tool()?))),
+            "test_trigger_prompt_change" => {
+                self.lists.prompts.send_modify(|n| *n += 1);
+                Ok(text("added a prompt"))
+            }
+            dynamic if dynamic.starts_with("test_dynamic_tool_") => Ok(text(dynamic)),
+            "test_missing_capability" => {
+                // Asks whatever the client declared: one that declared no sampling gets
+                // the -32021 the channel answers, passed on as the client's error.
+                let Some(channel) = ctx.caller.channel() else {
+                    return Err(ToolError::failed("no client to ask"));
+                };
+                let question = CallerQuestion::new(CallerRequest::Sampling, capital_question());
+                match channel.ask(question).await {
+                    Ok(answer) => Ok(text(&format!("LLM said: {}", answer["content"]["text"]))),
+                    Err(e) => Err(ToolError::Failed {
+                        message: e.message.clone(),
+                        retryable: false,
+                        details: Some(json!({"jsonrpc_code": e.code, "data": e.data})),
+                    }),
+                }
+            }
             other => Err(ToolError::failed(format!("no fixture named {other}"))),
         }
     }

@@ -44,7 +44,8 @@ async fn main() -> Result<(), Failure> {
     let audit_jsonl = dir.path().join("logs/tool-audit.jsonl");
     std::fs::create_dir_all(dir.path().join("logs"))?;
     let catalog = Arc::new(Catalog::new());
-    catalog.register_many(fixtures::tools())?;
+    let lists = fixtures::Lists::new(Arc::clone(&catalog));
+    catalog.register_many(fixtures::tools(&lists))?;
     let approvals = Arc::new(ApprovalStore::open(&db)?);
     let deps = GatewayDeps {
         catalog,
@@ -77,7 +78,7 @@ async fn main() -> Result<(), Failure> {
         shutdown: CancellationToken::new(),
     });
     let options = McpOptions {
-        extras: Arc::new(extras::ConformanceExtras),
+        extras: Arc::new(extras::ConformanceExtras { lists }),
         ..McpOptions::default()
     };
     let app = Router::new()

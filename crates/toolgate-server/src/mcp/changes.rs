@@ -3,9 +3,9 @@
 //! quarantined, `search_tools` joins a catalog that outgrew `[rag] threshold`.
 //!
 //! The baseline is what the session was last *served*: `tools/list` records the fingerprint of
-//! the list it answered in the session's [`Served`]. The catalog is lock-free snapshots
-//! without subscribers, so each initialized session checks every [`CHECK_EVERY`]: only when
-//! the snapshot changed is the role's visible list fingerprinted, and only when it differs from
+//! the list it answered in the session's [`Served`]. Each initialized session looks when the
+//! catalog swaps a snapshot (`Catalog::swaps`) and at least every [`CHECK_EVERY`] (a new
+//! baseline needs no swap): only when the snapshot changed is the role's visible list fingerprinted, and only when it differs from
 //! what was served is the client notified (once; the next `tools/list` sets a new baseline) —
 //! a change to tools the role cannot see sends nothing, and a session that never listed its
 //! tools hears nothing. The task ends with the session (transport closed), on shutdown, or when
@@ -118,12 +118,14 @@ async fn watch(
     stop: &CancellationToken,
     to: &impl Notice,
 ) {
+    let mut swaps = gateway.catalog().swaps();
     let mut snapshot = gateway.catalog().snapshot();
     let mut checked = served.get();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(every) => {}
+            Ok(()) = swaps.changed() => {}
         }
         if to.gone() {
             return;

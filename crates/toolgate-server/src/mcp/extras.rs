@@ -20,15 +20,19 @@ use rmcp::model::{
 use rmcp::service::SubscriptionSink;
 use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
+use toolgate_core::CallerLink;
 
 /// Who sends a request to the extras: the authenticated caller, the session (the
-/// stateless session for 2026-07-28 requests) and the client's peer (for notifications such
-/// as `notifications/resources/updated`).
+/// stateless session for 2026-07-28 requests), the client's peer (for notifications such
+/// as `notifications/resources/updated`) and the client as a federated server's requests
+/// reach it while this request runs (a session's peer, or the rounds of a stateless
+/// `prompts/get`; none otherwise).
 #[derive(Clone)]
 pub struct Requester {
     pub caller: Caller,
     pub session: String,
     pub peer: Peer<RoleServer>,
+    pub client: CallerLink,
 }
 
 impl std::fmt::Debug for Requester {

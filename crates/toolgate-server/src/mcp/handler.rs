@@ -15,17 +15,21 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use toolgate_core::CallerLink;
 use toolgate_gateway::Gateway;
 use toolgate_protocol::Envelope;
 
 use super::call::{ToolCall, run_tool_call};
+use super::caller::PeerChannel;
 use super::changes::{
     CHECK_EVERY, Served, fingerprint, listen_for_tool_changes, notify_tool_changes,
 };
 use super::extras::{McpExtras, NoExtras, Requester};
 use super::listening::ListeningSessions;
 use super::rounds::Rounds;
-use super::stateless::{ProgressStream, StatelessCall, run_stateless_call};
+use super::stateless::{
+    ProgressStream, PromptRounds, StatelessCall, run_stateless_call, run_stateless_prompt,
+};
 use super::tools::visible_tools;
 use crate::auth::Caller;
 
@@ -38,6 +42,8 @@ pub struct McpOptions {
     pub listening: Arc<ListeningSessions>,
     /// Stateless calls waiting for their client's next round (SEP-2322).
     pub rounds: Arc<Rounds<Envelope>>,
+    /// Stateless `prompts/get` waiting for their client's next round.
+    pub prompt_rounds: Arc<PromptRounds>,
 }
 
 impl Default for McpOptions {
@@ -46,6 +52,7 @@ impl Default for McpOptions {
             extras: Arc::new(NoExtras),
             listening: Arc::new(ListeningSessions::default()),
             rounds: Arc::new(Rounds::default()),
+            prompt_rounds: Arc::new(Rounds::default()),
         }
     }
 }
@@ -114,10 +121,16 @@ impl McpHandler {
     /// Who sends a request to the extras.
     fn requester(&self, context: &RequestContext<RoleServer>) -> Result<Requester, ErrorData> {
         let (caller, session) = self.caller(context)?;
+        // A session's client answers on its peer; a stateless request's only through rounds.
+        let client = match context.meta.protocol_version() {
+            Some(_) => CallerLink::none(),
+            None => CallerLink::new(Arc::new(PeerChannel::new(context.peer.clone()))),
+        };
         Ok(Requester {
             caller,
             session,
             peer: context.peer.clone(),
+            client,
         })
     }
 
@@ -366,11 +379,24 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let who = self.requester(&context)?;
-        self.options
-            .extras
-            .get_prompt(&who, request)
-            .await
-            .map(Into::into)
+        if context.meta.protocol_version().is_none() {
+            return self
+                .options
+                .extras
+                .get_prompt(&who, request)
+                .await
+                .map(Into::into);
+        }
+        let capabilities = context.meta.client_capabilities().unwrap_or_default();
+        let extras = Arc::clone(&self.options.extras);
+        run_stateless_prompt(
+            &self.options.prompt_rounds,
+            extras,
+            who,
+            request,
+            capabilities,
+        )
+        .await
     }
 
     async fn complete(

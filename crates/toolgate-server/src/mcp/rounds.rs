@@ -132,6 +132,9 @@ impl CallerChannel for Deferred {
     }
 
     async fn ask(&self, asked: CallerQuestion) -> Result<Value, CallerError> {
+        if !self.answers(asked.request) {
+            return Err(missing_capability(asked.request));
+        }
         if let Some(answer) = self.preset_answer(&asked) {
             return Ok(answer);
         }
@@ -145,6 +148,24 @@ impl CallerChannel for Deferred {
         };
         self.questions.send(question).map_err(|_| gone())?;
         answered.await.map_err(|_| gone())?
+    }
+}
+
+/// SEP-2575's `-32021`: the request needs a capability its client did not declare;
+/// `data.requiredCapabilities` is a `ClientCapabilities` object naming it.
+pub fn missing_capability(request: CallerRequest) -> CallerError {
+    let name = match request {
+        CallerRequest::Sampling => "sampling",
+        CallerRequest::Elicitation => "elicitation",
+        CallerRequest::Roots => "roots",
+    };
+    CallerError {
+        code: rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0,
+        message: format!(
+            "the request needs {}, and the client did not declare the `{name}` capability",
+            request.method()
+        ),
+        data: Some(json!({"requiredCapabilities": {name: {}}})),
     }
 }
 

@@ -3,6 +3,10 @@
 //! mid-call comes back as an `InputRequiredResult` ([`super::rounds`]); the client's retry
 //! with `inputResponses` and `requestState` resumes the same call.
 //!
+//! `prompts/get` of such a client gets the same rounds: a federated server's prompt that
+//! needs the client's input (SEP-2322 names `prompts/get` among the requests that may) is
+//! resolved as a call's questions are.
+//!
 //! A request with a `progressToken` (every rmcp client sends one) also hears the call's
 //! progress on its response stream, and may wait there for a pending approval, with the
 //! same notifications naming the approval as a session call ([`report_waits`]).
@@ -10,7 +14,10 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientCapabilities, ProgressToken};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ProgressToken,
+};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
@@ -21,6 +28,7 @@ use toolgate_gateway::{Arguments, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
 use super::call::{PROGRESS_EVERY, Waits, report_waits};
+use super::extras::{McpExtras, Requester};
 use super::result::call_result;
 use super::rounds::{Owner, Rounds, Step, start};
 use super::tools::conceal_hidden;
@@ -106,12 +114,71 @@ pub async fn run_stateless_call(
         }
     };
     Ok(match step {
-        Step::Done(envelope) => CallToolResponse::Complete(call_result(conceal_hidden(
-            gateway,
-            &caller.role,
-            &tool,
-            envelope,
-        ))),
+        Step::Done(envelope) => {
+            if let Some(missing) = missing_capability(&envelope) {
+                return Err(missing);
+            }
+            CallToolResponse::Complete(call_result(conceal_hidden(
+                gateway,
+                &caller.role,
+                &tool,
+                envelope,
+            )))
+        }
         Step::Input(input) => CallToolResponse::InputRequired(input),
     })
+}
+
+/// The `-32021` a call failed with because its client lacks a capability (a federated
+/// server's own refusal, or its tool's question the client could not be asked): a
+/// protocol error of the request, answered as the JSON-RPC error it is (HTTP 400), not as a
+/// tool result.
+fn missing_capability(envelope: &Envelope) -> Option<ErrorData> {
+    let error = envelope.error.as_ref()?;
+    let details = error.details.as_ref()?;
+    let code = rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+    (details["jsonrpc_code"] == code.0)
+        .then(|| ErrorData::new(code, error.message.clone(), details.get("data").cloned()))
+}
+
+/// Stateless `prompts/get` requests waiting for their client's next round.
+pub type PromptRounds = Rounds<Result<GetPromptResult, ErrorData>>;
+
+/// Runs (or resumes) the `prompts/get` of a stateless client `who`, whose request declared
+/// `capabilities`, through `extras` with the rounds as `who.client`.
+pub async fn run_stateless_prompt(
+    rounds: &PromptRounds,
+    extras: Arc<dyn McpExtras>,
+    mut who: Requester,
+    mut request: GetPromptRequestParams,
+    capabilities: ClientCapabilities,
+) -> Result<GetPromptResponse, ErrorData> {
+    let owner = Owner {
+        principal: who.caller.principal.clone(),
+        name: request.name.clone(),
+    };
+    let step = match request.request_state.take() {
+        Some(state) => {
+            let responses = request.input_responses.take().unwrap_or_default();
+            rounds.resume(&state, &owner, responses).await?
+        }
+        None => {
+            let preset = request.input_responses.take().unwrap_or_default();
+            let running = start(capabilities, preset, |channel, cancel| async move {
+                who.client = CallerLink::new(Arc::new(channel));
+                tokio::select! {
+                    result = extras.get_prompt(&who, request) => result,
+                    () = cancel.cancelled() => Err(ErrorData::internal_error(
+                        "the client did not come back for the prompt's next round",
+                        None,
+                    )),
+                }
+            });
+            rounds.first(owner, running).await?
+        }
+    };
+    match step {
+        Step::Done(result) => result.map(GetPromptResponse::Complete),
+        Step::Input(input) => Ok(GetPromptResponse::InputRequired(input)),
+    }
 }
