@@ -240,7 +240,7 @@ impl McpHub {
     /// `prompts/get` on the target's server for the client behind `caller`: a 2026-07-28
     /// server's `input_required` rounds (SEP-2322) are answered for that client as a tool
     /// call's are (`client_requests`), keys and `requestState` carried back unchanged, all
-    /// within the server's one call timeout and at most [`MAX_INPUT_ROUNDS`] rounds.
+    /// within the server's one call timeout and at most 10 rounds (rmcp's default cap).
     pub async fn get_prompt(
         &self,
         target: &Target,

@@ -7,7 +7,7 @@
 //!   mid-action still leaves evidence that the action was started.
 //!
 //!   It also hands the tool a caller whose every question to the client is audited
-//!   ([`asks`]).
+//!   (the private `asks` module).
 //!
 //! Redaction happens inside the log, before anything is written.
 
