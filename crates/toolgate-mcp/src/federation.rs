@@ -31,11 +31,11 @@ use rmcp::service::{Peer, RoleClient};
 
 use crate::config::{NamePrefix, Naming};
 use crate::connect::error_chain;
+use crate::handler::MAX_INPUT_ROUNDS;
 use crate::hub::McpHub;
 use crate::offers::{Offers, template_matches};
 use crate::server::McpServer;
 use crate::subscribe;
-use crate::tool::{MAX_INPUT_ROUNDS, STATE_ONLY_PAUSE};
 use toolgate_core::CallerLink;
 
 /// Which server holds a name, its own name for it, and what a role's globs match.
@@ -257,18 +257,13 @@ impl McpHub {
                     GetPromptResponse::InputRequired(asked) => asked,
                     _ => return Err(rmcp::ServiceError::UnexpectedResponse),
                 };
-                let requests = asked.input_requests.unwrap_or_default();
-                let answers = server
+                let retry = server
                     .handler()
-                    .answer_all(caller, requests)
+                    .next_round(caller, asked, round)
                     .await
                     .map_err(rmcp::ServiceError::McpError)?;
-                if answers.is_empty() {
-                    // Only state to carry back: the server is still working; do not spin.
-                    tokio::time::sleep(STATE_ONLY_PAUSE * round.min(10)).await;
-                }
-                params.input_responses = (!answers.is_empty()).then_some(answers);
-                params.request_state = asked.request_state;
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
             }
             Err(rmcp::ServiceError::InputRequiredRoundsExceeded {
                 max_rounds: MAX_INPUT_ROUNDS as usize,

@@ -403,7 +403,34 @@ impl McpClientHandler {
     }
 }
 
+/// What the next request of a multi-round trip carries back (SEP-2322).
+pub(crate) struct Retry {
+    pub(crate) input_responses: Option<rmcp::model::InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
 impl McpClientHandler {
+    /// Round `round` of an `input_required` answer for the client behind `caller`: its
+    /// requests answered ([`Self::answer_all`]), or — when it carries only `requestState`,
+    /// the server still working — a growing pause first, so the retry does not spin.
+    pub(crate) async fn next_round(
+        &self,
+        caller: &CallerLink,
+        asked: rmcp::model::InputRequiredResult,
+        round: u32,
+    ) -> Result<Retry, McpError> {
+        let answers = self
+            .answer_all(caller, asked.input_requests.unwrap_or_default())
+            .await?;
+        if answers.is_empty() {
+            tokio::time::sleep(STATE_ONLY_PAUSE * round.min(10)).await;
+        }
+        Ok(Retry {
+            input_responses: (!answers.is_empty()).then_some(answers),
+            request_state: asked.request_state,
+        })
+    }
+
     /// The answers to one round's input requests, all asked at once for `caller`, each
     /// under the key the server gave it; the first request that cannot be answered fails
     /// the round, its message saying which.
@@ -434,6 +461,11 @@ impl McpClientHandler {
             .map(|pairs| pairs.into_iter().collect())
     }
 }
+
+/// Most `input_required` rounds one request may take (rmcp's default cap).
+pub(crate) const MAX_INPUT_ROUNDS: u32 = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS as u32;
+/// The pause before re-sending a round that carried only `requestState`, times the round.
+const STATE_ONLY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What a 2026-07-28 input request asks of a client; `None` for a kind rmcp added later.
 pub(crate) fn input_kind(request: &InputRequest) -> Option<CallerRequest> {

@@ -28,7 +28,7 @@ use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 use crate::config::Naming;
 use crate::connect::error_chain;
 use crate::content::tool_output;
-use crate::handler::McpClientHandler;
+use crate::handler::{MAX_INPUT_ROUNDS, McpClientHandler};
 use crate::link::{Connected, ServerLink};
 use crate::transport::Limit;
 
@@ -297,19 +297,16 @@ impl Tool for McpTool {
                     self.link.server
                 )));
             }
-            let answers = tokio::select! {
+            let retry = tokio::select! {
                 biased;
                 () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-                a = tokio::time::timeout_at(deadline, self.answer(&ctx, asked.input_requests.unwrap_or_default())) => {
-                    a.map_err(|_| ToolError::Timeout)??
+                r = tokio::time::timeout_at(deadline, self.inputs.next_round(&ctx.caller, asked, rounds)) => {
+                    r.map_err(|_| ToolError::Timeout)?
+                        .map_err(|e| ToolError::failed(e.message.to_string()))?
                 }
             };
-            if answers.is_empty() {
-                // Only state to carry back: the server is still working; do not spin.
-                tokio::time::sleep(STATE_ONLY_PAUSE * rounds.min(10)).await;
-            }
-            params.input_responses = (!answers.is_empty()).then_some(answers);
-            params.request_state = asked.request_state;
+            params.input_responses = retry.input_responses;
+            params.request_state = retry.request_state;
         }
     }
 }
@@ -321,11 +318,6 @@ fn is_stateless(peer: &Peer<RoleClient>) -> bool {
         info.protocol_version.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
     })
 }
-
-/// Most `input_required` rounds one call may take (rmcp's default cap).
-pub(crate) const MAX_INPUT_ROUNDS: u32 = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS as u32;
-/// The pause before re-sending a round that carried only `requestState`, times the round.
-pub(crate) const STATE_ONLY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl McpTool {
     /// Sends one `tools/call` round and waits for its result until `deadline`, telling the
@@ -369,18 +361,6 @@ impl McpTool {
             }
             Ok(result) => result.map_err(|e| self.service_error(e, lost)),
         }
-    }
-
-    /// The answers to one round's input requests, all asked at once.
-    async fn answer(
-        &self,
-        ctx: &ToolContext,
-        requests: rmcp::model::InputRequests,
-    ) -> Result<rmcp::model::InputResponses, ToolError> {
-        self.inputs
-            .answer_all(&ctx.caller, requests)
-            .await
-            .map_err(|e| ToolError::failed(e.message.to_string()))
     }
 
     /// The tool's output from the server's final answer.

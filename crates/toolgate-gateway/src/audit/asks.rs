@@ -26,18 +26,19 @@ struct AuditedCaller {
     asked: AtomicU32,
 }
 
-/// `caller` with every question audited after `call` (the call's outcome record, its
-/// fields before the outcome); no client stays no client.
-pub(super) fn audited(caller: &CallerLink, log: &Arc<AuditLog>, call: AuditRecord) -> CallerLink {
-    match caller.channel() {
-        Some(inner) => CallerLink::new(Arc::new(AuditedCaller {
-            inner: Arc::clone(inner),
-            log: Arc::clone(log),
-            call,
-            asked: AtomicU32::new(0),
-        })),
-        None => CallerLink::none(),
-    }
+/// The client behind `inner` with every question audited after `call` (the call's outcome
+/// record, its fields before the outcome).
+pub(super) fn audited(
+    inner: Arc<dyn CallerChannel>,
+    log: &Arc<AuditLog>,
+    call: AuditRecord,
+) -> CallerLink {
+    CallerLink::new(Arc::new(AuditedCaller {
+        inner,
+        log: Arc::clone(log),
+        call,
+        asked: AtomicU32::new(0),
+    }))
 }
 
 impl AuditedCaller {

@@ -120,8 +120,11 @@ impl Layer for IntentLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
-        let questions = base_record(call, RecordKind::Outcome, Value::Null);
-        call.request.caller = asks::audited(&call.request.caller, &self.log, questions);
+        // Most calls have no client to ask: they build no record and keep their link.
+        if let Some(channel) = call.request.caller.channel() {
+            let questions = base_record(call, RecordKind::Outcome, Value::Null);
+            call.request.caller = asks::audited(Arc::clone(channel), &self.log, questions);
+        }
         if call.entry()?.spec().risk >= Risk::Write {
             let args = match &call.args {
                 Some(args) => args.clone(),

@@ -147,3 +147,80 @@ async fn a_read_tool_runs_without_an_attempt_record() {
         .unwrap();
     assert!(lines(&jsonl).is_empty());
 }
+
+/// The calling client: answers every question with `answer`.
+struct Client {
+    answer: Value,
+}
+
+#[async_trait]
+impl toolgate_core::CallerChannel for Client {
+    fn answers(&self, _request: toolgate_core::CallerRequest) -> bool {
+        true
+    }
+    async fn log(&self, _params: Value) {}
+    async fn ask(
+        &self,
+        _question: toolgate_core::CallerQuestion,
+    ) -> Result<Value, toolgate_core::CallerError> {
+        Ok(self.answer.clone())
+    }
+}
+
+/// An inner layer standing for a federated tool that asks its client once (sampling) with
+/// `params`, through the caller the layers above handed it.
+struct AsksOnce {
+    params: Value,
+}
+
+#[async_trait]
+impl Layer for AsksOnce {
+    fn name(&self) -> &'static str {
+        "asks_once"
+    }
+    async fn handle(&self, call: &mut Call, _next: Next<'_>) -> Outcome {
+        let request = toolgate_core::CallerRequest::Sampling;
+        let channel = call.request.caller.answering(request).expect("a client");
+        let question = toolgate_core::CallerQuestion::new(request, self.params.clone())
+            .named("capital_question");
+        let answer = channel.ask(question).await.expect("an answer");
+        Ok(ToolOutput::json(answer))
+    }
+}
+
+#[tokio::test]
+async fn each_question_to_the_client_is_a_redacted_record_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, jsonl) = open_log(dir.path());
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let inner: [Arc<dyn Layer>; 1] = [Arc::new(AsksOnce {
+        params: json!({"messages": [{"role": "user", "content": {"type": "text", "text": token}}]}),
+    })];
+    let mut call = call_for(echo_tool("mcp__s__ask", Risk::Read), json!({}));
+    call.request.caller = toolgate_core::CallerLink::new(Arc::new(Client {
+        answer: json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}}),
+    }));
+    IntentLayer::new(log)
+        .handle(&mut call, Next::new(&inner))
+        .await
+        .unwrap();
+    let recs = lines(&jsonl);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let rec = &recs[0];
+    assert_eq!(
+        (&rec["tool"], &rec["outcome"], &rec["arguments"]["asked_by"]),
+        (
+            &json!("sampling/createMessage"),
+            &json!("ok"),
+            &json!("mcp__s__ask")
+        )
+    );
+    assert_eq!(rec["arguments"]["key"], json!("capital_question"));
+    assert_eq!(
+        rec["call_id"],
+        json!(format!("{}.ask1", call.request.call_id))
+    );
+    assert_eq!(rec["result"]["content"]["text"], json!("Paris"));
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(!text.contains(token), "{text}");
+}

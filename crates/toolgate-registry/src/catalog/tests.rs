@@ -264,3 +264,20 @@ fn a_pin_book_failure_quarantines_every_tool_without_aborting_the_reload() {
     assert_eq!(availability(&c, ADD), Some(reason.clone()));
     assert_eq!(availability(&c, "mcp__calc__sub"), Some(reason));
 }
+
+#[test]
+fn a_swap_is_announced_and_a_refused_change_is_not() {
+    let catalog = Catalog::new();
+    let mut swaps = catalog.swaps();
+    catalog.register(tool("a", "s")).unwrap();
+    assert!(swaps.has_changed().unwrap(), "a registration swaps");
+    swaps.mark_unchanged();
+    assert!(catalog.register(tool("a", "s")).is_err());
+    assert!(!catalog.set_availability("missing", Availability::Available));
+    assert!(
+        !swaps.has_changed().unwrap(),
+        "nothing changed, nothing announced"
+    );
+    catalog.set_availability("a", Availability::Unavailable("down".into()));
+    assert!(swaps.has_changed().unwrap(), "an availability change swaps");
+}
