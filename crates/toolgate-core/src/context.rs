@@ -4,6 +4,7 @@ use crate::caller::CallerLink;
 use tokio_util::sync::CancellationToken;
 
 use crate::progress::ProgressSink;
+use crate::trace::TraceContext;
 
 /// Who is calling and how to notice that the caller gave up.
 #[derive(Debug, Clone)]
@@ -22,6 +23,8 @@ pub struct ToolContext {
     pub progress: ProgressSink,
     /// The client behind the call, where the front end can reach it (MCP sessions).
     pub caller: CallerLink,
+    /// The caller's trace context, for the requests the tool sends on (MCP `_meta`).
+    pub trace: Option<TraceContext>,
 }
 
 impl ToolContext {
@@ -35,6 +38,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             progress: ProgressSink::none(),
             caller: CallerLink::none(),
+            trace: None,
         }
     }
 }

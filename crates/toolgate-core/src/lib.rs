@@ -3,6 +3,7 @@
 //! # Layout
 //! - [`tool`]: [`Tool`] (spec + `check` + `call`) and [`DynTool`], the shared handle.
 //! - [`context`]: [`ToolContext`], who is calling and how to notice cancellation.
+//! - [`trace`]: [`TraceContext`], the caller's W3C trace context, passed on upstream.
 //! - [`error`]: [`ToolError`], what a tool may fail with, mapped onto the protocol's
 //!   closed [`ErrorCode`](toolgate_protocol::ErrorCode) vocabulary in one place.
 //!
@@ -32,6 +33,7 @@ pub mod context;
 pub mod error;
 pub mod progress;
 pub mod tool;
+pub mod trace;
 
 pub use caller::{CallerChannel, CallerError, CallerLink, CallerQuestion, CallerRequest};
 pub use context::ToolContext;
@@ -39,3 +41,4 @@ pub use error::ToolError;
 pub use progress::{ProgressSink, ProgressUpdate};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{DynTool, Tool};
+pub use trace::TraceContext;

@@ -81,6 +81,8 @@ pub struct CallRequest {
     pub events: Option<tokio::sync::mpsc::UnboundedSender<CallEvent>>,
     /// The client behind the call, passed to the tool ([`ToolContext::caller`]).
     pub caller: toolgate_core::CallerLink,
+    /// The caller's trace context, passed to the tool ([`ToolContext::trace`]).
+    pub trace: Option<toolgate_core::TraceContext>,
 }
 
 impl CallRequest {
@@ -98,6 +100,7 @@ impl CallRequest {
             on_give_up: OnGiveUp::Abandon,
             events: None,
             caller: toolgate_core::CallerLink::none(),
+            trace: None,
         }
     }
 
@@ -192,6 +195,7 @@ impl Call {
             cancel,
             progress,
             caller: self.request.caller.clone(),
+            trace: self.request.trace.clone(),
         }
     }
 

@@ -331,9 +331,15 @@ impl McpTool {
         deadline: tokio::time::Instant,
     ) -> Result<ServerResult, ToolError> {
         let mut options = PeerRequestOptions::no_options();
+        let mut meta = RequestMetaObject::default();
         if is_stateless(peer) {
-            let mut meta = RequestMetaObject::default();
             meta.set_client_capabilities(self.inputs.capabilities_for(&ctx.caller));
+        }
+        // The upstream joins the caller's trace (SEP-414).
+        if let Some(trace) = &ctx.trace {
+            trace.write_meta(&mut meta);
+        }
+        if !meta.is_empty() {
             options.meta = Some(meta);
         }
         let handle = peer

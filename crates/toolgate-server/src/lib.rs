@@ -10,6 +10,7 @@
 //! - [`console`]: the web console at `/`, assets embedded in the binary.
 //! - [`config`]: `[server]` in toolgate.toml.
 //! - [`error`]: the one error body and the code → HTTP status mapping.
+//! - [`trace`]: the caller's W3C trace context from HTTP headers or MCP `_meta`.
 //! - [`state`]: [`AppState`], shared by every handler.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -23,6 +24,7 @@ pub mod console;
 pub mod error;
 pub mod mcp;
 pub mod state;
+pub mod trace;
 
 pub use app::{ServeError, router, serve};
 pub use config::{ServerConfig, ServerConfigError};

@@ -1,9 +1,11 @@
 //! `subscriptions/listen` (2026-07-28) for the federated servers: updates of the resources
 //! the listen names (each one the caller's role may see is subscribed on its server for as
-//! long as the listen lasts) and prompt and resource list changes.
+//! long as the listen lasts) and prompt and resource list changes. A 2025-11-25 session hears
+//! the same list changes as notifications on its session ([`watch_session`]).
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionSink;
+use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::federation::Target;
@@ -78,6 +80,40 @@ pub(super) async fn serve(
     for (target, _) in held {
         if let Err(e) = hub.unsubscribe(&target).await {
             tracing::debug!(uri = %target.raw, error = %e.message, "could not unsubscribe after a listen");
+        }
+    }
+}
+
+/// How often a session's watch looks whether its client is gone.
+const GONE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sends a 2025-11-25 session `notifications/prompts/list_changed` and
+/// `notifications/resources/list_changed` whenever a federated server's offers change, until
+/// `stop` fires or the session is gone.
+pub(super) async fn watch_session(hub: &McpHub, peer: &Peer<RoleServer>, stop: &CancellationToken) {
+    let mut events = hub.events();
+    let mut tick = tokio::time::interval(GONE_CHECK);
+    loop {
+        let event = tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+            event = events.recv() => event,
+        };
+        match event {
+            Ok(McpEvent::OffersChanged { .. }) => {
+                let delivered = peer.notify_prompt_list_changed().await.is_ok()
+                    && peer.notify_resource_list_changed().await.is_ok();
+                if !delivered {
+                    return;
+                }
+            }
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return,
         }
     }
 }

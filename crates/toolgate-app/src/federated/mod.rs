@@ -237,6 +237,10 @@ impl McpExtras for FederatedExtras {
         listen::serve(&self.hub, &self.access, who, accepted, sink, stop).await;
     }
 
+    async fn watch_session(&self, peer: rmcp::Peer<rmcp::RoleServer>, stop: CancellationToken) {
+        listen::watch_session(&self.hub, &peer, &stop).await;
+    }
+
     async fn set_level(&self, _who: &Requester, level: LoggingLevel) -> Result<(), ErrorData> {
         self.hub.set_level(level).await;
         Ok(())

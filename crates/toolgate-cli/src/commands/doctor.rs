@@ -229,6 +229,7 @@ async fn shell_sandbox(settings: &Config, mode: SandboxMode) -> Check {
         cancel: CancellationToken::new(),
         progress: toolgate_core::ProgressSink::none(),
         caller: toolgate_core::CallerLink::none(),
+        trace: None,
     };
     let outcome = shell.call(json!({"command": "true"}), ctx).await;
     match outcome {

@@ -176,6 +176,64 @@ fn a_listening_client_hears_that_federated_tools_arrived() {
     );
 }
 
+/// A 2025-11-25 session hears, on its standalone stream, that a federated server's prompts
+/// changed (`notifications/prompts/list_changed`, and the resource list notice with it): the
+/// session-era counterpart of the listen above. Before, only `subscriptions/listen` heard it.
+#[test]
+fn a_session_hears_that_federated_prompts_changed() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let client = repo.join("crates/toolgate-cli/tests/peers/session_notices_client.py");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh",
+        python.display()
+    );
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\
+         trusted = true\nrisk = {{ add_prompt = \"read\" }}\n",
+        python.display(),
+        peer.display()
+    ));
+    let (mut child, addr) = env.serve();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !http(&addr, "GET", "/v1/tools", None)
+        .1
+        .to_string()
+        .contains("mcp__py__add_prompt")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the py server's tools never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let seen = run_client(
+        &python,
+        &client,
+        &addr,
+        &["--adder", "mcp__py__add_prompt", "--name", "fresh"],
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        seen["heard"],
+        json!([
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed"
+        ]),
+        "{seen}"
+    );
+    assert!(
+        seen["prompts"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__py__fresh")),
+        "{seen}"
+    );
+}
+
 /// The rest of the surface through the gateway, for a Python SDK client in its default mode
 /// (2026-07-28) with server-everything behind: a prompt listed and got, a resource listed
 /// under its namespaced URI and read, a resource update heard on `subscriptions/listen`, and

@@ -18,6 +18,7 @@ mod mcp_conformance;
 mod mcp_elicit;
 mod mcp_federated;
 mod mcp_login;
+mod mcp_trace;
 mod pins;
 mod pipes;
 mod prompt;

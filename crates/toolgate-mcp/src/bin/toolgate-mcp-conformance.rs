@@ -304,6 +304,7 @@ async fn exercise(
             cancel: tokio_util::sync::CancellationToken::new(),
             progress: ProgressSink::none(),
             caller: CallerLink::none(),
+            trace: None,
         };
         let name = entry.tool.spec().name.as_str().to_owned();
         match entry.tool.call(args, ctx).await {

@@ -5,6 +5,7 @@ Usage: py_peer.py stdio            (stdio)
        py_peer.py http PORT        (Streamable HTTP at http://127.0.0.1:PORT/mcp)
 """
 
+import json
 import os
 import sys
 
@@ -12,6 +13,7 @@ import anyio
 from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts import Prompt
 from mcp_types import ToolAnnotations
 
 mcp = MCPServer("py-peer", log_level="WARNING")
@@ -69,6 +71,13 @@ async def ask(ctx: Context) -> str:
 
 
 @mcp.tool()
+def trace(ctx: Context) -> str:
+    """The W3C trace context this call arrived with (`_meta` traceparent and tracestate), as JSON."""
+    meta = ctx.request_context.meta or {}
+    return json.dumps({k: meta.get(k) for k in ("traceparent", "tracestate")})
+
+
+@mcp.tool()
 def fail(reason: str) -> str:
     """Always fails with `reason` (an anticipated failure: the client sees the text)."""
     raise ToolError(reason)
@@ -87,6 +96,22 @@ async def add_tool(name: str, ctx: Context) -> str:
     # 2025-11-25: a plain notifications/tools/list_changed on the session.
     try:
         await ctx.session.send_tool_list_changed()
+    except Exception:  # noqa: BLE001 - not offered on this era's session
+        pass
+    return "added"
+
+
+@mcp.tool()
+async def add_prompt(name: str, ctx: Context) -> str:
+    """Register a new prompt called `name` and announce that the prompt list changed."""
+
+    def extra() -> str:
+        return f"The {name} prompt."
+
+    mcp.add_prompt(Prompt.from_function(extra, name=name, description=f"Added at run time: {name}."))
+    await ctx.notify_prompts_changed()
+    try:
+        await ctx.session.send_prompt_list_changed()
     except Exception:  # noqa: BLE001 - not offered on this era's session
         pass
     return "added"

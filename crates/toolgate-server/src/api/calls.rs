@@ -95,5 +95,7 @@ pub async fn call(
         Some(_) => e,
         None => e.with_hint(BODY_SHAPE),
     })?;
-    Ok(Json(state.run_call(params.into_request(&caller)).await))
+    let mut request = params.into_request(&caller);
+    request.trace = crate::trace::from_headers(&parts.headers);
+    Ok(Json(state.run_call(request).await))
 }

@@ -26,7 +26,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::CallerLink;
+use toolgate_core::{CallerLink, TraceContext};
 use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
@@ -67,6 +67,8 @@ pub struct ToolCall<'a> {
     /// The session the call is audited under.
     pub session: String,
     pub params: CallToolRequestParams,
+    /// The caller's trace context, passed on to a federated server.
+    pub trace: Option<TraceContext>,
 }
 
 /// Where a call came from: what cancels it, and the client to talk back to when the
@@ -104,6 +106,7 @@ where
         caller,
         session,
         params,
+        trace,
     } = call;
     let CallOrigin { cancel, client } = origin;
     let progress = client.as_ref().and_then(|c| c.progress.clone());
@@ -128,6 +131,7 @@ where
         caller: client.as_ref().map_or_else(CallerLink::none, |c| {
             CallerLink::new(Arc::new(PeerChannel::new(c.peer.clone())))
         }),
+        trace,
     };
     let envelope = match (progress, &client) {
         (Some(token), Some(client)) => {

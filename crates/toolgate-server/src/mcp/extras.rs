@@ -131,6 +131,13 @@ pub trait McpExtras: Send + Sync + 'static {
         let _ = (who, accepted, sink);
         stop.cancelled().await;
     }
+
+    /// Tells one 2025-11-25 session (from its `notifications/initialized` on) when the prompt
+    /// or resource lists the extras serve change, until `stop` fires or the session is gone:
+    /// the session-era counterpart of [`McpExtras::listen`]. None by default.
+    async fn watch_session(&self, peer: Peer<RoleServer>, stop: CancellationToken) {
+        let _ = (peer, stop);
+    }
 }
 
 /// The production default: tools only.

@@ -135,12 +135,19 @@ impl FastCalls {
             Ok(JsonRpcMessage::Request(message)) => {
                 // rmcp's parser moves `_meta` into the request's extensions.
                 let meta_is_plain = plain_meta(message.request.get_meta());
+                let meta_trace = toolgate_core::TraceContext::from_meta(message.request.get_meta());
                 if let ClientRequest::CallToolRequest(call) = message.request
                     && meta_is_plain
                     && plain(&call.params)
                     && let Some(entry) = self.in_flight.enter(&session, &message.id)
                 {
-                    let answer = self.call(&caller, session, call.params, entry).await;
+                    let trace = meta_trace.or_else(|| {
+                        let params_meta = call.params.meta.as_deref().map(|m| &**m);
+                        crate::trace::for_mcp(params_meta, Some(&parts.headers))
+                    });
+                    let answer = self
+                        .call(&caller, (session, trace), call.params, entry)
+                        .await;
                     return Route::Answered(match answer {
                         Some(result) => json_answer(message.id, result),
                         None => no_answer(),
@@ -170,7 +177,7 @@ impl FastCalls {
     async fn call(
         &self,
         caller: &Caller,
-        session: String,
+        (session, trace): (String, Option<toolgate_core::TraceContext>),
         params: CallToolRequestParams,
         entry: Entry<'_>,
     ) -> Option<rmcp::model::CallToolResult> {
@@ -182,6 +189,7 @@ impl FastCalls {
             caller,
             session,
             params,
+            trace,
         };
         let run = run_call(
             &self.state.gateway,

@@ -183,7 +183,8 @@ impl ServerHandler for McpHandler {
     }
 
     /// From here on the session hears `notifications/tools/list_changed` when its role's
-    /// tools change (see [`super::changes`]).
+    /// tools change (see [`super::changes`]), and the prompt and resource list changes the
+    /// extras serve ([`McpExtras::watch_session`]).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let who = match &self.identity {
             Identity::Fixed { caller, session } => Some((caller.clone(), session.clone())),
@@ -204,6 +205,9 @@ impl ServerHandler for McpHandler {
             tracing::debug!("initialized without a known caller; no tools/list_changed");
             return;
         };
+        let extras = Arc::clone(&self.options.extras);
+        let (peer, stop) = (context.peer.clone(), self.lifecycle.shutdown.child_token());
+        tokio::spawn(async move { extras.watch_session(peer, stop).await });
         tokio::spawn(notify_tool_changes(
             Arc::clone(&self.gateway),
             context.peer,
@@ -281,6 +285,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, session) = self.caller(&context)?;
+        let trace = call_trace(&context, &request);
         // A stateless (2026-07-28) request: no server request can reach its client, so what
         // its tool asks mid-call becomes an InputRequiredResult; its progress (and a wait for
         // approval) goes out on the request's own response stream.
@@ -297,6 +302,7 @@ impl ServerHandler for McpHandler {
                 caller: &caller,
                 session,
                 params: request,
+                trace,
                 capabilities: context.meta.client_capabilities().unwrap_or_default(),
                 progress,
             };
@@ -307,6 +313,7 @@ impl ServerHandler for McpHandler {
             caller: &caller,
             session,
             params: request,
+            trace,
         };
         let call = run_tool_call(&self.gateway, &self.lifecycle.shutdown, call, &context);
         let result = self.lifecycle.calls.track_future(call).await;
@@ -419,4 +426,18 @@ impl ServerHandler for McpHandler {
         self.options.listening.record(&who.session, true);
         Ok(())
     }
+}
+
+/// The caller's trace context of a `tools/call`: its `_meta` (which rmcp's parser may have
+/// moved into the request context), else the headers of the POST that carried it.
+fn call_trace(
+    context: &RequestContext<RoleServer>,
+    request: &CallToolRequestParams,
+) -> Option<toolgate_core::TraceContext> {
+    let headers = context
+        .extensions
+        .get::<http::request::Parts>()
+        .map(|parts| &parts.headers);
+    let metas = std::iter::once(&**context.meta).chain(request.meta.as_deref().map(|m| &**m));
+    crate::trace::for_mcp(metas, headers)
 }

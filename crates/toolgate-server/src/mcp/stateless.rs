@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use toolgate_core::CallerLink;
+use toolgate_core::{CallerLink, TraceContext};
 use toolgate_gateway::{Arguments, CallRequest, Gateway};
 use toolgate_protocol::Envelope;
 
@@ -47,6 +47,8 @@ pub struct StatelessCall<'a> {
     pub caller: &'a Caller,
     pub session: String,
     pub params: CallToolRequestParams,
+    /// The caller's trace context, passed on to a federated server.
+    pub trace: Option<TraceContext>,
     pub capabilities: ClientCapabilities,
     pub progress: Option<ProgressStream>,
 }
@@ -62,6 +64,7 @@ pub async fn run_stateless_call(
         caller,
         session,
         params,
+        trace,
         capabilities,
         progress,
     } = call;
@@ -87,6 +90,7 @@ pub async fn run_stateless_call(
             .with_principal(caller.principal.clone())
             .with_role(caller.role.clone())
             .with_session(session);
+            request.trace = trace;
             // Only a request with a stream to wait on can be kept waiting for a human.
             request.wait_for_approval = Some(progress.is_some());
             let gateway = Arc::clone(gateway);
