@@ -143,6 +143,44 @@ if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sy
 fi
 # --- end API property tests -------------------------------------------------------------------
 
+# --- PostgreSQL (the store's contract tests, the cluster tests: toolgate_testkit::pg) -------
+# TOOLGATE_TEST_PG_URL if set, else the machine's server at 127.0.0.1:5432 (database `test`);
+# when none answers, Debian's postgresql is installed if missing and a throwaway cluster is
+# started in a temp dir on a free port (stopped when this script ends). Never assumed.
+step "PostgreSQL for the store tests"
+pg_answers() { command -v psql >/dev/null 2>&1 && psql "$1" -Atqc 'SELECT 1' >/dev/null 2>&1; }
+PG_DEFAULT_URL="postgres://postgres@127.0.0.1:5432/test"
+if [ -n "${TOOLGATE_TEST_PG_URL:-}" ]; then
+  pg_answers "$TOOLGATE_TEST_PG_URL" \
+    || { echo "error: TOOLGATE_TEST_PG_URL ($TOOLGATE_TEST_PG_URL) does not answer" >&2; exit 1; }
+elif pg_answers "$PG_DEFAULT_URL"; then
+  export TOOLGATE_TEST_PG_URL="$PG_DEFAULT_URL"
+else
+  PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ] || apt_install postgresql
+  PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -x "$PG_BIN/initdb" ] || { echo "error: initdb is missing after installing postgresql" >&2; exit 1; }
+  PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-pg.XXXXXX")
+  PG_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  as_pg=()
+  if [ "$(id -u)" -eq 0 ]; then
+    # initdb refuses to run as root: the cluster belongs to the postgres user.
+    chown postgres "$PG_DIR"
+    as_pg=(runuser -u postgres --)
+  fi
+  "${as_pg[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres -A trust >/dev/null \
+    || { echo "error: initdb of a throwaway PostgreSQL cluster in $PG_DIR failed" >&2; exit 1; }
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+    -o "-p $PG_PORT -h 127.0.0.1 -k $PG_DIR -c max_connections=300" start >/dev/null \
+    || { echo "error: the throwaway PostgreSQL did not start (see $PG_DIR/log)" >&2; exit 1; }
+  trap '"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true' EXIT
+  "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres test
+  export TOOLGATE_TEST_PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/test"
+  echo "started a throwaway PostgreSQL at $TOOLGATE_TEST_PG_URL"
+fi
+echo "PostgreSQL for the tests: $TOOLGATE_TEST_PG_URL"
+# --- end PostgreSQL ---------------------------------------------------------------------------
+
 # --- fuzz smoke (fuzz/, scripts/fuzz.sh) ----------------------------------------------------
 # Every coverage-guided fuzz target for a few seconds from its committed corpus: a crash, a
 # failed property or a hang fails the run. The long runs are recorded in docs/security.md.

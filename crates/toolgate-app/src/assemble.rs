@@ -9,13 +9,12 @@ use anyhow::{Context, bail};
 use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Gateway, GatewayDeps};
 use toolgate_registry::Catalog;
-use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
 
 use crate::config::Config;
-use crate::stores::{ensure_data_dir, open_approvals, open_audit, open_pins};
+use crate::stores::{SharedStores, ensure_data_dir, open_audit, open_pins, open_shared};
 
 /// The built-in tools, confined to the workspace, with toolgate's own state protected.
 pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
@@ -70,11 +69,12 @@ pub(crate) fn inside(root: &Path, p: &Path) -> bool {
 }
 
 /// The whole gateway, ready for calls.
-pub fn open_gateway(
+pub async fn open_gateway(
     config: &Config,
     approver: Option<Arc<dyn Approver>>,
-) -> anyhow::Result<Gateway> {
+) -> anyhow::Result<(Gateway, SharedStores)> {
     ensure_data_dir(config)?;
+    let shared = open_shared(config).await?;
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
     let catalog = Arc::new(Catalog::new().with_pins(Arc::new(open_pins(config)?)));
     catalog
@@ -94,16 +94,13 @@ pub fn open_gateway(
     let deps = GatewayDeps {
         catalog,
         audit: Arc::new(open_audit(config)?),
-        approvals: Arc::new(open_approvals(config)?),
+        approvals: Arc::new(shared.approvals.clone()),
         results: Arc::new(
             ResultStore::open(&config.results_dir())
                 .context("cannot open the result store")?
                 .with_retention(config.file.limits.result_retention()),
         ),
-        idempotency: Arc::new(
-            IdempotencyStore::open(&config.db_path())
-                .context("cannot open the idempotency store")?,
-        ),
+        idempotency: Arc::new(shared.idempotency.clone()),
         redactor: Arc::new(Redactor::default()),
         approver,
     };
@@ -116,5 +113,5 @@ pub fn open_gateway(
             names.join(", ")
         );
     }
-    Ok(gateway)
+    Ok((gateway, shared))
 }

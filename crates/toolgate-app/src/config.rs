@@ -130,6 +130,27 @@ pub struct McpSettings {
     pub servers: Vec<McpServerConfig>,
 }
 
+/// The `[store]` table: where shared state lives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSettings {
+    /// `postgres://user@host:5432/db?sslmode=verify-full`: the store a cluster of replicas
+    /// shares (docs/deployment.md). Absent: the embedded store in the data directory.
+    /// `${VAR}` is read from the environment, so a password need not be in the file;
+    /// `TOOLGATE_STORE_URL` replaces the whole value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// Where shared state lives, resolved.
+#[derive(Debug, Clone)]
+pub enum StoreLocation {
+    /// SQLite and JSONL in the data directory: one process (or several on one host).
+    Embedded,
+    /// A PostgreSQL database any number of replicas share.
+    Postgres(Box<toolgate_store::pg::PgUrl>),
+}
+
 /// The file, as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -159,6 +180,8 @@ pub struct FileConfig {
     pub mcp: McpSettings,
     /// Tool RAG (`[rag]`): threshold, k, retriever, fusion, embedding model or endpoint.
     pub rag: toolgate_rag::RagConfig,
+    /// Where shared state lives (`[store] url`; embedded when absent).
+    pub store: StoreSettings,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -244,6 +267,44 @@ impl Config {
     pub fn results_dir(&self) -> PathBuf {
         self.data_dir.join("results")
     }
+
+    /// Where shared state lives: `TOOLGATE_STORE_URL`, else `[store] url` (with `${VAR}`
+    /// read from the environment), else the embedded store.
+    pub fn store(&self) -> anyhow::Result<StoreLocation> {
+        let env = std::env::var("TOOLGATE_STORE_URL")
+            .ok()
+            .filter(|v| !v.trim().is_empty());
+        let (url, from) = match (env, &self.file.store.url) {
+            (Some(url), _) => (url, "TOOLGATE_STORE_URL"),
+            (None, Some(url)) => (expand_env(url)?, "[store] url"),
+            (None, None) => return Ok(StoreLocation::Embedded),
+        };
+        let url = url
+            .trim()
+            .parse()
+            .with_context(|| format!("{from} is not a usable PostgreSQL URL"))?;
+        Ok(StoreLocation::Postgres(Box::new(url)))
+    }
+}
+
+/// Replaces each `${VAR}` with the variable's value; an unset variable is an error naming it.
+fn expand_env(text: &str) -> anyhow::Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .with_context(|| format!("`${{` without a closing `}}` in {text:?}"))?;
+        let name = &after[..end];
+        let value = std::env::var(name)
+            .with_context(|| format!("[store] url names ${{{name}}}, which is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn absolute(base: &Path, p: &Path) -> PathBuf {
@@ -274,6 +335,11 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     cfg.browser.check()?;
     cfg.model.check()?;
     toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
+    if let Some(url) = cfg.store.url.as_deref().filter(|u| !u.contains("${")) {
+        url.trim()
+            .parse::<toolgate_store::pg::PgUrl>()
+            .context("[store] url")?;
+    }
     let l = &cfg.limits;
     if l.result_budget_bytes == 0 || l.result_budget_bytes > l.result_hard_limit_bytes {
         bail!("limits.result_budget_bytes must be between 1 and limits.result_hard_limit_bytes");

@@ -91,7 +91,7 @@ impl Elicitor for ApprovalElicitor {
             arguments: &arguments,
             requires_confirmation: false,
         };
-        let created = match self.desk.open(&question) {
+        let created = match self.desk.open(&question).await {
             Ok(created) => created,
             Err(e) => {
                 tracing::warn!(server = %request.server, error = %e, "cannot record an elicitation request; declining it");
@@ -122,7 +122,7 @@ impl Elicitor for ApprovalElicitor {
                 let answer = match r.status {
                     ApprovalStatus::Approved => {
                         // Used up, like a tool call's approval: nothing else may ride on it.
-                        if let Err(e) = self.desk.store().consume(&r.id) {
+                        if let Err(e) = self.desk.store().consume(&r.id).await {
                             tracing::warn!(approval_id = %r.id, error = %e, "cannot mark an elicitation answered");
                         }
                         ElicitationAnswer::Accept(form)
@@ -196,7 +196,7 @@ mod tests {
         let store = gateway.desk().store();
         let deadline = Instant::now() + Duration::from_secs(10);
         let pending = loop {
-            let listed = store.list(Some(ApprovalStatus::Pending), 10).unwrap();
+            let listed = store.list(Some(ApprovalStatus::Pending), 10).await.unwrap();
             if let Some(r) = listed.into_iter().next() {
                 break r;
             }
@@ -235,6 +235,7 @@ mod tests {
                     confirm: None,
                 },
             )
+            .await
             .unwrap();
         assert_eq!(answer.await.unwrap(), ElicitationAnswer::Decline);
 
@@ -285,7 +286,12 @@ mod tests {
         let store = gateway.desk().store();
         let deadline = Instant::now() + Duration::from_secs(10);
         let id = loop {
-            if let Some(r) = store.list(Some(ApprovalStatus::Pending), 1).unwrap().pop() {
+            if let Some(r) = store
+                .list(Some(ApprovalStatus::Pending), 1)
+                .await
+                .unwrap()
+                .pop()
+            {
                 break r.id;
             }
             assert!(Instant::now() < deadline, "no elicitation request appeared");
@@ -299,10 +305,10 @@ mod tests {
             reason: None,
             confirm: None,
         };
-        store.decide(&id, approve).unwrap();
+        store.decide(&id, approve).await.unwrap();
         let mut form = serde_json::Map::new();
         form.insert("n".into(), json!(42));
         assert_eq!(answer.await.unwrap(), ElicitationAnswer::Accept(form));
-        assert!(store.get(&id).unwrap().unwrap().consumed);
+        assert!(store.get(&id).await.unwrap().unwrap().consumed);
     }
 }

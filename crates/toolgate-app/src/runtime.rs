@@ -98,6 +98,8 @@ impl<'a> RuntimeOptions<'a> {
 /// The store, catalog, gateway, MCP hub, Tool RAG and watchers of one configuration.
 pub struct Runtime {
     config: Config,
+    /// Stops the store's change feed (PostgreSQL) last, after the calls and the audit.
+    store_stop: tokio_util::sync::CancellationToken,
     gateway: Arc<Gateway>,
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
@@ -120,7 +122,8 @@ impl Runtime {
     /// `options` asks for. On an error after MCP servers were started they are stopped
     /// again: no child outlives a failed open.
     pub async fn open(config: &Config, options: RuntimeOptions<'_>) -> anyhow::Result<Runtime> {
-        let gateway = Arc::new(open_gateway(config, options.approver)?);
+        let (gateway, shared) = open_gateway(config, options.approver).await?;
+        let gateway = Arc::new(gateway);
         let hub = match options.lifetime {
             Lifetime::Command { .. } => start_mcp(config, &gateway, options.servers).await?,
             Lifetime::Service => spawn_mcp(config, &gateway, options.servers)?,
@@ -128,6 +131,7 @@ impl Runtime {
         .map(Arc::new);
         let mut runtime = Runtime {
             config: config.clone(),
+            store_stop: shared.stop,
             gateway,
             hub,
             rag: None,
@@ -207,10 +211,13 @@ impl Runtime {
                 "calls still running after {SHUTDOWN_GRACE:?}; flushing the audit log without them"
             );
         }
-        self.gateway
+        let flushed = self
+            .gateway
             .audit()
             .flush()
             .await
-            .context("flushing the audit log")
+            .context("flushing the audit log");
+        self.store_stop.cancel();
+        flushed
     }
 }

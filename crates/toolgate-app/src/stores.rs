@@ -1,15 +1,20 @@
 //! The stores in the data directory (`toolgate.db`, the audit log, results), each opened
-//! with an error that names the file and what to do, and the audit key beside them.
+//! with an error that names the file and what to do, and the audit key beside them; and the
+//! shared stores ([`SharedStores`]: approvals and idempotency keys) on whichever backend
+//! `[store]` chose — the embedded database, or PostgreSQL for a cluster.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use tokio_util::sync::CancellationToken;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
+use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::pg::PgBackend;
 use toolgate_store::{CredentialStore, PinStore};
 
-use crate::config::Config;
+use crate::config::{Config, StoreLocation};
 
 /// Creates the data directory, with an error that says what to do when it can't.
 pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
@@ -31,14 +36,49 @@ pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn open_approvals(config: &Config) -> anyhow::Result<ApprovalStore> {
-    ensure_data_dir(config)?;
-    ApprovalStore::open(&config.db_path()).with_context(|| {
-        format!(
-            "cannot open the approvals store {}",
-            config.db_path().display()
-        )
-    })
+/// The stores every replica of a cluster shares, on the backend `[store]` chose.
+#[derive(Debug, Clone)]
+pub struct SharedStores {
+    pub approvals: ApprovalStore,
+    pub idempotency: IdempotencyStore,
+    /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
+    pub stop: CancellationToken,
+}
+
+/// Opens the shared stores: the embedded database in the data dir, or PostgreSQL — its
+/// schema migrated under the advisory lock and its change feed listening.
+pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
+    let stop = CancellationToken::new();
+    match config.store()? {
+        StoreLocation::Embedded => {
+            ensure_data_dir(config)?;
+            let db = config.db_path();
+            let approvals = ApprovalStore::open(&db)
+                .with_context(|| format!("cannot open the approvals store {}", db.display()))?;
+            let idempotency = IdempotencyStore::open(&db)
+                .with_context(|| format!("cannot open the idempotency store {}", db.display()))?;
+            Ok(SharedStores {
+                approvals,
+                idempotency,
+                stop,
+            })
+        }
+        StoreLocation::Postgres(url) => {
+            let backend = PgBackend::open(&url, stop.clone())
+                .await
+                .with_context(|| format!("cannot open the store at {url}"))?;
+            Ok(SharedStores {
+                approvals: backend.approvals(),
+                idempotency: backend.idempotency(),
+                stop,
+            })
+        }
+    }
+}
+
+/// The approvals, wherever `[store]` keeps them.
+pub async fn open_approvals(config: &Config) -> anyhow::Result<ApprovalStore> {
+    Ok(open_shared(config).await?.approvals)
 }
 
 /// The pinned tool definitions (R-REG-5), in the same database as the approvals.

@@ -76,7 +76,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         match cli.command {
             Command::Tools(cmd) => commands::tools::run(&settings, cmd).await,
             Command::Call(args) => commands::call::run(&settings, args).await,
-            Command::Approvals(cmd) => commands::approvals::run(&settings, cmd),
+            Command::Approvals(cmd) => commands::approvals::run(&settings, cmd).await,
             Command::Audit(cmd) => commands::audit::run(&settings, cmd),
             Command::Config(cmd) => commands::config::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
@@ -87,6 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Mcp(cmd) => commands::mcp::run(&settings, cmd).await,
             Command::Eval(cmd) => commands::eval::run(&settings, cmd).await,
             Command::Rag(cmd) => commands::rag_model::run(&settings, cmd).await,
+            Command::Store(cmd) => commands::store::run(&settings, cmd).await,
         }
     })
 }

@@ -66,8 +66,8 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    api::webhook::start(&state)?;
-    state.feed().start(&state.approvals, &state.shutdown);
+    api::webhook::start(&state).await?;
+    state.feed().start(&state.approvals, &state.shutdown).await;
     let grace = Duration::from_secs(state.config.shutdown_grace_secs);
     let token = state.shutdown.clone();
     let app = router(state.clone());

@@ -20,6 +20,20 @@ pub enum StoreError {
     WriterStopped(String),
     #[error("cannot encode {0}")]
     Encode(String),
+    /// The store is configured wrongly (a bad URL, a schema to migrate).
+    #[error("{0}")]
+    Config(String),
+    /// The database cannot be reached now; a later try may succeed.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A PostgreSQL error other than an unreachable server.
+    #[error("PostgreSQL error: {0}")]
+    Postgres(String),
+    /// The database's schema is newer than this binary knows.
+    #[error(
+        "the store's schema is at version {found}, newer than this toolgate knows ({known}):          upgrade toolgate (an older binary must not write to a newer schema)"
+    )]
+    SchemaTooNew { found: i32, known: i32 },
 }
 
 impl StoreError {

@@ -17,15 +17,19 @@
 //! - [`pins`]: [`PinStore`] — pinned tool definitions and pending changes (R-REG-5).
 //! - [`credentials`]: [`CredentialStore`] — OAuth credentials of MCP servers (R-MCP-3).
 //! - [`db`]: the shared SQLite connection settings.
+//! - [`pg`]: the PostgreSQL backend's pool, schema migrations and `LISTEN`/`NOTIFY` feed.
+//! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod approvals;
 pub mod audit;
+pub mod changes;
 pub mod credentials;
 pub mod db;
 pub mod error;
 pub mod idempotency;
+pub mod pg;
 pub mod pins;
 pub mod redact;
 pub mod results;

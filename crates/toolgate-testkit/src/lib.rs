@@ -1,7 +1,8 @@
 //! Test fakes shared across the workspace's test suites, written once: tools whose behaviour
 //! the arguments script ([`tools`]), the roles the suites test against ([`roles`]),
 //! approval requests as the stores' tests build them ([`approvals`]), a Hugging Face Hub
-//! stand-in for model pulls ([`hub`]) and the packaged test embedding model ([`model`]).
+//! stand-in for model pulls ([`hub`]), the packaged test embedding model ([`model`]) and a
+//! scratch PostgreSQL schema per test ([`pg`]).
 //! The fake model server stays in `toolgate-agent` (feature `fake`), beside the wire formats it speaks.
 //!
 //! A dev-dependency only: nothing here is part of toolgate.
@@ -9,6 +10,7 @@
 pub mod approvals;
 pub mod hub;
 pub mod model;
+pub mod pg;
 pub mod roles;
 pub mod tools;
 

@@ -88,6 +88,27 @@ pub enum Command {
     /// Tool RAG: fetch the embedding model that makes retrieval hybrid.
     #[command(subcommand)]
     Rag(RagCommand),
+    /// The shared store (`[store] url`): its schema version and migrations.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Where state is kept and, for PostgreSQL, the schema version: applied, known, pending.
+    /// Exit 0 when up to date, 3 when steps are pending, 2 when the schema is newer than this
+    /// toolgate.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply the pending schema steps (under an advisory lock: replicas starting together
+    /// migrate once). `toolgate serve` does this at start too.
+    Migrate {
+        /// Print what would be applied; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -74,8 +74,8 @@ fn store_error(id: &str, e: StoreError) -> anyhow::Error {
     }
 }
 
-pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
-    let store = open_approvals(settings)?;
+pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
+    let store = open_approvals(settings).await?;
     match cmd {
         ApprovalsCommand::List { all, json } => {
             let filter = if all {
@@ -83,7 +83,7 @@ pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
             } else {
                 Some(ApprovalStatus::Pending)
             };
-            let list = store.list(filter, 200)?;
+            let list = store.list(filter, 200).await?;
             if json {
                 output::json(&list.iter().map(to_json).collect::<Vec<_>>())?;
             } else if list.is_empty() {
@@ -127,7 +127,8 @@ pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
         }
         ApprovalsCommand::Show { id } => {
             let r = store
-                .get(&id)?
+                .get(&id)
+                .await?
                 .ok_or_else(|| store_error(&id, StoreError::NotFound(id.clone())))?;
             output::json(&to_json(&r))?;
         }
@@ -156,6 +157,7 @@ pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
             };
             let r = store
                 .decide(&id, decision)
+                .await
                 .map_err(|e| store_error(&id, e))?;
             output::line(&format!(
                 "approved {} ({}, {:?}) — the identical call will now proceed",
@@ -173,6 +175,7 @@ pub fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
             };
             let r = store
                 .decide(&id, decision)
+                .await
                 .map_err(|e| store_error(&id, e))?;
             output::line(&format!("denied {} ({})", r.id, r.tool));
         }

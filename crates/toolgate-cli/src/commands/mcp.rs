@@ -354,7 +354,7 @@ pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
     }
     // A gateway for its approval desk and audit log: elicitations asked during the probe
     // reach the operator like any other.
-    let gateway = open_gateway(settings, None)?;
+    let (gateway, shared) = open_gateway(settings, None).await?;
     let hub = McpHub::start(
         servers,
         Arc::new(Catalog::new()),
@@ -364,6 +364,7 @@ pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
     .context("the [[mcp.servers]] settings")?;
     let status = hub.status();
     hub.shutdown().await;
+    shared.stop.cancel();
     Ok(status)
 }
 

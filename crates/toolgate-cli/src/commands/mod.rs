@@ -14,6 +14,7 @@ pub mod mcp_login;
 pub mod rag_model;
 pub mod run;
 pub mod serve;
+pub mod store;
 pub mod token;
 pub mod tools;
 pub mod tools_search;

@@ -129,9 +129,14 @@ impl Env {
     /// `toolgate serve --listen 127.0.0.1:0` (stderr discarded), once it prints where it
     /// serves: the child and its `ADDR:PORT`.
     pub fn serve(&self) -> (std::process::Child, String) {
+        self.serve_with(&self.data)
+    }
+
+    /// `toolgate serve` on this workspace with the data dir `data`: another replica.
+    pub fn serve_with(&self, data: &Path) -> (std::process::Child, String) {
         use std::io::BufRead;
         let mut child = self
-            .command()
+            .command_for(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

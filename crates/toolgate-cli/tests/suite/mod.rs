@@ -4,6 +4,7 @@ mod agent;
 mod approvals;
 mod audit_cli;
 mod bad_input;
+mod cluster;
 mod crash;
 mod defaults;
 mod doctor;

@@ -14,6 +14,7 @@ use toolgate_store::StoreResult;
 use toolgate_store::approvals::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, NewApproval, canonical_hash,
 };
+use toolgate_store::changes::Change;
 use toolgate_store::redact::Redactor;
 
 /// What is asked: who asks, for what, with which arguments (as the tool would receive
@@ -53,28 +54,41 @@ pub enum OnGiveUp {
     Keep,
 }
 
-/// Abandons the request it guards when dropped armed: a wait that ends any way other than
-/// by a decision — cancellation, or its future dropped mid-await — withdraws the request.
-struct AbandonOnDrop<'a> {
-    store: &'a ApprovalStore,
+/// Abandons the request it guards when dropped armed: a wait whose future is dropped
+/// mid-await (its caller went away) withdraws the request, on a task of its own since a drop
+/// cannot wait for the store.
+struct AbandonOnDrop {
+    store: Arc<ApprovalStore>,
     id: String,
-    why: &'static str,
     armed: bool,
 }
 
-impl Drop for AbandonOnDrop<'_> {
+impl Drop for AbandonOnDrop {
     fn drop(&mut self) {
         if !self.armed {
             return;
         }
-        match self.store.abandon(&self.id, self.why) {
-            Ok(true) => {
-                tracing::info!(approval_id = %self.id, "approval request abandoned: {}", self.why)
+        let (store, id) = (Arc::clone(&self.store), std::mem::take(&mut self.id));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    abandon(&store, &id, "the caller stopped waiting").await;
+                });
             }
-            Ok(false) => {}
-            Err(e) => {
-                tracing::warn!(approval_id = %self.id, error = %e, "cannot mark an approval request abandoned");
+            Err(_) => {
+                tracing::warn!(approval_id = %id, "cannot mark an approval request abandoned: no runtime")
             }
+        }
+    }
+}
+
+/// Withdraws `id` (if still pending), logging what happened.
+async fn abandon(store: &ApprovalStore, id: &str, why: &str) {
+    match store.abandon(id, why).await {
+        Ok(true) => tracing::info!(approval_id = %id, "approval request abandoned: {why}"),
+        Ok(false) => {}
+        Err(e) => {
+            tracing::warn!(approval_id = %id, error = %e, "cannot mark an approval request abandoned");
         }
     }
 }
@@ -115,33 +129,39 @@ impl ApprovalDesk {
     /// Records a new pending request for `question`, its arguments redacted but whole (an
     /// argument past the audit's 2,000 characters must still be read in full by whoever
     /// approves it).
-    pub fn open(&self, question: &Question<'_>) -> StoreResult<ApprovalRequest> {
+    pub async fn open(&self, question: &Question<'_>) -> StoreResult<ApprovalRequest> {
         self.open_hashed(question, Self::hash(question.arguments))
+            .await
     }
 
     /// [`ApprovalDesk::open`] with the hash already computed by the caller.
-    pub(crate) fn open_hashed(
+    pub(crate) async fn open_hashed(
         &self,
         question: &Question<'_>,
         args_hash: String,
     ) -> StoreResult<ApprovalRequest> {
-        self.store.create(NewApproval {
-            principal: question.principal.to_owned(),
-            session: question.session.to_owned(),
-            role: question.role.to_owned(),
-            tool: question.tool.to_owned(),
-            risk: question.risk,
-            args_hash,
-            arguments: self.redactor.seal(question.arguments),
-            requires_confirmation: question.requires_confirmation,
-            ttl: self.ttl,
-        })
+        self.store
+            .create(NewApproval {
+                principal: question.principal.to_owned(),
+                session: question.session.to_owned(),
+                role: question.role.to_owned(),
+                tool: question.tool.to_owned(),
+                risk: question.risk,
+                args_hash,
+                arguments: self.redactor.seal(question.arguments),
+                requires_confirmation: question.requires_confirmation,
+                ttl: self.ttl,
+            })
+            .await
     }
 
-    /// Waits until `request` is decided or expired, reading the store every `poll`, or
-    /// until `cancel` fires. A waiter that gives up — `cancel` fires, or this future is
-    /// dropped — leaves the request as `on_give_up` says; a cancelled wait returns the
-    /// request as it then stands (abandoned, or decided if a decision won the race).
+    /// Waits until `request` is decided or expired, or until `cancel` fires. The store's
+    /// change feed wakes the wait as soon as the request changes (on any replica, with
+    /// PostgreSQL); it also re-reads every `poll`, which notices expiry and the changes
+    /// another process makes to the embedded store. A waiter that gives up — `cancel` fires,
+    /// or this future is dropped — leaves the request as `on_give_up` says; a cancelled wait
+    /// returns the request as it then stands (abandoned, or decided if a decision won the
+    /// race).
     pub async fn wait(
         &self,
         mut request: ApprovalRequest,
@@ -150,24 +170,41 @@ impl ApprovalDesk {
         on_give_up: OnGiveUp,
     ) -> StoreResult<Waited> {
         let mut guard = AbandonOnDrop {
-            store: &self.store,
+            store: Arc::clone(&self.store),
             id: request.id.clone(),
-            why: "the caller stopped waiting",
             armed: on_give_up == OnGiveUp::Abandon,
         };
+        // Subscribed before the first re-read, so no change after it is missed.
+        let mut changes = self.store.changes();
+        let mut ticker = tokio::time::interval(poll);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticker.tick().await;
+        if let Some(now) = self.store.get(&request.id).await? {
+            request = now;
+        }
         while request.status == ApprovalStatus::Pending {
             tokio::select! {
                 () = cancel.cancelled() => {
-                    guard.why = "the call was cancelled or its client went away";
-                    drop(guard);
-                    let now = self.store.get(&request.id)?.unwrap_or(request);
+                    guard.armed = false;
+                    if on_give_up == OnGiveUp::Abandon {
+                        abandon(&self.store, &request.id, "the call was cancelled or its client went away").await;
+                    }
+                    let now = self.store.get(&request.id).await?.unwrap_or(request);
                     return Ok(Waited::Cancelled(now));
                 }
-                () = tokio::time::sleep(poll) => {}
+                change = changes.recv() => match change {
+                    Some(Change::Approval(id)) if id == request.id => {}
+                    Some(Change::Resync) => {}
+                    Some(_) => continue,
+                    // No feed any more: the ticker alone.
+                    None => { ticker.tick().await; }
+                },
+                _ = ticker.tick() => {}
             }
             request = self
                 .store
-                .get(&request.id)?
+                .get(&request.id)
+                .await?
                 .ok_or_else(|| toolgate_store::StoreError::NotFound(request.id.clone()))?;
         }
         guard.armed = false;

@@ -72,6 +72,7 @@ impl ApproveLayer {
                 .desk
                 .store()
                 .decide(&request.id, decision)
+                .await
                 .map_err(decide_error)?;
         }
         let mode = match (call.request.wait_for_approval, self.mode) {
@@ -108,15 +109,15 @@ impl ApproveLayer {
                 }
             };
         }
-        self.conclude(request)
+        self.conclude(request).await
     }
 
     /// Turns a request's state into the call's fate.
-    fn conclude(&self, request: ApprovalRequest) -> Result<ApprovalInfo, CallError> {
+    async fn conclude(&self, request: ApprovalRequest) -> Result<ApprovalInfo, CallError> {
         let id = request.id.clone();
         match request.status {
             ApprovalStatus::Approved => {
-                if self.desk.store().consume(&id).map_err(store_error)? {
+                if self.desk.store().consume(&id).await.map_err(store_error)? {
                     Ok(ApprovalInfo {
                         approval_id: id,
                         approver: request.decided_by.unwrap_or_default(),
@@ -130,7 +131,7 @@ impl ApproveLayer {
                 }
             }
             ApprovalStatus::Denied => {
-                self.desk.store().retire(&id).map_err(store_error)?;
+                self.desk.store().retire(&id).await.map_err(store_error)?;
                 let by = request
                     .decided_by
                     .unwrap_or_else(|| "an operator".to_owned());
@@ -143,7 +144,7 @@ impl ApproveLayer {
                 .with_hint("do not retry the same call; change the approach or ask the user"))
             }
             ApprovalStatus::Expired => {
-                self.desk.store().retire(&id).map_err(store_error)?;
+                self.desk.store().retire(&id).await.map_err(store_error)?;
                 Err(CallError::new(
                     ErrorCode::ApprovalExpired,
                     format!("{id} expired before anyone decided"),
@@ -200,6 +201,7 @@ impl Layer for ApproveLayer {
         let store = self.desk.store();
         if let Some(grant) = store
             .find_grant(&r.principal, &r.session_id, &spec.name, &args, &hash)
+            .await
             .map_err(store_error)?
         {
             call.approval = Some(ApprovalInfo {
@@ -210,6 +212,7 @@ impl Layer for ApproveLayer {
         }
         let existing = store
             .find_latest(&r.principal, &spec.name, &hash)
+            .await
             .map_err(store_error)?;
         let request = match existing {
             Some(req) => req,
@@ -225,6 +228,7 @@ impl Layer for ApproveLayer {
                 };
                 self.desk
                     .open_hashed(&question, hash)
+                    .await
                     .map_err(store_error)?
             }
         };

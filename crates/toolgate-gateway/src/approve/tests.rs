@@ -70,12 +70,17 @@ fn approval_by(by: &str, scope: DecisionScope) -> StoreDecision {
     }
 }
 
-fn approve(f: &Fixture, id: &str, scope: DecisionScope, confirm: Option<&str>) -> ApprovalRequest {
+async fn approve(
+    f: &Fixture,
+    id: &str,
+    scope: DecisionScope,
+    confirm: Option<&str>,
+) -> ApprovalRequest {
     let d = StoreDecision {
         confirm: confirm.map(str::to_owned),
         ..approval_by("alice", scope)
     };
-    f.store.decide(id, d).unwrap()
+    f.store.decide(id, d).await.unwrap()
 }
 
 fn approval_id(err: &toolgate_protocol::CallError) -> String {
@@ -93,7 +98,7 @@ async fn allow_passes_without_a_request() {
     run_layer_on(&layer(&f, WaitMode::Return), &mut call)
         .await
         .unwrap();
-    assert!(f.store.list(None, 10).unwrap().is_empty());
+    assert!(f.store.list(None, 10).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -114,14 +119,14 @@ async fn identical_call_proceeds_once_after_approval() {
         .await
         .unwrap_err();
     assert_eq!(approval_id(&again), id);
-    assert_eq!(f.store.list(None, 10).unwrap().len(), 1);
+    assert_eq!(f.store.list(None, 10).await.unwrap().len(), 1);
     // The stored preview is redacted.
     assert_eq!(
-        f.store.get(&id).unwrap().unwrap().arguments["api_key"],
+        f.store.get(&id).await.unwrap().unwrap().arguments["api_key"],
         "[REDACTED]"
     );
 
-    approve(&f, &id, DecisionScope::Once, None);
+    approve(&f, &id, DecisionScope::Once, None).await;
     let mut call = asking("w", Risk::Write, args.clone(), "s");
     run_layer_on(&l, &mut call).await.unwrap();
     let info = call.approval.unwrap();
@@ -145,7 +150,7 @@ async fn different_arguments_are_a_different_call() {
     let e1 = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"p": 1}), "s"))
         .await
         .unwrap_err();
-    approve(&f, &approval_id(&e1), DecisionScope::Once, None);
+    approve(&f, &approval_id(&e1), DecisionScope::Once, None).await;
     let e2 = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"p": 2}), "s"))
         .await
         .unwrap_err();
@@ -168,7 +173,7 @@ async fn denied_is_reported_once_then_asked_again() {
         reason: Some("not today".into()),
         confirm: None,
     };
-    f.store.decide(&id, d).unwrap();
+    f.store.decide(&id, d).await.unwrap();
     let denied = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
         .await
         .unwrap_err();
@@ -201,7 +206,7 @@ async fn expired_is_reported_once_then_asked_again() {
         (ErrorCode::ApprovalExpired, true)
     );
     assert_eq!(
-        f.store.get(&id).unwrap().unwrap().status,
+        f.store.get(&id).await.unwrap().unwrap().status,
         ApprovalStatus::Expired
     );
     let next = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
@@ -217,7 +222,7 @@ async fn session_grant_covers_the_session_only() {
     let e = run_layer_on(&l, &mut asking("w", Risk::Write, json!({"n": 0}), "s1"))
         .await
         .unwrap_err();
-    approve(&f, &approval_id(&e), DecisionScope::Session, None);
+    approve(&f, &approval_id(&e), DecisionScope::Session, None).await;
     for n in 1..4 {
         let mut call = asking("w", Risk::Write, json!({"n": n}), "s1");
         run_layer_on(&l, &mut call).await.unwrap();
@@ -247,8 +252,8 @@ async fn dangerous_needs_the_typed_confirmation() {
         reason: None,
         confirm: Some("shel".into()),
     };
-    assert!(f.store.decide(&id, d).is_err());
-    approve(&f, &id, DecisionScope::Once, Some("shell"));
+    assert!(f.store.decide(&id, d).await.is_err());
+    approve(&f, &id, DecisionScope::Once, Some("shell")).await;
     run_layer_on(&l, &mut asking("shell", Risk::Dangerous, json!({}), "s"))
         .await
         .unwrap();
@@ -336,9 +341,15 @@ async fn wait_mode_resumes_when_decided_elsewhere_and_stops_on_cancel() {
     let store = Arc::clone(&f.store);
     let decider = tokio::spawn(async move {
         loop {
-            if let Some(r) = store.list(Some(ApprovalStatus::Pending), 1).unwrap().pop() {
+            if let Some(r) = store
+                .list(Some(ApprovalStatus::Pending), 1)
+                .await
+                .unwrap()
+                .pop()
+            {
                 store
                     .decide(&r.id, approval_by("http:dave", DecisionScope::Once))
+                    .await
                     .unwrap();
                 return;
             }
@@ -377,7 +388,7 @@ async fn a_request_can_ask_to_wait_and_hears_that_it_is_waiting() {
             panic!("the first event is not the approval wait");
         };
         assert_eq!(tool, "w");
-        approve_in(&store, &approval_id);
+        approve_in(&store, &approval_id).await;
     });
     run_layer_on(&l, &mut call).await.unwrap();
     decider.await.unwrap();
@@ -395,9 +406,10 @@ async fn a_request_can_ask_to_wait_and_hears_that_it_is_waiting() {
     assert_eq!(err.code, ErrorCode::ApprovalRequired);
 }
 
-fn approve_in(store: &ApprovalStore, id: &str) {
+async fn approve_in(store: &ApprovalStore, id: &str) {
     store
         .decide(id, approval_by("mcp-host", DecisionScope::Once))
+        .await
         .unwrap();
 }
 
@@ -424,6 +436,7 @@ async fn give_up_waiting(
         if let Some(r) = f
             .store
             .list(Some(ApprovalStatus::Pending), 1)
+            .await
             .unwrap()
             .pop()
         {
@@ -433,13 +446,13 @@ async fn give_up_waiting(
     };
     give_up(task, cancel);
     for _ in 0..200 {
-        let now = f.store.get(&pending.id).unwrap().unwrap();
+        let now = f.store.get(&pending.id).await.unwrap().unwrap();
         if now.status != ApprovalStatus::Pending {
             return now;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    f.store.get(&pending.id).unwrap().unwrap()
+    f.store.get(&pending.id).await.unwrap().unwrap()
 }
 
 #[tokio::test]
@@ -459,9 +472,14 @@ async fn a_cancelled_wait_abandons_the_request_and_nobody_can_approve_it() {
     assert!(err.message.contains("abandoned"), "{}", err.message);
     // An operator arriving late is told, not allowed.
     let late = approval_by("alice", DecisionScope::Always);
-    let refused = f.store.decide(&abandoned.id, late).unwrap_err().to_string();
+    let refused = f
+        .store
+        .decide(&abandoned.id, late)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(refused.contains("abandoned"), "{refused}");
-    assert!(f.store.list_grants().unwrap().is_empty());
+    assert!(f.store.list_grants().await.unwrap().is_empty());
     // The identical call asks afresh.
     let err = run_layer_on(
         &layer(&f, WaitMode::Return),
@@ -495,9 +513,9 @@ async fn a_caller_may_keep_its_request_for_the_next_identical_call() {
     // The waiter is done (cancelled), and the request is still open.
     let err = rx.await.unwrap().await.unwrap().unwrap_err();
     assert_eq!(err.code, ErrorCode::Cancelled);
-    let kept = f.store.get(&kept.id).unwrap().unwrap();
+    let kept = f.store.get(&kept.id).await.unwrap().unwrap();
     assert_eq!(kept.status, ApprovalStatus::Pending);
-    approve(&f, &kept.id, DecisionScope::Once, None);
+    approve(&f, &kept.id, DecisionScope::Once, None).await;
     let mut again = asking("w", Risk::Write, json!({"n": 3}), "s");
     run_layer_on(&layer(&f, WaitMode::Return), &mut again)
         .await
@@ -505,8 +523,8 @@ async fn a_caller_may_keep_its_request_for_the_next_identical_call() {
     assert_eq!(again.approval.unwrap().approval_id, kept.id);
 }
 
-#[test]
-fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
     for round in 0..50 {
         let f = fixture();
         let desk = ApprovalDesk::new(
@@ -525,29 +543,31 @@ fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
                 arguments: &args,
                 requires_confirmation: false,
             })
+            .await
             .unwrap();
-        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let barrier = Arc::new(tokio::sync::Barrier::new(2));
         let (s1, b1, id1) = (
             Arc::clone(&f.store),
             Arc::clone(&barrier),
             request.id.clone(),
         );
-        let approver = std::thread::spawn(move || {
-            b1.wait();
+        let approver = tokio::spawn(async move {
+            b1.wait().await;
             s1.decide(&id1, approval_by("alice", DecisionScope::Once))
+                .await
                 .is_ok()
         });
         let (s2, id2) = (Arc::clone(&f.store), request.id.clone());
-        let abandoner = std::thread::spawn(move || {
-            barrier.wait();
-            s2.abandon(&id2, "gone").unwrap()
+        let abandoner = tokio::spawn(async move {
+            barrier.wait().await;
+            s2.abandon(&id2, "gone").await.unwrap()
         });
-        let (approved, abandoned) = (approver.join().unwrap(), abandoner.join().unwrap());
+        let (approved, abandoned) = (approver.await.unwrap(), abandoner.await.unwrap());
         assert!(
             approved ^ abandoned,
             "round {round}: approved {approved}, abandoned {abandoned}"
         );
-        let status = f.store.get(&request.id).unwrap().unwrap().status;
+        let status = f.store.get(&request.id).await.unwrap().unwrap().status;
         let expected = if approved {
             ApprovalStatus::Approved
         } else {

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_protocol::{CallError, ErrorCode, Risk, ToolOutput};
 use toolgate_store::approvals::canonical_hash;
-use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::idempotency::{Claim, IdempotencyStore, KeyRef, RENEW_EVERY, Reservation};
 use toolgate_store::redact::Redactor;
 
 use crate::call::{Call, Outcome};
@@ -96,38 +96,105 @@ impl Layer for IdempotencyLayer {
             return next.run(call).await;
         };
         let hash = canonical_hash(&without_key(args));
-        let (principal, tool) = (call.request.principal.clone(), call.request.tool.clone());
+        let tool = call.request.tool.clone();
+        let held = KeyRef::new(&call.request.principal, &tool, &key);
         let unavailable = |e: toolgate_store::StoreError| {
             CallError::new(ErrorCode::Unavailable, format!("idempotency store: {e}"))
         };
-        if let Some(prior) = self
-            .store
-            .get(&principal, &tool, &key)
-            .map_err(unavailable)?
-        {
-            if prior.args_hash != hash {
+        // A duplicate arriving while the first call runs waits here for its outcome.
+        let claim = tokio::select! {
+            claim = self.store.claim(held, &hash) => claim.map_err(unavailable)?,
+            () = call.request.cancel.cancelled() => {
+                return Err(CallError::new(
+                    ErrorCode::Cancelled,
+                    format!("cancelled while an identical call with idempotency key `{key}` was running"),
+                ));
+            }
+        };
+        let reservation = match claim {
+            Claim::Done(prior) => return replay(&prior.outcome),
+            Claim::OtherArguments(_) => {
                 return Err(CallError::new(
                     ErrorCode::InvalidArguments,
                     format!("idempotency key `{key}` was already used for `{tool}` with different arguments"),
                 )
                 .with_hint("use a new key for a different action"));
             }
-            return replay(&prior.outcome);
-        }
-        let outcome = next.run(call).await;
-        if let Some(rec) = record(&outcome, &self.redactor) {
-            // First writer wins: a concurrent duplicate that acted too is reported, and the
-            // outcome both callers see is the recorded one.
-            let stored = self
-                .store
-                .put(&principal, &tool, &key, &hash, &rec)
-                .map_err(unavailable)?;
-            if stored.outcome != rec {
-                tracing::warn!(%tool, %key, "two calls with one idempotency key ran concurrently");
-                return replay(&stored.outcome);
+            Claim::Reserved(r) => r,
+        };
+        let mut held = ReleaseOnDrop {
+            store: Arc::clone(&self.store),
+            reservation: Some(reservation.clone()),
+        };
+        let outcome = run_renewing(&self.store, &reservation, next.run(call)).await;
+        held.reservation = None;
+        match record(&outcome, &self.redactor) {
+            Some(rec) => {
+                let stored = self
+                    .store
+                    .complete(&reservation, &rec)
+                    .await
+                    .map_err(unavailable)?;
+                if stored.outcome != rec {
+                    // Taken over after a lapsed lease and completed by the other call first.
+                    tracing::warn!(%tool, %key, "two calls with one idempotency key ran");
+                    return replay(&stored.outcome);
+                }
+            }
+            // It did not act (approval pending, cancelled, timed out): the next call may.
+            None => {
+                if let Err(e) = self.store.release(&reservation).await {
+                    tracing::warn!(%tool, %key, error = %e, "could not release an idempotency key; it lapses with its lease");
+                }
             }
         }
         outcome
+    }
+}
+
+/// Lets a held key go when the call holding it is dropped mid-run (its caller went away), so
+/// a waiting duplicate proceeds at once rather than after the lease.
+struct ReleaseOnDrop {
+    store: Arc<IdempotencyStore>,
+    reservation: Option<Reservation>,
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        let Some(reservation) = self.reservation.take() else {
+            return;
+        };
+        let store = Arc::clone(&self.store);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = store.release(&reservation).await {
+                    tracing::warn!(key = %reservation.key.key, error = %e, "could not release an idempotency key; it lapses with its lease");
+                }
+            });
+        }
+    }
+}
+
+/// Runs `call`, renewing the key's lease while it runs so no other caller takes it over.
+async fn run_renewing(
+    store: &IdempotencyStore,
+    reservation: &Reservation,
+    call: impl std::future::Future<Output = Outcome>,
+) -> Outcome {
+    tokio::pin!(call);
+    let mut renew = tokio::time::interval(RENEW_EVERY);
+    renew.tick().await;
+    loop {
+        tokio::select! {
+            outcome = &mut call => return outcome,
+            _ = renew.tick() => {
+                match store.renew(reservation).await {
+                    Ok(true) => {}
+                    Ok(false) => tracing::warn!(key = %reservation.key.key, "an idempotency key was taken over while its call ran"),
+                    Err(e) => tracing::warn!(key = %reservation.key.key, error = %e, "could not renew an idempotency key's lease"),
+                }
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use toolgate_store::approvals::{Decision, DecisionScope};
 
 use super::fixture::{Harness, approval_id, code};
 
-fn decide(h: &Harness, id: &str, approve: bool) {
+async fn decide(h: &Harness, id: &str, approve: bool) {
     let d = Decision {
         approve,
         scope: DecisionScope::Once,
@@ -19,7 +19,7 @@ fn decide(h: &Harness, id: &str, approve: bool) {
         reason: None,
         confirm: Some("danger".into()),
     };
-    h.approvals.decide(id, d).unwrap();
+    h.approvals.decide(id, d).await.unwrap();
 }
 
 #[tokio::test]
@@ -37,7 +37,7 @@ async fn every_error_code_is_produced_and_audited() {
     let pending = h.call("writer", json!({"note": "a"})).await;
     record(&pending);
     let denied_req = h.call("writer", json!({"note": "b"})).await;
-    decide(&h, &approval_id(&denied_req), false);
+    decide(&h, &approval_id(&denied_req), false).await;
     record(&h.call("writer", json!({"note": "b"})).await);
     h.gateway
         .catalog()

@@ -46,6 +46,7 @@ async fn a_replay_needs_no_second_approval_and_reads_ignore_keys() {
                 confirm: None,
             },
         )
+        .await
         .unwrap();
     assert!(h.call("writer", args.clone()).await.ok);
     assert!(

@@ -19,6 +19,7 @@ async fn an_approval_survives_a_restart() {
     let pending = second
         .approvals
         .list(Some(ApprovalStatus::Pending), 10)
+        .await
         .unwrap();
     assert_eq!(
         pending.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
@@ -37,6 +38,7 @@ async fn an_approval_survives_a_restart() {
                 confirm: Some("danger".into()),
             },
         )
+        .await
         .unwrap();
     let e = second.call("danger", json!({"note": "rm -rf build"})).await;
     assert!(e.ok, "{e:?}");

@@ -47,7 +47,7 @@ async fn a_silent_server_fails_after_its_startup_timeout_while_another_serves() 
     );
     assert_eq!(
         (status[1].state.clone(), status[1].tools),
-        (ServerState::Ready, 6)
+        (ServerState::Ready, 8)
     );
     assert_eq!(
         call(&catalog, "mcp__py__add", json!({"a": 1, "b": 1}))

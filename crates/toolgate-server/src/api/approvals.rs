@@ -50,16 +50,6 @@ pub fn approval_json(r: &ApprovalRequest) -> Value {
     })
 }
 
-/// Runs a store operation off the async threads.
-pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal(format!("the store task died: {e}")))?
-        .map_err(ApiError::from)
-}
-
 fn unknown(id: &str) -> ApiError {
     ApiError::not_found(format!("no approval request {id}"))
         .with_hint("GET /v1/approvals?status=all lists recent requests")
@@ -86,8 +76,7 @@ pub async fn list(
         })?),
     };
     let limit = super::extract::bounded_limit(params.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
-    let store = state.approvals.clone();
-    let list = blocking(move || store.list(filter, limit)).await?;
+    let list = state.approvals.list(filter, limit).await?;
     Ok(Json(list.iter().map(approval_json).collect()))
 }
 
@@ -96,9 +85,7 @@ pub async fn get(
     _op: Operator,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = state.approvals.clone();
-    let lookup = id.clone();
-    let found = blocking(move || store.get(&lookup)).await?;
+    let found = state.approvals.get(&id).await?;
     found
         .map(|r| Json(approval_json(&r)))
         .ok_or_else(|| unknown(&id))
@@ -139,20 +126,14 @@ pub async fn decide(
         reason: params.reason,
         confirm: params.confirm,
     };
-    let store = state.approvals.clone();
-    let target = id.clone();
-    let decided = tokio::task::spawn_blocking(move || {
-        let result = store.decide(&target, decision);
-        // On a refusal, what the request is now tells which refusal it was.
-        let now = match &result {
-            Err(StoreError::Conflict(_)) => store.get(&target).ok().flatten(),
-            _ => None,
-        };
-        (result, now)
-    })
-    .await
-    .map_err(|e| ApiError::internal(format!("the store task died: {e}")))?;
-    match decided {
+    let store = &state.approvals;
+    let result = store.decide(&id, decision).await;
+    // On a refusal, what the request is now tells which refusal it was.
+    let now = match &result {
+        Err(StoreError::Conflict(_)) => store.get(&id).await.ok().flatten(),
+        _ => None,
+    };
+    match (result, now) {
         (Ok(r), _) => Ok(Json(approval_json(&r))),
         (Err(StoreError::NotFound(_)), _) => Err(unknown(&id)),
         (Err(StoreError::Conflict(message)), now) => Err(refusal(message, now.as_ref())),

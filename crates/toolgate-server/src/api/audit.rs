@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::audit::{AuditOutcome, AuditQuery, StoredRecord};
 
-use super::approvals::blocking;
+use super::extract::blocking;
 use super::extract::{ApiQuery, bounded_limit};
 use crate::auth::Operator;
 use crate::error::ApiError;

@@ -138,6 +138,16 @@ pub(crate) fn bounded_limit(
     }
 }
 
+/// Runs a blocking store operation (the audit log's queries) off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, toolgate_store::StoreError> + Send + 'static,
+) -> Result<T, crate::error::ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| crate::error::ApiError::internal(format!("the store task died: {e}")))?
+        .map_err(crate::error::ApiError::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 //! itself); every request created after [`ApprovalFeed::start`] returns is.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
@@ -39,7 +39,7 @@ pub struct FeedEvent {
 /// the first [`ApprovalFeed::subscribe`], and ends when the server shuts down.
 pub struct ApprovalFeed {
     tx: broadcast::Sender<FeedEvent>,
-    started: OnceLock<()>,
+    started: tokio::sync::OnceCell<()>,
 }
 
 impl Default for ApprovalFeed {
@@ -52,38 +52,42 @@ impl ApprovalFeed {
     pub fn new() -> Self {
         ApprovalFeed {
             tx: broadcast::channel(CAPACITY).0,
-            started: OnceLock::new(),
+            started: tokio::sync::OnceCell::new(),
         }
     }
 
     /// Starts the polling task (once; later calls do nothing). The baseline is read here,
     /// synchronously, so that every request created after this returns is announced. Must
     /// run inside a Tokio runtime.
-    pub fn start(&self, store: &Arc<ApprovalStore>, shutdown: &CancellationToken) {
-        self.started.get_or_init(|| {
-            let mut task = Poller {
-                store: Arc::clone(store),
-                tx: self.tx.clone(),
-                seen: None,
-            };
-            match store.list(None, WINDOW) {
-                Ok(list) => {
-                    task.changes(list);
+    pub async fn start(&self, store: &Arc<ApprovalStore>, shutdown: &CancellationToken) {
+        self.started
+            .get_or_init(|| async {
+                let mut task = Poller {
+                    store: Arc::clone(store),
+                    tx: self.tx.clone(),
+                    seen: None,
+                };
+                match store.list(None, WINDOW).await {
+                    Ok(list) => {
+                        task.changes(list);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "approval feed: reading the baseline failed");
+                    }
                 }
-                Err(e) => tracing::warn!(error = %e, "approval feed: reading the baseline failed"),
-            }
-            tokio::spawn(task.run(shutdown.clone()));
-        });
+                tokio::spawn(task.run(shutdown.clone()));
+            })
+            .await;
     }
 
     /// Receives every event from now on (starting the task if needed).
-    pub fn subscribe(
+    pub async fn subscribe(
         &self,
         store: &Arc<ApprovalStore>,
         shutdown: &CancellationToken,
     ) -> broadcast::Receiver<FeedEvent> {
         let rx = self.tx.subscribe();
-        self.start(store, shutdown);
+        self.start(store, shutdown).await;
         rx
     }
 }
@@ -107,17 +111,14 @@ impl Poller {
                 () = shutdown.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            let store = Arc::clone(&self.store);
-            let listed = tokio::task::spawn_blocking(move || store.list(None, WINDOW)).await;
-            match listed {
-                Ok(Ok(list)) => {
+            match self.store.list(None, WINDOW).await {
+                Ok(list) => {
                     for event in self.changes(list) {
                         // No receiver is not an error: nobody is listening right now.
                         let _ = self.tx.send(event);
                     }
                 }
-                Ok(Err(e)) => tracing::warn!(error = %e, "approval feed: reading the store failed"),
-                Err(e) => tracing::warn!(error = %e, "approval feed: the store read task died"),
+                Err(e) => tracing::warn!(error = %e, "approval feed: reading the store failed"),
             }
         }
     }

@@ -47,14 +47,12 @@ async fn check_audit(state: &AppState) -> Result<(), String> {
 }
 
 async fn check_approvals(state: &AppState) -> Result<(), String> {
-    let store = state.approvals.clone();
-    let listed = tokio::task::spawn_blocking(move || store.list(Some(ApprovalStatus::Pending), 1));
+    let listed = state.approvals.list(Some(ApprovalStatus::Pending), 1);
     match tokio::time::timeout(CHECK_TIMEOUT, listed).await {
-        Ok(Ok(Ok(_))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(e.to_string()),
-        Ok(Err(e)) => Err(format!("the check's task died: {e}")),
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!(
-            "the approvals database did not answer within {CHECK_TIMEOUT:?}"
+            "the approvals store did not answer within {CHECK_TIMEOUT:?}"
         )),
     }
 }

@@ -19,7 +19,7 @@ use futures_util::{Stream, StreamExt};
 use tokio::sync::broadcast::{self, error::RecvError};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
-use super::approvals::{approval_json, blocking};
+use super::approvals::approval_json;
 use super::feed::FeedEvent;
 use crate::auth::Operator;
 use crate::error::ApiError;
@@ -49,9 +49,11 @@ impl Subscriber {
     }
 
     async fn list_pending(&mut self) -> Result<(), ApiError> {
-        let store = self.state.approvals.clone();
-        let mut pending =
-            blocking(move || store.list(Some(ApprovalStatus::Pending), INITIAL_LIMIT)).await?;
+        let mut pending = self
+            .state
+            .approvals
+            .list(Some(ApprovalStatus::Pending), INITIAL_LIMIT)
+            .await?;
         pending.reverse();
         for r in pending {
             self.offer(r);
@@ -88,7 +90,10 @@ pub async fn stream(
     _op: Operator,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Subscribe before listing, so nothing created in between is missed.
-    let rx = state.feed().subscribe(&state.approvals, &state.shutdown);
+    let rx = state
+        .feed()
+        .subscribe(&state.approvals, &state.shutdown)
+        .await;
     let mut sub = Subscriber {
         state,
         rx,

@@ -86,14 +86,17 @@ pub fn payload(base: &str, r: &ApprovalRequest) -> Value {
 
 /// Starts the delivery task if a webhook is configured: it listens to the feed until the
 /// server shuts down. Errors if the URL is unusable.
-pub fn start(state: &AppState) -> Result<(), WebhookError> {
+pub async fn start(state: &AppState) -> Result<(), WebhookError> {
     let Some(cfg) = &state.config.webhook else {
         return Ok(());
     };
     let url = checked_url(&cfg.url, &state.config.egress)?;
     let client = toolgate_net::client(&client_policy(&state.config.egress))
         .map_err(|e| WebhookError::Client(e.to_string()))?;
-    let mut rx = state.feed().subscribe(&state.approvals, &state.shutdown);
+    let mut rx = state
+        .feed()
+        .subscribe(&state.approvals, &state.shutdown)
+        .await;
     let shutdown = state.shutdown.clone();
     let base = super::public_url(state);
     tokio::spawn(async move {

@@ -149,6 +149,7 @@ async fn the_stream_sees_requests_created_by_another_process() {
     let other = ApprovalStore::open(&db_path(s.dir.path())).unwrap();
     let before = other
         .create(new_approval("writer", Duration::from_secs(600)))
+        .await
         .unwrap();
 
     let stream = s
@@ -162,6 +163,7 @@ async fn the_stream_sees_requests_created_by_another_process() {
 
     let after = other
         .create(new_approval("danger", Duration::from_secs(600)))
+        .await
         .unwrap();
     let (name, seen) = events.next().await.unwrap();
     assert_eq!(name, "approval");
@@ -282,6 +284,7 @@ async fn refused_decisions_say_why() {
     let other = ApprovalStore::open(&db_path(s.dir.path())).unwrap();
     let expired = other
         .create(new_approval("writer", Duration::ZERO))
+        .await
         .unwrap();
     let gone = decide(expired.id.clone(), json!({"approve": true}), 410).await;
     assert_eq!(gone["error"]["code"], json!("approval_expired"));

@@ -24,20 +24,23 @@
 //! - Approving a request that `requires_confirmation` needs the tool name typed back.
 //!
 //! # Layout
-//! - `store`: the connection, creating, reading, listing, consuming, expiring.
-//! - `decide`: the decision transaction.
-//! - `grants`: looking up, listing and revoking standing grants.
-//! - `schema`: the tables and the mapping of rows to values.
+//! - `store`: [`ApprovalStore`], the handle: clock, change feed, the backend chosen.
+//! - `backend`: [`ApprovalBackend`], what a database must do; which grants cover a call.
+//! - `sqlite`: the embedded backend (`toolgate.db`). `postgres`: the cluster backend.
+//! - `decide`: what both backends check and write when a request is decided.
+//! - `schema`: the SQLite tables and the mapping of rows to values.
 //! - `pattern`: [`canonical_hash`] and [`pattern_matches`].
 //! - `view`: [`visible_text`] / [`visible_value`], the arguments as an approver must read
 //!   them (whitespace runs and invisible characters made visible).
 //!
 //! [`StoreError::Conflict`]: crate::StoreError::Conflict
 
+mod backend;
 mod decide;
-mod grants;
 mod pattern;
+mod postgres;
 mod schema;
+mod sqlite;
 mod store;
 mod view;
 
@@ -50,7 +53,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_protocol::Risk;
 
+pub use backend::ApprovalBackend;
 pub use pattern::{canonical_hash, pattern_matches};
+pub use postgres::PgApprovals;
+pub use sqlite::SqliteApprovals;
 pub use store::ApprovalStore;
 pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, visible_text, visible_value};
 

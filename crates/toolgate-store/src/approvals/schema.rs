@@ -65,24 +65,24 @@ pub(super) fn create_tables(conn: &Connection) -> StoreResult<()> {
 
 /// One `approvals` row as stored.
 pub(super) struct RawApproval {
-    id: String,
-    created_at_ms: u64,
-    expires_at_ms: u64,
-    status: String,
-    principal: String,
-    session: String,
-    role: String,
-    tool: String,
-    risk: String,
-    args_hash: String,
-    arguments: String,
-    requires_confirmation: bool,
-    decided_by: Option<String>,
-    decided_at_ms: Option<u64>,
-    scope: Option<String>,
-    pattern: Option<String>,
-    reason: Option<String>,
-    consumed: bool,
+    pub(super) id: String,
+    pub(super) created_at_ms: u64,
+    pub(super) expires_at_ms: u64,
+    pub(super) status: String,
+    pub(super) principal: String,
+    pub(super) session: String,
+    pub(super) role: String,
+    pub(super) tool: String,
+    pub(super) risk: String,
+    pub(super) args_hash: String,
+    pub(super) arguments: String,
+    pub(super) requires_confirmation: bool,
+    pub(super) decided_by: Option<String>,
+    pub(super) decided_at_ms: Option<u64>,
+    pub(super) scope: Option<String>,
+    pub(super) pattern: Option<String>,
+    pub(super) reason: Option<String>,
+    pub(super) consumed: bool,
 }
 
 impl RawApproval {
@@ -154,16 +154,16 @@ impl RawApproval {
 
 /// One `approval_grants` row as stored.
 pub(super) struct RawGrant {
-    id: i64,
-    scope: String,
-    principal: String,
-    session: Option<String>,
-    tool: String,
-    args_hash: Option<String>,
-    pattern: Option<String>,
-    created_by: String,
-    created_at_ms: u64,
-    approval_id: String,
+    pub(super) id: i64,
+    pub(super) scope: String,
+    pub(super) principal: String,
+    pub(super) session: Option<String>,
+    pub(super) tool: String,
+    pub(super) args_hash: Option<String>,
+    pub(super) pattern: Option<String>,
+    pub(super) created_by: String,
+    pub(super) created_at_ms: u64,
+    pub(super) approval_id: String,
 }
 
 impl RawGrant {

@@ -1,32 +1,59 @@
-//! [`ApprovalStore`]: one SQLite connection behind a mutex; creating, reading, listing,
-//! consuming and expiring requests. Every state change is a single SQL statement or one
-//! `IMMEDIATE` transaction, so two stores (or two processes) on one file cannot both win.
+//! [`ApprovalStore`]: the handle every front end and the gateway use, over whichever backend
+//! the configuration chose ([`ApprovalBackend`]: embedded SQLite or PostgreSQL), with the
+//! clock that decides expiry and the change feed that wakes waiters.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 
-use super::schema::{self, APPROVAL_COLUMNS, RawApproval};
-use super::{ApprovalRequest, ApprovalStatus, Clock, NewApproval, system_clock};
-use crate::db::open_db;
+use super::backend::{ApprovalBackend, covers};
+use super::decide::not_found;
+use super::sqlite::SqliteApprovals;
+use super::{ApprovalRequest, ApprovalStatus, Clock, Decision, Grant, NewApproval, system_clock};
+use crate::changes::{Change, ChangeFeed, Changes};
 use crate::{StoreError, StoreResult};
 
 /// Pending approvals and standing grants, shared by every front end through one database.
+#[derive(Clone)]
 pub struct ApprovalStore {
-    conn: Mutex<Connection>,
+    backend: Arc<dyn ApprovalBackend>,
     clock: Clock,
+    feed: ChangeFeed,
+    /// Whether the backend announces other writers' changes itself (PostgreSQL); the
+    /// embedded one only knows its own process's, announced here.
+    announced_by_backend: bool,
+}
+
+impl std::fmt::Debug for ApprovalStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalStore").finish_non_exhaustive()
+    }
 }
 
 impl ApprovalStore {
-    /// Opens the database at `db`, creating the approval tables if they do not exist.
+    /// The embedded store: the SQLite database at `db`, tables created if missing.
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        schema::create_tables(&conn)?;
-        Ok(ApprovalStore {
-            conn: Mutex::new(conn),
+        Ok(ApprovalStore::with_backend(
+            Arc::new(SqliteApprovals::open(db)?),
+            ChangeFeed::new(),
+            false,
+        ))
+    }
+
+    /// A store over `backend`; `feed` carries its changes. `announced_by_backend`: the
+    /// backend's own notifications already announce every change (PostgreSQL's `NOTIFY`).
+    pub fn with_backend(
+        backend: Arc<dyn ApprovalBackend>,
+        feed: ChangeFeed,
+        announced_by_backend: bool,
+    ) -> Self {
+        ApprovalStore {
+            backend,
             clock: system_clock(),
-        })
+            feed,
+            announced_by_backend,
+        }
     }
 
     /// Replaces the wall clock (milliseconds since the Unix epoch); tests move time with it.
@@ -39,46 +66,26 @@ impl ApprovalStore {
         (self.clock)()
     }
 
-    /// A poisoned lock only means another thread panicked mid-call; SQLite rolled back its
-    /// unfinished transaction, so the connection is still usable.
-    pub(super) fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Every change of a request from now on (ids; [`Change::Resync`] after a gap).
+    pub fn changes(&self) -> Changes {
+        self.feed.subscribe()
+    }
+
+    fn changed(&self, id: &str) {
+        if !self.announced_by_backend {
+            self.feed.announce(Change::Approval(id.to_owned()));
+        }
     }
 
     /// Persists a new pending request expiring `new.ttl` from now.
-    pub fn create(&self, new: NewApproval) -> StoreResult<ApprovalRequest> {
+    pub async fn create(&self, new: NewApproval) -> StoreResult<ApprovalRequest> {
         let now = self.now_ms();
-        let ttl_ms = u64::try_from(new.ttl.as_millis()).unwrap_or(u64::MAX);
-        let expires = now.saturating_add(ttl_ms).min(i64::MAX as u64);
-        let arguments = serde_json::to_string(new.arguments.as_value())
-            .map_err(|e| StoreError::Corrupt(format!("approval arguments are not JSON: {e}")))?;
-        let conn = self.conn();
         // 48 random bits: a collision is unlikely but is retried rather than reported.
         for _ in 0..8 {
             let id = new_approval_id();
-            let inserted = conn.execute(
-                "INSERT INTO approvals (id, created_at_ms, expires_at_ms, status, principal, \
-                 session, role, tool, risk, args_hash, arguments, requires_confirmation) \
-                 VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
-                 ON CONFLICT (id) DO NOTHING",
-                params![
-                    id,
-                    now,
-                    expires,
-                    new.principal,
-                    new.session,
-                    new.role,
-                    new.tool,
-                    new.risk.as_str(),
-                    new.args_hash,
-                    arguments,
-                    new.requires_confirmation,
-                ],
-            )?;
-            if inserted == 1 {
-                return load(&conn, &id, now)?.ok_or_else(|| {
+            if self.backend.insert(&id, &new, now).await? {
+                self.changed(&id);
+                return self.backend.get(&id, now).await?.ok_or_else(|| {
                     StoreError::Corrupt(format!("approval {id} vanished right after insert"))
                 });
             }
@@ -89,98 +96,52 @@ impl ApprovalStore {
     }
 
     /// The request with this id, if any.
-    pub fn get(&self, id: &str) -> StoreResult<Option<ApprovalRequest>> {
-        load(&self.conn(), id, self.now_ms())
+    pub async fn get(&self, id: &str) -> StoreResult<Option<ApprovalRequest>> {
+        self.backend.get(id, self.now_ms()).await
     }
 
     /// Newest request for this exact call identity that is not consumed (any status).
-    pub fn find_latest(
+    pub async fn find_latest(
         &self,
         principal: &str,
         tool: &str,
         args_hash: &str,
     ) -> StoreResult<Option<ApprovalRequest>> {
-        let now = self.now_ms();
-        let conn = self.conn();
-        let raw = conn
-            .query_row(
-                &format!(
-                    "SELECT {APPROVAL_COLUMNS} FROM approvals \
-                     WHERE principal = ?1 AND tool = ?2 AND args_hash = ?3 AND consumed = 0 \
-                     ORDER BY created_at_ms DESC, rowid DESC LIMIT 1"
-                ),
-                params![principal, tool, args_hash],
-                RawApproval::from_row,
-            )
-            .optional()?;
-        raw.map(|r| r.into_request(now)).transpose()
+        self.backend
+            .find_latest(principal, tool, args_hash, self.now_ms())
+            .await
     }
 
     /// Requests newest first, at most `limit`, optionally only those with `status` (as
     /// reported: `Pending` excludes and `Expired` includes pending requests past expiry).
-    pub fn list(
+    pub async fn list(
         &self,
         status: Option<ApprovalStatus>,
         limit: usize,
     ) -> StoreResult<Vec<ApprovalRequest>> {
-        let now = self.now_ms();
-        let filter = match status {
-            None => "1 = 1",
-            Some(ApprovalStatus::Pending) => "status = 'pending' AND expires_at_ms > ?1",
-            Some(ApprovalStatus::Expired) => {
-                "(status = 'expired' OR (status = 'pending' AND expires_at_ms <= ?1))"
-            }
-            Some(ApprovalStatus::Approved) => "status = 'approved'",
-            Some(ApprovalStatus::Denied) => "status = 'denied'",
-            Some(ApprovalStatus::Abandoned) => "status = 'abandoned'",
-        };
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE {filter} \
-             ORDER BY created_at_ms DESC, rowid DESC LIMIT ?2"
-        ))?;
-        let rows = stmt.query_map(params![now, limit], RawApproval::from_row)?;
-        rows.map(|raw| raw?.into_request(now)).collect()
+        self.backend.list(status, limit, self.now_ms()).await
     }
 
     /// Marks an approved request consumed. Returns `false` if it already was: of two racing
     /// identical calls exactly one gets `true`. Unknown ids are `NotFound`; requests that are
     /// not approved are a `Conflict`.
-    pub fn consume(&self, id: &str) -> StoreResult<bool> {
-        let now = self.now_ms();
-        let conn = self.conn();
-        let changed = conn.execute(
-            "UPDATE approvals SET consumed = 1 \
-             WHERE id = ?1 AND status = 'approved' AND consumed = 0",
-            params![id],
-        )?;
-        if changed == 1 {
-            return Ok(true);
+    pub async fn consume(&self, id: &str) -> StoreResult<bool> {
+        let consumed = self.backend.consume(id, self.now_ms()).await?;
+        if consumed {
+            self.changed(id);
         }
-        match load(&conn, id, now)? {
-            None => Err(not_found(id)),
-            Some(request) if request.status == ApprovalStatus::Approved => Ok(false),
-            Some(request) => Err(StoreError::Conflict(format!(
-                "{id} is {}; only an approved request can be consumed",
-                request.status
-            ))),
-        }
+        Ok(consumed)
     }
 
     /// Retires a denied or expired request once its outcome was reported to the caller, so
     /// the next identical call asks afresh. Returns false when there was nothing to retire
     /// (already retired, still pending, or approved).
-    pub fn retire(&self, id: &str) -> StoreResult<bool> {
-        let now = self.now_ms();
-        let changed = self.conn().execute(
-            "UPDATE approvals SET consumed = 1, \
-               status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END \
-             WHERE id = ?1 AND consumed = 0 AND (status IN ('denied', 'expired') \
-               OR (status = 'pending' AND expires_at_ms <= ?2))",
-            params![id, now],
-        )?;
-        Ok(changed == 1)
+    pub async fn retire(&self, id: &str) -> StoreResult<bool> {
+        let retired = self.backend.retire(id, self.now_ms()).await?;
+        if retired {
+            self.changed(id);
+        }
+        Ok(retired)
     }
 
     /// Withdraws a pending request whose waiting call stopped waiting, saying `why` (kept as
@@ -188,47 +149,64 @@ impl ApprovalStore {
     /// expired meanwhile — and leaves it as it is: of an operator's decision and an
     /// abandonment racing, exactly one takes effect. An abandoned request is consumed, so
     /// the next identical call asks afresh.
-    pub fn abandon(&self, id: &str, why: &str) -> StoreResult<bool> {
-        let now = self.now_ms();
-        let changed = self.conn().execute(
-            "UPDATE approvals SET status = 'abandoned', consumed = 1, decided_at_ms = ?2, \
-               reason = ?3 \
-             WHERE id = ?1 AND status = 'pending' AND consumed = 0 AND expires_at_ms > ?2",
-            params![id, now, why],
-        )?;
-        Ok(changed == 1)
+    pub async fn abandon(&self, id: &str, why: &str) -> StoreResult<bool> {
+        let abandoned = self.backend.abandon(id, why, self.now_ms()).await?;
+        if abandoned {
+            self.changed(id);
+        }
+        Ok(abandoned)
     }
 
     /// Marks pending requests past their expiry as expired in the table; returns how many.
-    pub fn expire_due(&self) -> StoreResult<usize> {
-        let now = self.now_ms();
-        let changed = self.conn().execute(
-            "UPDATE approvals SET status = 'expired' \
-             WHERE status = 'pending' AND expires_at_ms <= ?1",
-            params![now],
-        )?;
-        Ok(changed)
+    pub async fn expire_due(&self) -> StoreResult<usize> {
+        self.backend.expire_due(self.now_ms()).await
     }
-}
 
-/// Reads one request, reporting expiry as of `now_ms`.
-pub(super) fn load(
-    conn: &Connection,
-    id: &str,
-    now_ms: u64,
-) -> StoreResult<Option<ApprovalRequest>> {
-    let raw = conn
-        .query_row(
-            &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
-            params![id],
-            RawApproval::from_row,
-        )
-        .optional()?;
-    raw.map(|r| r.into_request(now_ms)).transpose()
-}
+    /// Approves or denies a pending request.
+    ///
+    /// Errors: unknown id ([`StoreError::NotFound`]); a request already decided or expired,
+    /// an approval of a `requires_confirmation` request without the tool name typed in
+    /// `confirm`, or a pattern that is not a JSON object ([`StoreError::Conflict`]). Denying
+    /// never needs confirmation and creates no grant.
+    pub async fn decide(&self, id: &str, decision: Decision) -> StoreResult<ApprovalRequest> {
+        let decided = self.backend.decide(id, &decision, self.now_ms()).await?;
+        self.changed(id);
+        Ok(decided)
+    }
 
-pub(super) fn not_found(id: &str) -> StoreError {
-    StoreError::NotFound(format!("approval request {id} does not exist"))
+    /// The oldest standing grant that covers this call, if any; session grants are looked at
+    /// first. A grant covers a call when it is a `session` grant for the same principal,
+    /// session and tool, or an `always` grant for the same principal and tool whose
+    /// `args_hash` equals the call's or whose pattern matches its arguments.
+    pub async fn find_grant(
+        &self,
+        principal: &str,
+        session: &str,
+        tool: &str,
+        args: &Value,
+        args_hash: &str,
+    ) -> StoreResult<Option<Grant>> {
+        let candidates = self
+            .backend
+            .candidate_grants(principal, session, tool)
+            .await?;
+        Ok(candidates.into_iter().find(|g| covers(g, args, args_hash)))
+    }
+
+    /// All standing grants, oldest first.
+    pub async fn list_grants(&self) -> StoreResult<Vec<Grant>> {
+        self.backend.list_grants().await
+    }
+
+    /// Deletes a grant; returns whether it existed.
+    pub async fn revoke_grant(&self, id: i64) -> StoreResult<bool> {
+        self.backend.revoke_grant(id).await
+    }
+
+    /// The request with this id, or `NotFound`.
+    pub async fn require(&self, id: &str) -> StoreResult<ApprovalRequest> {
+        self.get(id).await?.ok_or_else(|| not_found(id))
+    }
 }
 
 /// `apr_` + 12 lowercase hex characters from a random UUID.

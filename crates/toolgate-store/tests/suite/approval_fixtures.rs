@@ -1,6 +1,5 @@
 //! Shared fixtures of the approval tests: a hand-moved clock, requests and decisions.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -8,8 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision, DecisionScope, NewApproval,
-    canonical_hash,
+    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, NewApproval, canonical_hash,
 };
 
 pub(super) const T0: u64 = 1_700_000_000_000;
@@ -29,14 +27,6 @@ impl TestClock {
         let now = self.0.clone();
         Arc::new(move || now.load(Ordering::SeqCst))
     }
-}
-
-pub(super) fn db_path(dir: &tempfile::TempDir) -> PathBuf {
-    dir.path().join("toolgate.db")
-}
-
-pub(super) fn open(path: &Path, clock: &TestClock) -> ApprovalStore {
-    ApprovalStore::open(path).unwrap().with_clock(clock.clock())
 }
 
 pub(super) fn new_approval(tool: &str, args: Value) -> NewApproval {

@@ -9,18 +9,18 @@ use toolgate_store::approvals::{
 };
 
 use super::approval_fixtures::{
-    T0, TestClock, approve, conflict_message, db_path, deny, expected_pending, new_approval, open,
+    T0, TestClock, approve, conflict_message, deny, expected_pending, new_approval,
 };
+use crate::suite::backends::Backend;
 
-#[test]
-fn create_get_and_list() {
-    let dir = tempfile::tempdir().unwrap();
+async fn create_get_and_list(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let args = json!({"path": "src/a.rs", "content": "x"});
 
     let created = store
         .create(new_approval("write_file", args.clone()))
+        .await
         .unwrap();
     let id = created.id.clone();
     assert!(id.starts_with("apr_") && id.len() == 16, "{id}");
@@ -30,50 +30,56 @@ fn create_get_and_list() {
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
     );
     assert_eq!(created, expected_pending(&id, args.clone()));
-    assert_eq!(store.get(&id).unwrap(), Some(created.clone()));
-    assert_eq!(store.get("apr_000000000000").unwrap(), None);
+    assert_eq!(store.get(&id).await.unwrap(), Some(created.clone()));
+    assert_eq!(store.get("apr_000000000000").await.unwrap(), None);
 
     clock.set(T0 + 1);
     let second = store
         .create(new_approval("write_file", json!({"path": "b"})))
+        .await
         .unwrap();
     assert_ne!(second.id, id);
-    store.decide(&second.id, deny()).unwrap();
+    store.decide(&second.id, deny()).await.unwrap();
 
     let ids = |list: Vec<ApprovalRequest>| list.into_iter().map(|r| r.id).collect::<Vec<_>>();
     assert_eq!(
-        ids(store.list(None, 10).unwrap()),
+        ids(store.list(None, 10).await.unwrap()),
         vec![second.id.clone(), id.clone()]
     );
-    assert_eq!(ids(store.list(None, 1).unwrap()), vec![second.id.clone()]);
     assert_eq!(
-        ids(store.list(Some(ApprovalStatus::Pending), 10).unwrap()),
+        ids(store.list(None, 1).await.unwrap()),
+        vec![second.id.clone()]
+    );
+    assert_eq!(
+        ids(store.list(Some(ApprovalStatus::Pending), 10).await.unwrap()),
         vec![id.clone()]
     );
     assert_eq!(
-        ids(store.list(Some(ApprovalStatus::Denied), 10).unwrap()),
+        ids(store.list(Some(ApprovalStatus::Denied), 10).await.unwrap()),
         vec![second.id]
     );
     assert_eq!(
-        ids(store.list(Some(ApprovalStatus::Approved), 10).unwrap()),
+        ids(store
+            .list(Some(ApprovalStatus::Approved), 10)
+            .await
+            .unwrap()),
         Vec::<String>::new()
     );
 }
 
-#[test]
-fn pending_request_expires_by_the_clock_and_cannot_be_decided_after() {
-    let dir = tempfile::tempdir().unwrap();
+async fn pending_request_expires_by_the_clock_and_cannot_be_decided_after(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let args = json!({"path": "a"});
     let id = store
         .create(new_approval("write_file", args.clone()))
+        .await
         .unwrap()
         .id;
 
     clock.set(T0 + 59_999);
     assert_eq!(
-        store.get(&id).unwrap().unwrap().status,
+        store.get(&id).await.unwrap().unwrap().status,
         ApprovalStatus::Pending
     );
 
@@ -82,42 +88,44 @@ fn pending_request_expires_by_the_clock_and_cannot_be_decided_after() {
         status: ApprovalStatus::Expired,
         ..expected_pending(&id, args)
     };
-    assert_eq!(store.get(&id).unwrap(), Some(expired.clone()));
+    assert_eq!(store.get(&id).await.unwrap(), Some(expired.clone()));
     assert_eq!(
-        store.list(Some(ApprovalStatus::Pending), 10).unwrap(),
+        store.list(Some(ApprovalStatus::Pending), 10).await.unwrap(),
         vec![]
     );
     assert_eq!(
-        store.list(Some(ApprovalStatus::Expired), 10).unwrap(),
+        store.list(Some(ApprovalStatus::Expired), 10).await.unwrap(),
         vec![expired.clone()]
     );
 
     assert_eq!(
-        conflict_message(store.decide(&id, approve(DecisionScope::Once))),
+        conflict_message(store.decide(&id, approve(DecisionScope::Once)).await),
         format!(
             "{id} expired at 2023-11-14T22:14:20.000Z; the caller must retry to create a new request"
         )
     );
 
     // Marking it in the table changes nothing a reader sees, and happens once.
-    assert_eq!(store.expire_due().unwrap(), 1);
-    assert_eq!(store.expire_due().unwrap(), 0);
-    assert_eq!(store.get(&id).unwrap(), Some(expired));
+    assert_eq!(store.expire_due().await.unwrap(), 1);
+    assert_eq!(store.expire_due().await.unwrap(), 0);
+    assert_eq!(store.get(&id).await.unwrap(), Some(expired));
 }
 
-#[test]
-fn decide_records_the_decision_and_a_second_decision_conflicts() {
-    let dir = tempfile::tempdir().unwrap();
+async fn decide_records_the_decision_and_a_second_decision_conflicts(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let args = json!({"path": "a"});
     let id = store
         .create(new_approval("write_file", args.clone()))
+        .await
         .unwrap()
         .id;
 
     clock.set(T0 + 5_000);
-    let decided = store.decide(&id, approve(DecisionScope::Once)).unwrap();
+    let decided = store
+        .decide(&id, approve(DecisionScope::Once))
+        .await
+        .unwrap();
     let expected = ApprovalRequest {
         status: ApprovalStatus::Approved,
         decided_by: Some("alice".into()),
@@ -129,42 +137,41 @@ fn decide_records_the_decision_and_a_second_decision_conflicts() {
     assert_eq!(decided, expected);
     // An approved request does not expire.
     clock.set(T0 + 3_600_000);
-    assert_eq!(store.get(&id).unwrap(), Some(expected));
+    assert_eq!(store.get(&id).await.unwrap(), Some(expected));
 
     assert_eq!(
-        conflict_message(store.decide(&id, deny())),
+        conflict_message(store.decide(&id, deny()).await),
         format!("{id} was already approved by alice at 2023-11-14T22:13:25.000Z")
     );
     assert!(matches!(
-        store.decide("apr_ffffffffffff", deny()),
+        store.decide("apr_ffffffffffff", deny()).await,
         Err(StoreError::NotFound(m)) if m == "approval request apr_ffffffffffff does not exist"
     ));
 }
 
-#[test]
-fn dangerous_tool_needs_its_name_typed_to_approve_but_not_to_deny() {
-    let dir = tempfile::tempdir().unwrap();
+async fn dangerous_tool_needs_its_name_typed_to_approve_but_not_to_deny(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let dangerous = |args: Value| NewApproval {
         requires_confirmation: true,
         ..new_approval("shell", args)
     };
     let id = store
         .create(dangerous(json!({"cmd": "rm -rf build"})))
+        .await
         .unwrap()
         .id;
 
     let expected = format!("{id}: this is a dangerous tool: type its name `shell` to confirm");
     let without = approve(DecisionScope::Once);
-    assert_eq!(conflict_message(store.decide(&id, without)), expected);
+    assert_eq!(conflict_message(store.decide(&id, without).await), expected);
     let wrong = Decision {
         confirm: Some("shel".into()),
         ..approve(DecisionScope::Once)
     };
-    assert_eq!(conflict_message(store.decide(&id, wrong)), expected);
+    assert_eq!(conflict_message(store.decide(&id, wrong).await), expected);
     assert_eq!(
-        store.get(&id).unwrap().unwrap().status,
+        store.get(&id).await.unwrap().unwrap().status,
         ApprovalStatus::Pending
     );
 
@@ -173,151 +180,181 @@ fn dangerous_tool_needs_its_name_typed_to_approve_but_not_to_deny() {
         ..approve(DecisionScope::Once)
     };
     assert_eq!(
-        store.decide(&id, typed).unwrap().status,
+        store.decide(&id, typed).await.unwrap().status,
         ApprovalStatus::Approved
     );
 
-    let other = store.create(dangerous(json!({"cmd": "ls"}))).unwrap().id;
+    let other = store
+        .create(dangerous(json!({"cmd": "ls"})))
+        .await
+        .unwrap()
+        .id;
     assert_eq!(
-        store.decide(&other, deny()).unwrap().status,
+        store.decide(&other, deny()).await.unwrap().status,
         ApprovalStatus::Denied
     );
 }
 
-#[test]
-fn an_approved_request_is_consumed_exactly_once() {
-    let dir = tempfile::tempdir().unwrap();
+async fn an_approved_request_is_consumed_exactly_once(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let args = json!({"path": "a"});
     let hash = canonical_hash(&args);
-    let id = store.create(new_approval("write_file", args)).unwrap().id;
+    let id = store
+        .create(new_approval("write_file", args))
+        .await
+        .unwrap()
+        .id;
 
-    assert!(matches!(store.consume(&id), Err(StoreError::Conflict(m))
-        if m == format!("{id} is pending; only an approved request can be consumed")));
+    assert!(
+        matches!(store.consume(&id).await, Err(StoreError::Conflict(m))
+        if m == format!("{id} is pending; only an approved request can be consumed"))
+    );
     assert!(matches!(
-        store.consume("apr_ffffffffffff"),
+        store.consume("apr_ffffffffffff").await,
         Err(StoreError::NotFound(_))
     ));
 
-    store.decide(&id, approve(DecisionScope::Once)).unwrap();
-    let latest = store.find_latest("agent-1", "write_file", &hash).unwrap();
+    store
+        .decide(&id, approve(DecisionScope::Once))
+        .await
+        .unwrap();
+    let latest = store
+        .find_latest("agent-1", "write_file", &hash)
+        .await
+        .unwrap();
     assert_eq!(latest.map(|r| r.id), Some(id.clone()));
 
-    assert!(store.consume(&id).unwrap());
-    assert!(!store.consume(&id).unwrap());
-    assert!(store.get(&id).unwrap().unwrap().consumed);
+    assert!(store.consume(&id).await.unwrap());
+    assert!(!store.consume(&id).await.unwrap());
+    assert!(store.get(&id).await.unwrap().unwrap().consumed);
     assert_eq!(
-        store.find_latest("agent-1", "write_file", &hash).unwrap(),
+        store
+            .find_latest("agent-1", "write_file", &hash)
+            .await
+            .unwrap(),
         None
     );
 }
 
-#[test]
-fn racing_consumers_on_two_connections_let_exactly_one_through() {
-    let dir = tempfile::tempdir().unwrap();
+async fn racing_consumers_on_two_connections_let_exactly_one_through(b: Backend) {
     let clock = TestClock::new();
-    let path = db_path(&dir);
-    let first = Arc::new(open(&path, &clock));
-    let second = Arc::new(open(&path, &clock));
+    let first = Arc::new(b.approvals(&clock).await);
+    let second = Arc::new(b.approvals(&clock).await);
     for round in 0..20 {
         let id = first
             .create(new_approval("write_file", json!({ "round": round })))
+            .await
             .unwrap()
             .id;
-        first.decide(&id, approve(DecisionScope::Once)).unwrap();
+        first
+            .decide(&id, approve(DecisionScope::Once))
+            .await
+            .unwrap();
         let racers: Vec<_> = [first.clone(), first.clone(), second.clone(), second.clone()]
             .into_iter()
             .map(|store| {
                 let id = id.clone();
-                std::thread::spawn(move || store.consume(&id).unwrap())
+                tokio::spawn(async move { store.consume(&id).await.unwrap() })
             })
             .collect();
-        let winners = racers
-            .into_iter()
-            .map(|racer| racer.join().unwrap())
-            .filter(|won| *won)
-            .count();
+        let mut winners = 0;
+        for racer in racers {
+            winners += usize::from(racer.await.unwrap());
+        }
         assert_eq!(winners, 1, "round {round}");
     }
 }
 
-#[test]
-fn find_latest_returns_the_newest_unconsumed_request_for_the_exact_call() {
-    let dir = tempfile::tempdir().unwrap();
+async fn find_latest_returns_the_newest_unconsumed_request_for_the_exact_call(b: Backend) {
     let clock = TestClock::new();
-    let store = open(&db_path(&dir), &clock);
+    let store = b.approvals(&clock).await;
     let args = json!({"path": "a"});
     let hash = canonical_hash(&args);
     let older = store
         .create(new_approval("write_file", args.clone()))
+        .await
         .unwrap()
         .id;
-    store.decide(&older, deny()).unwrap();
+    store.decide(&older, deny()).await.unwrap();
     clock.set(T0 + 10);
     let newer = store
         .create(new_approval("write_file", args.clone()))
+        .await
         .unwrap();
     store
         .create(new_approval("write_file", json!({"path": "b"})))
+        .await
         .unwrap();
 
     assert_eq!(
-        store.find_latest("agent-1", "write_file", &hash).unwrap(),
+        store
+            .find_latest("agent-1", "write_file", &hash)
+            .await
+            .unwrap(),
         Some(newer)
     );
     assert_eq!(
-        store.find_latest("agent-2", "write_file", &hash).unwrap(),
+        store
+            .find_latest("agent-2", "write_file", &hash)
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(
-        store.find_latest("agent-1", "edit_file", &hash).unwrap(),
+        store
+            .find_latest("agent-1", "edit_file", &hash)
+            .await
+            .unwrap(),
         None
     );
 }
 
-#[test]
-fn a_decision_survives_reopening_the_database() {
-    let dir = tempfile::tempdir().unwrap();
+async fn a_decision_survives_reopening_the_database(b: Backend) {
     let clock = TestClock::new();
-    let path = db_path(&dir);
     let args = json!({"path": "a"});
     let id = {
-        let store = open(&path, &clock);
+        let store = b.approvals(&clock).await;
         store
             .create(new_approval("write_file", args.clone()))
+            .await
             .unwrap()
             .id
     };
     let decided = {
-        let store = open(&path, &clock);
-        assert_eq!(store.get(&id).unwrap(), Some(expected_pending(&id, args)));
-        store.decide(&id, approve(DecisionScope::Once)).unwrap()
+        let store = b.approvals(&clock).await;
+        assert_eq!(
+            store.get(&id).await.unwrap(),
+            Some(expected_pending(&id, args))
+        );
+        store
+            .decide(&id, approve(DecisionScope::Once))
+            .await
+            .unwrap()
     };
-    let store = open(&path, &clock);
-    assert_eq!(store.get(&id).unwrap(), Some(decided.clone()));
+    let store = b.approvals(&clock).await;
+    assert_eq!(store.get(&id).await.unwrap(), Some(decided.clone()));
     assert_eq!(decided.status, ApprovalStatus::Approved);
 }
 
-#[test]
-fn two_stores_on_one_file_see_each_others_writes() {
-    let dir = tempfile::tempdir().unwrap();
+async fn two_stores_on_one_file_see_each_others_writes(b: Backend) {
     let clock = TestClock::new();
-    let path = db_path(&dir);
-    let server = open(&path, &clock);
-    let cli = open(&path, &clock);
+    let server = b.approvals(&clock).await;
+    let cli = b.approvals(&clock).await;
 
     let created = server
         .create(new_approval("write_file", json!({"path": "a"})))
+        .await
         .unwrap();
     assert_eq!(
-        cli.list(Some(ApprovalStatus::Pending), 10).unwrap(),
+        cli.list(Some(ApprovalStatus::Pending), 10).await.unwrap(),
         vec![created.clone()]
     );
     let decided = cli
         .decide(&created.id, approve(DecisionScope::Once))
+        .await
         .unwrap();
-    assert_eq!(server.get(&created.id).unwrap(), Some(decided));
+    assert_eq!(server.get(&created.id).await.unwrap(), Some(decided));
 }
 
 #[test]
@@ -351,3 +388,15 @@ fn serde_json_sorts_object_keys() {
         r#"{"a":{"x":3,"y":2},"b":1}"#
     );
 }
+
+on_both_backends!(
+    create_get_and_list,
+    pending_request_expires_by_the_clock_and_cannot_be_decided_after,
+    decide_records_the_decision_and_a_second_decision_conflicts,
+    dangerous_tool_needs_its_name_typed_to_approve_but_not_to_deny,
+    an_approved_request_is_consumed_exactly_once,
+    racing_consumers_on_two_connections_let_exactly_one_through,
+    find_latest_returns_the_newest_unconsumed_request_for_the_exact_call,
+    a_decision_survives_reopening_the_database,
+    two_stores_on_one_file_see_each_others_writes,
+);

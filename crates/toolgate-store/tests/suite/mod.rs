@@ -1,3 +1,5 @@
+#[macro_use]
+mod backends;
 mod approval_fixtures;
 mod approval_grants;
 mod approvals;

@@ -1,0 +1,302 @@
+//! Replicas of `toolgate serve` sharing one PostgreSQL store (issue 15), run as users run
+//! them: two processes, each with its own data dir, the same `[store] url` (a scratch schema
+//! on the test server, `toolgate_testkit::pg`).
+//!
+//! - an approval asked on replica A is decided through replica B's API, and A's waiting call
+//!   proceeds;
+//! - an approval outlives the replica that asked: A is killed, the decision is taken on B,
+//!   the identical call re-sent to B proceeds, once;
+//! - two concurrent calls with one idempotency key, one per replica, act once;
+//! - `toolgate store status|migrate`, two replicas migrating together, and a binary older
+//!   than the schema refusing to start.
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolgate_testkit::pg::Scratch;
+
+use super::harness::{Env, http};
+
+fn scratch() -> Scratch {
+    runtime().block_on(Scratch::new())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A cluster's configuration: the shared store, and a loopback caller acting in `role` as an
+/// operator (so one test client can call and decide).
+fn cluster_config(url: &str, role: &str, extra: &str) -> String {
+    format!(
+        "[store]\nurl = \"{url}\"\n\n[server.anonymous]\nrole = \"{role}\"\noperator = true\n\n{extra}"
+    )
+}
+
+struct Replica {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn replica(env: &Env, data: &Path) -> Replica {
+    let (child, addr) = env.serve_with(data);
+    Replica { child, addr }
+}
+
+/// The pending approvals `at` lists, polled until one for `tool` appears.
+fn wait_for_pending(at: &str, tool: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, listed) = http(at, "GET", "/v1/approvals", None);
+        assert_eq!(status, 200, "{listed}");
+        if let Some(found) = listed
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["tool"] == tool).cloned())
+        {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pending {tool} approval on {at}: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_approval_asked_on_one_replica_is_decided_on_another_and_the_call_proceeds() {
+    let db = scratch();
+    // A minute between re-reads: only the change feed (NOTIFY) can wake the waiting call in
+    // time for the test.
+    let env = Env::with_config(&cluster_config(
+        db.url(),
+        "default",
+        "[approvals]\nwait = true\npoll_millis = 60000\n",
+    ));
+    let a = replica(&env, &env.root().join("data-a"));
+    let b = replica(&env, &env.root().join("data-b"));
+    let caller = a.addr.clone();
+    let call = std::thread::spawn(move || {
+        let body = json!({
+            "tool": "write_file",
+            "arguments": {"path": "from-a.md", "content": "decided on b"},
+            "wait_for_approval": true,
+        });
+        let (status, envelope) = http(&caller, "POST", "/v1/calls", Some(&body));
+        (status, envelope, Instant::now())
+    });
+    // B lists the request A created: one table for the whole cluster.
+    let pending = wait_for_pending(&b.addr, "write_file");
+    let id = pending["id"].as_str().unwrap().to_owned();
+    let (status, decided) = http(
+        &b.addr,
+        "POST",
+        &format!("/v1/approvals/{id}/decision"),
+        Some(&json!({"approve": true, "reason": "from replica b"})),
+    );
+    let decided_at = Instant::now();
+    assert_eq!(status, 200, "{decided}");
+    let (status, envelope, returned_at) = call.join().unwrap();
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(envelope["ok"], json!(true), "{envelope}");
+    assert_eq!(env.read("from-a.md"), "decided on b");
+    // Woken by the change feed, not by the minute-long re-read (a behaviour, not a speed:
+    // measured, it is a few milliseconds).
+    let waited = returned_at.saturating_duration_since(decided_at);
+    assert!(
+        waited < Duration::from_secs(30),
+        "the call waited {waited:?} after the decision"
+    );
+    // And A sees it decided.
+    let (_, on_a) = http(&a.addr, "GET", &format!("/v1/approvals/{id}"), None);
+    assert_eq!(on_a["status"], json!("approved"), "{on_a}");
+    assert_eq!(on_a["consumed"], json!(true), "{on_a}");
+}
+
+#[test]
+fn an_approval_outlives_the_replica_that_asked_and_lets_one_call_through() {
+    let db = scratch();
+    let env = Env::with_config(&cluster_config(db.url(), "default", ""));
+    let call = json!({
+        "tool": "write_file",
+        "arguments": {"path": "survivor.md", "content": "once"},
+        "wait_for_approval": false,
+    });
+    let id = {
+        let a = replica(&env, &env.root().join("data-a"));
+        let (status, asked) = http(&a.addr, "POST", "/v1/calls", Some(&call));
+        assert_eq!(status, 200, "{asked}");
+        assert_eq!(
+            asked["error"]["code"],
+            json!("approval_required"),
+            "{asked}"
+        );
+        asked["error"]["details"]["approval_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+        // A is killed here.
+    };
+    let b = replica(&env, &env.root().join("data-b"));
+    let (status, decided) = http(
+        &b.addr,
+        "POST",
+        &format!("/v1/approvals/{id}/decision"),
+        Some(&json!({"approve": true})),
+    );
+    assert_eq!(status, 200, "{decided}");
+    let (_, first) = http(&b.addr, "POST", "/v1/calls", Some(&call));
+    assert_eq!(first["ok"], json!(true), "{first}");
+    assert_eq!(env.read("survivor.md"), "once");
+    // Consumed: the same call again asks afresh.
+    let (_, second) = http(&b.addr, "POST", "/v1/calls", Some(&call));
+    assert_eq!(
+        second["error"]["code"],
+        json!("approval_required"),
+        "{second}"
+    );
+    assert_ne!(
+        second["error"]["details"]["approval_id"],
+        json!(id),
+        "{second}"
+    );
+}
+
+#[test]
+fn one_idempotency_key_acts_once_across_two_replicas() {
+    let db = scratch();
+    let env = Env::with_config(&cluster_config(
+        db.url(),
+        "worker",
+        "[roles.worker]\nwrite = \"allow\"\ndangerous = \"allow\"\n\
+         rules = [{ tool = \"shell\", decision = \"allow\", confirm = false }]\n",
+    ));
+    let a = replica(&env, &env.root().join("data-a"));
+    let b = replica(&env, &env.root().join("data-b"));
+    for round in 0..3 {
+        let body = json!({
+            "tool": "shell",
+            "arguments": {"command": format!("sleep 0.4; echo run >> runs-{round}.txt; echo done")},
+            "idempotency_key": format!("deploy-{round}"),
+        });
+        let calls: Vec<_> = [
+            a.addr.clone(),
+            b.addr.clone(),
+            a.addr.clone(),
+            b.addr.clone(),
+        ]
+        .into_iter()
+        .map(|at| {
+            let body = body.clone();
+            std::thread::spawn(move || http(&at, "POST", "/v1/calls", Some(&body)).1)
+        })
+        .collect();
+        let envelopes: Vec<Value> = calls.into_iter().map(|c| c.join().unwrap()).collect();
+        for e in &envelopes {
+            assert_eq!(e["ok"], json!(true), "{e}");
+        }
+        assert_eq!(
+            env.read(&format!("runs-{round}.txt")),
+            "run\n",
+            "round {round}: the command ran more than once: {envelopes:?}"
+        );
+        let datas: Vec<&Value> = envelopes.iter().map(|e| &e["data"]).collect();
+        assert!(datas.windows(2).all(|w| w[0] == w[1]), "{datas:?}");
+    }
+}
+
+#[test]
+fn store_status_and_migrate_and_a_newer_schema_is_refused() {
+    let db = scratch();
+    let env = Env::with_config(&format!("[store]\nurl = \"{}\"\n", db.url()));
+    let status = env.run(&["store", "status", "--json"]);
+    status.assert_code(3);
+    assert_eq!(status.json()["schema"], json!(0), "{status:?}");
+    assert_eq!(status.json()["pending"][0]["version"], json!(1));
+    let dry = env.run(&["store", "migrate", "--dry-run"]);
+    dry.assert_code(0);
+    assert!(dry.stdout.contains("would apply 1:"), "{dry:?}");
+    env.run(&["store", "status"]).assert_code(3);
+
+    // Two replicas migrating at once: the advisory lock lets one apply, the other finds it
+    // done.
+    let racers: Vec<_> = (0..2)
+        .map(|_| env.command().args(["store", "migrate"]).output().unwrap())
+        .collect();
+    for out in &racers {
+        assert!(out.status.success(), "{out:?}");
+    }
+    let status = env.run(&["store", "status", "--json"]);
+    status.assert_code(0);
+    assert_eq!(status.json()["schema"], json!(1));
+    let rows = runtime().block_on(async {
+        let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let n: i64 = client
+            .query_one("SELECT count(*) FROM toolgate_schema", &[])
+            .await
+            .unwrap()
+            .get(0);
+        client
+            .execute(
+                "INSERT INTO toolgate_schema (version, name) VALUES (99, 'from the future')",
+                &[],
+            )
+            .await
+            .unwrap();
+        n
+    });
+    assert_eq!(rows, 1, "schema steps applied once");
+
+    env.run(&["store", "status"]).assert_code(2);
+    let refused = env
+        .command()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("schema is at version 99, newer than this toolgate knows (1)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unreachable_or_malformed_store_url_is_a_clear_error() {
+    let env = Env::with_config("[store]\nurl = \"mysql://root@localhost/db\"\n");
+    let check = env.run(&["config", "check"]);
+    assert_ne!(check.code, 0, "{check:?}");
+    assert!(check.stderr.contains("[store] url"), "{check:?}");
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let env = Env::with_config(&format!(
+        "[store]\nurl = \"postgres://postgres@127.0.0.1:{port}/test?connect_timeout=2\"\n"
+    ));
+    let call = env.call("read_file", &json!({"path": "nothing"}));
+    assert_ne!(call.code, 0);
+    assert!(
+        call.stderr
+            .contains(&format!("postgres://postgres@127.0.0.1:{port}/test")),
+        "{call:?}"
+    );
+    assert!(!call.stderr.contains("panicked"), "{call:?}");
+}

@@ -1,0 +1,74 @@
+//! The two backends every store contract test runs against: the embedded SQLite file and a
+//! real PostgreSQL server (a scratch schema per test, `toolgate_testkit::pg`). A case is an
+//! `async fn(Backend)`; [`on_both_backends!`] makes a `sqlite::case` and a `postgres::case`
+//! test of it.
+
+use tokio_util::sync::CancellationToken;
+use toolgate_store::pg::{PgBackend, PgUrl};
+use toolgate_store::{ApprovalStore, IdempotencyStore};
+use toolgate_testkit::pg::Scratch;
+
+use super::approval_fixtures::TestClock;
+
+pub(crate) enum Backend {
+    Sqlite(tempfile::TempDir),
+    Postgres(Scratch),
+}
+
+impl Backend {
+    pub(crate) fn sqlite() -> Backend {
+        Backend::Sqlite(tempfile::tempdir().unwrap())
+    }
+
+    pub(crate) async fn postgres() -> Backend {
+        Backend::Postgres(Scratch::new().await)
+    }
+
+    /// A new connection (pool and change feed) to the backend's database: two calls are two
+    /// processes, or two replicas, on the same data.
+    pub(crate) async fn approvals(&self, clock: &TestClock) -> ApprovalStore {
+        let store = match self {
+            Backend::Sqlite(dir) => ApprovalStore::open(&dir.path().join("toolgate.db")).unwrap(),
+            Backend::Postgres(scratch) => pg(scratch).await.approvals(),
+        };
+        store.with_clock(clock.clock())
+    }
+
+    pub(crate) async fn idempotency(&self) -> IdempotencyStore {
+        match self {
+            Backend::Sqlite(dir) => {
+                IdempotencyStore::open(&dir.path().join("toolgate.db")).unwrap()
+            }
+            Backend::Postgres(scratch) => pg(scratch).await.idempotency(),
+        }
+    }
+}
+
+async fn pg(scratch: &Scratch) -> PgBackend {
+    let url: PgUrl = scratch.url().parse().unwrap();
+    PgBackend::open(&url, CancellationToken::new())
+        .await
+        .unwrap_or_else(|e| panic!("cannot open the PostgreSQL store at {url}: {e}"))
+}
+
+/// `on_both_backends!(case_a, case_b)` in a module of `async fn case(Backend)`s.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(crate::suite::backends::Backend::sqlite()).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(crate::suite::backends::Backend::postgres().await).await;
+                }
+            )*
+        }
+    };
+}
