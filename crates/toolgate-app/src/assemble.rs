@@ -10,7 +10,6 @@ use toolgate_gateway::approve::Approver;
 use toolgate_gateway::{Gateway, GatewayDeps};
 use toolgate_registry::Catalog;
 use toolgate_store::redact::Redactor;
-use toolgate_store::results::ResultStore;
 use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
 
 use crate::config::Config;
@@ -95,11 +94,7 @@ pub async fn open_gateway(
         catalog,
         audit: Arc::new(open_audit(config)?),
         approvals: Arc::new(shared.approvals.clone()),
-        results: Arc::new(
-            ResultStore::open(&config.results_dir())
-                .context("cannot open the result store")?
-                .with_retention(config.file.limits.result_retention()),
-        ),
+        results: Arc::new(shared.results.clone()),
         idempotency: Arc::new(shared.idempotency.clone()),
         redactor: Arc::new(Redactor::default()),
         approver,

@@ -12,6 +12,7 @@ use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::pg::PgBackend;
+use toolgate_store::results::ResultStore;
 use toolgate_store::{CredentialStore, PinStore};
 
 use crate::config::{Config, StoreLocation};
@@ -41,6 +42,8 @@ pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
 pub struct SharedStores {
     pub approvals: ApprovalStore,
     pub idempotency: IdempotencyStore,
+    /// Offloaded results (`read_result`), retention from `[limits]`.
+    pub results: ResultStore,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -57,9 +60,13 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 .with_context(|| format!("cannot open the approvals store {}", db.display()))?;
             let idempotency = IdempotencyStore::open(&db)
                 .with_context(|| format!("cannot open the idempotency store {}", db.display()))?;
+            let results = ResultStore::open(&config.results_dir())
+                .context("cannot open the result store")?
+                .with_retention(config.file.limits.result_retention());
             Ok(SharedStores {
                 approvals,
                 idempotency,
+                results,
                 stop,
             })
         }
@@ -70,6 +77,9 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
             Ok(SharedStores {
                 approvals: backend.approvals(),
                 idempotency: backend.idempotency(),
+                results: backend
+                    .results()
+                    .with_retention(config.file.limits.result_retention()),
                 stop,
             })
         }

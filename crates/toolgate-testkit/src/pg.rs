@@ -53,6 +53,34 @@ impl Scratch {
     pub fn schema(&self) -> &str {
         &self.schema
     }
+
+    /// The server's `host:port`, as the URL names it.
+    pub fn server_addr(&self) -> String {
+        authority(&self.url).1.to_owned()
+    }
+
+    /// [`Scratch::url`] with `addr` (`host:port`) in place of the server's: the same
+    /// database reached through, say, a proxy the test can cut.
+    pub fn url_via(&self, addr: &str) -> String {
+        let (at, current) = authority(&self.url);
+        format!(
+            "{}{addr}{}",
+            &self.url[..at],
+            &self.url[at + current.len()..]
+        )
+    }
+}
+
+/// Where the `host:port` of a `postgres://user@host:port/db…` URL starts, and it.
+fn authority(url: &str) -> (usize, &str) {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let start = url[after_scheme..]
+        .find('@')
+        .map_or(after_scheme, |i| after_scheme + i + 1);
+    let end = url[start..]
+        .find(['/', '?'])
+        .map_or(url.len(), |i| start + i);
+    (start, &url[start..end])
 }
 
 impl Drop for Scratch {

@@ -7,8 +7,11 @@
 //! - an approval outlives the replica that asked: A is killed, the decision is taken on B,
 //!   the identical call re-sent to B proceeds, once;
 //! - two concurrent calls with one idempotency key, one per replica, act once;
+//! - a result offloaded on A is paged by `read_result` on B;
 //! - `toolgate store status|migrate`, two replicas migrating together, and a binary older
-//!   than the schema refusing to start.
+//!   than the schema refusing to start;
+//! - a replica that loses PostgreSQL (a proxy the test cuts) refuses what needs the store with
+//!   `unavailable`, is reported not ready, and recovers by itself when the database returns.
 
 use std::path::Path;
 use std::process::Child;
@@ -218,6 +221,47 @@ fn one_idempotency_key_acts_once_across_two_replicas() {
 }
 
 #[test]
+fn a_result_offloaded_on_one_replica_is_read_on_another() {
+    let db = scratch();
+    let env = Env::with_config(&cluster_config(
+        db.url(),
+        "readonly",
+        "[limits]\nresult_budget_bytes = 100\n",
+    ));
+    let content: String = (0..5000u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    env.write("five.txt", &content);
+    let a = replica(&env, &env.root().join("data-a"));
+    let b = replica(&env, &env.root().join("data-b"));
+    let call = json!({"tool": "read_file", "arguments": {"path": "five.txt"}});
+    let (_, first) = http(&a.addr, "POST", "/v1/calls", Some(&call));
+    let id = first["truncated"]["result_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no result id: {first}"))
+        .to_owned();
+    let total = first["truncated"]["total_bytes"].as_u64().unwrap();
+    let mut text = String::new();
+    let mut offset = 0u64;
+    loop {
+        let page = json!({"tool": "read_result", "arguments": {"id": id, "offset": offset, "limit": 1000}});
+        let (_, got) = http(&b.addr, "POST", "/v1/calls", Some(&page));
+        assert_eq!(got["ok"], json!(true), "{got}");
+        text.push_str(got["data"]["text"].as_str().unwrap());
+        match got["data"]["next_offset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(text.len() as u64, total);
+    assert!(
+        text.starts_with(&first["data"].as_str().unwrap()[..100]),
+        "{text}"
+    );
+    assert!(text.contains(&content[..200]));
+}
+
+#[test]
 fn store_status_and_migrate_and_a_newer_schema_is_refused() {
     let db = scratch();
     let env = Env::with_config(&format!("[store]\nurl = \"{}\"\n", db.url()));
@@ -240,7 +284,9 @@ fn store_status_and_migrate_and_a_newer_schema_is_refused() {
     }
     let status = env.run(&["store", "status", "--json"]);
     status.assert_code(0);
-    assert_eq!(status.json()["schema"], json!(1));
+    let known = status.json()["known"].as_i64().unwrap();
+    assert!(known >= 1, "{status:?}");
+    assert_eq!(status.json()["schema"], json!(known));
     let rows = runtime().block_on(async {
         let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
             .await
@@ -260,7 +306,7 @@ fn store_status_and_migrate_and_a_newer_schema_is_refused() {
             .unwrap();
         n
     });
-    assert_eq!(rows, 1, "schema steps applied once");
+    assert_eq!(rows, known, "schema steps applied once");
 
     env.run(&["store", "status"]).assert_code(2);
     let refused = env
@@ -271,7 +317,9 @@ fn store_status_and_migrate_and_a_newer_schema_is_refused() {
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        stderr.contains("schema is at version 99, newer than this toolgate knows (1)"),
+        stderr.contains(&format!(
+            "schema is at version 99, newer than this toolgate knows ({known})"
+        )),
         "{stderr}"
     );
 }
@@ -299,4 +347,110 @@ fn an_unreachable_or_malformed_store_url_is_a_clear_error() {
         "{call:?}"
     );
     assert!(!call.stderr.contains("panicked"), "{call:?}");
+}
+
+/// A TCP proxy to the database that the test can cut: `down` closes every connection through
+/// it and refuses new ones (what clients see when PostgreSQL restarts or the network fails),
+/// `up` forwards again.
+struct CuttableProxy {
+    addr: String,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    live: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl CuttableProxy {
+    fn start(upstream: String) -> CuttableProxy {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let live = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (d, l) = (down.clone(), live.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if d.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                {
+                    let mut live = l.lock().unwrap();
+                    live.push(client.try_clone().unwrap());
+                    live.push(server.try_clone().unwrap());
+                }
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        CuttableProxy { addr, down, live }
+    }
+
+    fn cut(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.live.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_replica_that_loses_postgresql_refuses_what_needs_it_and_recovers() {
+    let db = scratch();
+    let proxy = CuttableProxy::start(db.server_addr());
+    let env = Env::with_config(&cluster_config(&db.url_via(&proxy.addr), "default", ""));
+    let a = replica(&env, &env.root().join("data-a"));
+    let write = |n: u32| json!({"tool": "write_file", "arguments": {"path": format!("w{n}.md"), "content": "x"}});
+    let (_, asked) = http(&a.addr, "POST", "/v1/calls", Some(&write(1)));
+    assert_eq!(
+        asked["error"]["code"],
+        json!("approval_required"),
+        "{asked}"
+    );
+
+    proxy.cut();
+    let (_, refused) = http(&a.addr, "POST", "/v1/calls", Some(&write(2)));
+    assert_eq!(refused["error"]["code"], json!("unavailable"), "{refused}");
+    assert_eq!(refused["error"]["retryable"], json!(true), "{refused}");
+    assert!(!env.root().join("ws/w2.md").exists(), "nothing ran");
+    let (status, ready) = http(&a.addr, "GET", "/v1/ready", None);
+    assert_eq!(status, 503, "{ready}");
+    // Reads that need no store still work.
+    let (_, read) = http(
+        &a.addr,
+        "POST",
+        "/v1/calls",
+        Some(&json!({"tool": "list_dir", "arguments": {"path": "."}})),
+    );
+    assert_eq!(read["ok"], json!(true), "{read}");
+
+    proxy.restore();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, again) = http(&a.addr, "POST", "/v1/calls", Some(&write(3)));
+        if again["error"]["code"] == json!("approval_required") {
+            break;
+        }
+        assert_eq!(again["error"]["code"], json!("unavailable"), "{again}");
+        assert!(
+            Instant::now() < deadline,
+            "no recovery within 30 s: {again}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (status, ready) = http(&a.addr, "GET", "/v1/ready", None);
+    assert_eq!(status, 200, "{ready}");
 }

@@ -145,7 +145,7 @@ impl Layer for GovernLayer {
             .with_hint("narrow the request (a smaller range, a filter, a limit)"));
         }
         let shown = head(&text, self.budget_bytes).to_owned();
-        let result_id = match self.store.put(&call.request.call_id, &text) {
+        let result_id = match self.store.put(&call.request.call_id, &text).await {
             Ok(id) => Some(id),
             Err(e) => {
                 tracing::warn!(error = %e, "offloading a large result failed; truncating only");

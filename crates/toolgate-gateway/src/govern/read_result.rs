@@ -65,11 +65,15 @@ impl Tool for ReadResultTool {
             .as_u64()
             .unwrap_or(self.max_page)
             .min(self.max_page);
-        let page = self.store.read(id, offset, limit).map_err(|e| match e {
-            // Says whether the id is malformed or the result may have been evicted.
-            StoreError::NotFound(why) => ToolError::InvalidArguments(why),
-            other => ToolError::failed(other.to_string()),
-        })?;
+        let page = self
+            .store
+            .read(id, offset, limit)
+            .await
+            .map_err(|e| match e {
+                // Says whether the id is malformed or the result may have been evicted.
+                StoreError::NotFound(why) => ToolError::InvalidArguments(why),
+                other => ToolError::failed(other.to_string()),
+            })?;
         serde_json::to_value(&page)
             .map(ToolOutput::json)
             .map_err(|e| ToolError::failed(e.to_string()))

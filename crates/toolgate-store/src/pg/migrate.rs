@@ -20,11 +20,18 @@ pub struct Migration {
 }
 
 /// Every schema step this binary knows, oldest first; versions count up from 1.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "approvals, grants and idempotency keys with reservations; change notifications",
-    sql: include_str!("migrations/0001_approvals_idempotency.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "approvals, grants and idempotency keys with reservations; change notifications",
+        sql: include_str!("migrations/0001_approvals_idempotency.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "offloaded results",
+        sql: include_str!("migrations/0002_offloaded_results.sql"),
+    },
+];
 
 /// The newest schema this binary knows.
 pub fn latest() -> i32 {

@@ -201,6 +201,14 @@ impl PgPool {
 pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
     use tokio_postgres::error::SqlState;
     let code = e.code().cloned();
+    // No SQLSTATE: the connection failed (closed, refused, timed out) — or the client
+    // refused a value before sending it, which is a bug, not an outage.
+    let lost = e.is_closed()
+        || std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>())
+        || {
+            let text = e.to_string();
+            text.contains("connect") || text.contains("timeout") || text.contains("closed")
+        };
     // The server's message (a bare `db error` says nothing).
     let e = match e.as_db_error() {
         Some(db) => db.to_string(),
@@ -210,7 +218,8 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
         },
     };
     match code.as_ref() {
-        None => StoreError::Unavailable(format!("PostgreSQL: {e}")),
+        None if lost => StoreError::Unavailable(format!("PostgreSQL: {e}")),
+        None => StoreError::Postgres(e),
         Some(code) if *code == SqlState::UNIQUE_VIOLATION => {
             StoreError::Conflict(format!("PostgreSQL: {e}"))
         }
@@ -310,6 +319,13 @@ impl PgBackend {
             self.feed.clone(),
             true,
         )
+    }
+
+    /// The offloaded results of this database.
+    pub fn results(&self) -> crate::ResultStore {
+        crate::ResultStore::with_backend(Arc::new(crate::results::PgResults::new(
+            self.pool.clone(),
+        )))
     }
 
     /// The idempotency keys of this database.

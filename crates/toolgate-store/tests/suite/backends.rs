@@ -5,7 +5,7 @@
 
 use tokio_util::sync::CancellationToken;
 use toolgate_store::pg::{PgBackend, PgUrl};
-use toolgate_store::{ApprovalStore, IdempotencyStore};
+use toolgate_store::{ApprovalStore, IdempotencyStore, ResultStore};
 use toolgate_testkit::pg::Scratch;
 
 use super::approval_fixtures::TestClock;
@@ -32,6 +32,22 @@ impl Backend {
             Backend::Postgres(scratch) => pg(scratch).await.approvals(),
         };
         store.with_clock(clock.clock())
+    }
+
+    /// The offloaded results (a directory of its own, or the database).
+    pub(crate) async fn results(&self) -> ResultStore {
+        match self {
+            Backend::Sqlite(dir) => ResultStore::open(&dir.path().join("results")).unwrap(),
+            Backend::Postgres(scratch) => pg(scratch).await.results(),
+        }
+    }
+
+    /// The temp dir of the embedded backend.
+    pub(crate) fn dir(&self) -> Option<&std::path::Path> {
+        match self {
+            Backend::Sqlite(dir) => Some(dir.path()),
+            Backend::Postgres(_) => None,
+        }
     }
 
     pub(crate) async fn idempotency(&self) -> IdempotencyStore {
