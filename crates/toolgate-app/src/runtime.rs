@@ -100,6 +100,8 @@ pub struct Runtime {
     config: Config,
     /// Stops the store's change feed (PostgreSQL) last, after the calls and the audit.
     store_stop: tokio_util::sync::CancellationToken,
+    /// MCP sessions any replica can continue (PostgreSQL only).
+    sessions: Option<toolgate_store::sessions::PgSessions>,
     gateway: Arc<Gateway>,
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
@@ -132,6 +134,7 @@ impl Runtime {
         let mut runtime = Runtime {
             config: config.clone(),
             store_stop: shared.stop,
+            sessions: shared.sessions,
             gateway,
             hub,
             rag: None,
@@ -172,6 +175,11 @@ impl Runtime {
     /// prompts, resources, completion and logging when any server is configured.
     pub fn mcp_options(&self) -> toolgate_server::mcp::McpOptions {
         let mut options = toolgate_server::mcp::McpOptions::default();
+        if let Some(sessions) = &self.sessions {
+            options.sessions = Some(Arc::new(
+                toolgate_server::mcp::sessions::SharedSessions::new(sessions.clone()),
+            ));
+        }
         if let Some(hub) = self.hub.as_ref().filter(|h| h.federates()) {
             options.extras =
                 crate::federated::FederatedExtras::new(Arc::clone(hub), Arc::clone(&self.gateway));

@@ -44,6 +44,8 @@ pub struct SharedStores {
     pub idempotency: IdempotencyStore,
     /// Offloaded results (`read_result`), retention from `[limits]`.
     pub results: ResultStore,
+    /// MCP sessions any replica can continue (PostgreSQL only).
+    pub sessions: Option<toolgate_store::sessions::PgSessions>,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -67,6 +69,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 approvals,
                 idempotency,
                 results,
+                sessions: None,
                 stop,
             })
         }
@@ -80,6 +83,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 results: backend
                     .results()
                     .with_retention(config.file.limits.result_retention()),
+                sessions: Some(backend.sessions()),
                 stop,
             })
         }

@@ -18,6 +18,7 @@
 //! - [`credentials`]: [`CredentialStore`] — OAuth credentials of MCP servers (R-MCP-3).
 //! - [`db`]: the shared SQLite connection settings.
 //! - [`pg`]: the PostgreSQL backend's pool, schema migrations and `LISTEN`/`NOTIFY` feed.
+//! - [`sessions`]: [`sessions::PgSessions`], MCP sessions any replica can continue.
 //! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -33,6 +34,7 @@ pub mod pg;
 pub mod pins;
 pub mod redact;
 pub mod results;
+pub mod sessions;
 
 pub use approvals::ApprovalStore;
 pub use audit::AuditLog;

@@ -8,6 +8,7 @@
 //!   the identical call re-sent to B proceeds, once;
 //! - two concurrent calls with one idempotency key, one per replica, act once;
 //! - a result offloaded on A is paged by `read_result` on B;
+//! - a 2025-11-25 MCP session opened on A continues on B;
 //! - `toolgate store status|migrate`, two replicas migrating together, and a binary older
 //!   than the schema refusing to start;
 //! - a replica that loses PostgreSQL (a proxy the test cuts) refuses what needs the store with
@@ -259,6 +260,45 @@ fn a_result_offloaded_on_one_replica_is_read_on_another() {
         "{text}"
     );
     assert!(text.contains(&content[..200]));
+}
+
+#[test]
+fn an_mcp_session_opened_on_one_replica_continues_on_another() {
+    let db = scratch();
+    let env = Env::with_config(&cluster_config(db.url(), "readonly", ""));
+    let a = replica(&env, &env.root().join("data-a"));
+    let b = replica(&env, &env.root().join("data-b"));
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = repo.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh",
+        python.display()
+    );
+    let out = std::process::Command::new(&python)
+        .arg(repo.join("crates/toolgate-cli/tests/peers/session_move_client.py"))
+        .args(["--a", &format!("http://{}/mcp", a.addr)])
+        .args(["--b", &format!("http://{}/mcp", b.addr)])
+        .args(["--tool", "list_dir"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        seen["listed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("list_dir")),
+        "{seen}"
+    );
+    assert_eq!(seen["called"]["isError"], json!(false), "{seen}");
+    // Ended on B: gone for the cluster.
+    assert_eq!(seen["deleted"], json!(204), "{seen}");
+    assert_eq!(seen["after"], json!(404), "{seen}");
 }
 
 #[test]

@@ -44,6 +44,10 @@ pub struct McpOptions {
     pub rounds: Arc<Rounds<Envelope>>,
     /// Stateless `prompts/get` waiting for their client's next round.
     pub prompt_rounds: Arc<PromptRounds>,
+    /// Where sessions are kept so any replica can continue them (the cluster store); `None`:
+    /// this process only.
+    pub sessions:
+        Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
 }
 
 impl Default for McpOptions {
@@ -53,6 +57,7 @@ impl Default for McpOptions {
             listening: Arc::new(ListeningSessions::default()),
             rounds: Arc::new(Rounds::default()),
             prompt_rounds: Arc::new(Rounds::default()),
+            sessions: None,
         }
     }
 }

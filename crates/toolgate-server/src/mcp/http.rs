@@ -90,9 +90,11 @@ fn http_endpoint(state: &AppState, options: McpOptions) -> Endpoint {
     };
     let sessions_end = CancellationToken::new();
     tokio::spawn(close_after_calls(lifecycle.clone(), sessions_end.clone()));
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(sessions_end);
+    // With the cluster store, a session opened on another replica continues here.
+    config.session_store = options.sessions.clone();
     let sessions = Arc::new(LocalSessionManager::default());
     let fast = Arc::new(FastCalls::new(
         state.clone(),

@@ -17,6 +17,7 @@
 //!   production.
 //! - [`listening`]: sessions whose client hears from running tools (their calls keep rmcp's
 //!   path).
+//! - [`sessions`]: sessions any replica can continue (the cluster store).
 //! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
 //! - [`fast`]: in front of rmcp on `/mcp`, a plain `tools/call` in a session (no progress
 //!   token) answered with one `application/json` response instead of an SSE stream; every
@@ -40,6 +41,7 @@ pub mod http;
 pub mod listening;
 pub mod result;
 pub mod rounds;
+pub mod sessions;
 pub mod stateless;
 pub mod stdio;
 pub mod tools;

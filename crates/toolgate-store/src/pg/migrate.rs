@@ -31,6 +31,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "offloaded results",
         sql: include_str!("migrations/0002_offloaded_results.sql"),
     },
+    Migration {
+        version: 3,
+        name: "MCP sessions any replica can continue",
+        sql: include_str!("migrations/0003_mcp_sessions.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

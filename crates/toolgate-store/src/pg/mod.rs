@@ -328,6 +328,11 @@ impl PgBackend {
         )))
     }
 
+    /// The MCP session states of this database.
+    pub fn sessions(&self) -> crate::sessions::PgSessions {
+        crate::sessions::PgSessions::new(self.pool.clone())
+    }
+
     /// The idempotency keys of this database.
     pub fn idempotency(&self) -> crate::IdempotencyStore {
         crate::IdempotencyStore::with_backend(
