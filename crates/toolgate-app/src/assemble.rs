@@ -92,7 +92,10 @@ pub async fn open_gateway(
         .context("registering the web tools")?;
     let deps = GatewayDeps {
         catalog,
-        audit: Arc::new(open_audit(config)?),
+        audit: Arc::new(match &shared.audit {
+            Some(cluster) => cluster.clone(),
+            None => open_audit(config)?,
+        }),
         approvals: Arc::new(shared.approvals.clone()),
         results: Arc::new(shared.results.clone()),
         idempotency: Arc::new(shared.idempotency.clone()),

@@ -151,6 +151,12 @@ pub enum StoreLocation {
     Postgres(Box<toolgate_store::pg::PgUrl>),
 }
 
+impl StoreLocation {
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, StoreLocation::Postgres(_))
+    }
+}
+
 /// The file, as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -46,6 +46,8 @@ pub struct SharedStores {
     pub results: ResultStore,
     /// MCP sessions any replica can continue (PostgreSQL only).
     pub sessions: Option<toolgate_store::sessions::PgSessions>,
+    /// The cluster's audit log (PostgreSQL only; the embedded one is [`open_audit`]).
+    pub audit: Option<AuditLog>,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -70,6 +72,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 idempotency,
                 results,
                 sessions: None,
+                audit: None,
                 stop,
             })
         }
@@ -77,6 +80,15 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
             let backend = PgBackend::open(&url, stop.clone())
                 .await
                 .with_context(|| format!("cannot open the store at {url}"))?;
+            // Every replica MACs its chain with the same key: copy the key dir's audit.key to
+            // each (docs/deployment.md).
+            let audit = AuditLog::open_postgres(
+                backend.pool.clone(),
+                config.durability(),
+                Some(open_key(config)?),
+            )
+            .await
+            .with_context(|| format!("cannot open the audit log at {url}"))?;
             Ok(SharedStores {
                 approvals: backend.approvals(),
                 idempotency: backend.idempotency(),
@@ -84,6 +96,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                     .results()
                     .with_retention(config.file.limits.result_retention()),
                 sessions: Some(backend.sessions()),
+                audit: Some(audit),
                 stop,
             })
         }

@@ -77,7 +77,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Tools(cmd) => commands::tools::run(&settings, cmd).await,
             Command::Call(args) => commands::call::run(&settings, args).await,
             Command::Approvals(cmd) => commands::approvals::run(&settings, cmd).await,
-            Command::Audit(cmd) => commands::audit::run(&settings, cmd),
+            Command::Audit(cmd) => commands::audit::run(&settings, cmd).await,
             Command::Config(cmd) => commands::config::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
             Command::Doctor(args) => commands::doctor::run(&settings, args).await,

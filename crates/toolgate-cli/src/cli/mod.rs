@@ -351,10 +351,20 @@ pub enum AuditCommand {
     },
     /// Records matching filters (all filters combine).
     Query(QueryArgs),
-    /// Check the hash chain; exits non-zero and names the first bad record.
+    /// Check the hash chain; exits non-zero and names the first bad record. With `[store]
+    /// url`, every replica's chain in PostgreSQL.
     Verify {
         #[arg(long)]
         json: bool,
+        /// Verify this file instead: an export of the cluster's log, or an embedded log.
+        #[arg(long)]
+        file: Option<std::path::PathBuf>,
+    },
+    /// Write the whole audit log as JSONL (the cluster's: every chain, then each chain's
+    /// MACed head) to `--out` or stdout; `audit verify --file` checks it.
+    Export {
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
 }
 

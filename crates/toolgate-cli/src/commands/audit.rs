@@ -6,7 +6,12 @@ use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolgate_store::audit::{AuditIndex, AuditKey, AuditQuery, StoredRecord, verify_with};
+use std::io::Write;
+
+use toolgate_app::config::StoreLocation;
+use toolgate_store::audit::cluster::{self, ClusterReport};
+use toolgate_store::audit::{AuditIndex, AuditKey, AuditQuery, StoredRecord, pg, verify_with};
+use toolgate_store::pg::PgPool;
 
 use crate::cli::{AuditCommand, QueryArgs};
 use crate::output;
@@ -93,7 +98,93 @@ fn open_index(settings: &Config) -> anyhow::Result<AuditIndex> {
     })
 }
 
-fn query(settings: &Config, a: QueryArgs) -> anyhow::Result<i32> {
+/// The cluster store's pool when `[store] url` is set.
+fn cluster(settings: &Config) -> anyhow::Result<Option<PgPool>> {
+    match settings.store()? {
+        StoreLocation::Embedded => Ok(None),
+        StoreLocation::Postgres(url) => Ok(Some(PgPool::new(&url)?)),
+    }
+}
+
+/// Records matching `q`, from the cluster's log or the embedded index.
+async fn find(settings: &Config, q: &AuditQuery) -> anyhow::Result<Vec<StoredRecord>> {
+    Ok(match cluster(settings)? {
+        Some(pool) => pg::query(&pool, q).await?,
+        None => open_index(settings)?.query(q)?,
+    })
+}
+
+/// The audit key, if this host has one.
+fn existing_key(settings: &Config) -> anyhow::Result<(std::path::PathBuf, Option<AuditKey>)> {
+    let dir = toolgate_app::stores::key_dir(settings)?;
+    let key = AuditKey::open_existing(&dir)
+        .with_context(|| format!("cannot read the audit key in {}", dir.display()))?;
+    Ok((dir, key))
+}
+
+/// Prints a cluster verification; 0 when sound, 4 otherwise.
+fn report_cluster(
+    what: &str,
+    report: &ClusterReport,
+    key: Option<&AuditKey>,
+    json: bool,
+) -> anyhow::Result<i32> {
+    if json {
+        output::json(&json!({
+            "ok": report.ok(),
+            "chains": report.chains,
+            "records": report.records,
+            "problems": report.problems,
+            "keyed": key.is_some(),
+        }))?;
+    } else if report.ok() {
+        output::line(&format!(
+            "ok: {what}: {} records in {} chains, every chain intact{}",
+            report.records,
+            report.chains,
+            if key.is_some() {
+                ", MACs and heads checked"
+            } else {
+                " (no audit key here: MACs not checked)"
+            }
+        ));
+    } else {
+        output::line(&format!(
+            "FAILED: {what}: {} problems",
+            report.problems.len()
+        ));
+        for p in &report.problems {
+            output::line(&format!("  chain {} seq {}: {}", p.chain, p.seq, p.reason));
+        }
+    }
+    Ok(if report.ok() { 0 } else { 4 })
+}
+
+async fn export(settings: &Config, out: Option<std::path::PathBuf>) -> anyhow::Result<i32> {
+    let mut sink: Box<dyn std::io::Write> = match &out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    match cluster(settings)? {
+        Some(pool) => {
+            let (heads, records) = pg::dump(&pool).await?;
+            cluster::export(&heads, &records, &mut sink)?;
+        }
+        None => {
+            let path = settings.audit_path();
+            let mut file = std::fs::File::open(&path)
+                .with_context(|| format!("no audit log at {}", path.display()))?;
+            std::io::copy(&mut file, &mut sink)?;
+        }
+    }
+    sink.flush()?;
+    Ok(0)
+}
+
+async fn query(settings: &Config, a: QueryArgs) -> anyhow::Result<i32> {
     let q = AuditQuery {
         since: a.since.as_deref().map(parse_time).transpose()?,
         until: a.until.as_deref().map(parse_time).transpose()?,
@@ -106,26 +197,65 @@ fn query(settings: &Config, a: QueryArgs) -> anyhow::Result<i32> {
         limit: Some(a.limit),
         newest_first: false,
     };
-    let records = open_index(settings)?.query(&q)?;
+    let records = find(settings, &q).await?;
     print(&records, a.json)?;
     Ok(0)
 }
 
-pub fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
+pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
     match cmd {
+        AuditCommand::Export { out } => export(settings, out).await,
+        AuditCommand::Verify {
+            json,
+            file: Some(file),
+        } => {
+            let (_, key) = existing_key(settings)?;
+            match cluster::read_export(&file)? {
+                Some((heads, records)) => {
+                    let report = cluster::check(&heads, &records, key.as_ref());
+                    report_cluster(&file.display().to_string(), &report, key.as_ref(), json)
+                }
+                None => {
+                    let report = verify_with(&file, None, key.as_ref())?;
+                    let ok = report.ok();
+                    if json {
+                        output::json(&json!({"ok": ok, "records": report.records,
+                            "first_bad": report.first_bad.as_ref().map(|b| json!({
+                                "line": b.line, "seq": b.seq, "reason": b.reason}))}))?;
+                    } else if let Some(bad) = &report.first_bad {
+                        output::line(&format!(
+                            "FAILED: {}: line {}: {}",
+                            file.display(),
+                            bad.line,
+                            bad.reason
+                        ));
+                    } else {
+                        output::line(&format!("ok: {} records, chain intact", report.records));
+                    }
+                    Ok(if ok { 0 } else { 4 })
+                }
+            }
+        }
+        AuditCommand::Verify { json, file: None } if settings.store()?.is_postgres() => {
+            let (_, key) = existing_key(settings)?;
+            let pool = cluster(settings)?.context("the store is PostgreSQL")?;
+            let (heads, records) = pg::dump(&pool).await?;
+            let report = cluster::check(&heads, &records, key.as_ref());
+            report_cluster("the cluster's audit log", &report, key.as_ref(), json)
+        }
         AuditCommand::Tail { lines, json } => {
             let q = AuditQuery {
                 limit: Some(lines),
                 newest_first: true,
                 ..AuditQuery::default()
             };
-            let mut records = open_index(settings)?.query(&q)?;
+            let mut records = find(settings, &q).await?;
             records.reverse();
             print(&records, json)?;
             Ok(0)
         }
-        AuditCommand::Query(a) => query(settings, a),
-        AuditCommand::Verify { json } => {
+        AuditCommand::Query(a) => query(settings, a).await,
+        AuditCommand::Verify { json, file: None } => {
             let path = settings.audit_path();
             let dir = toolgate_app::stores::key_dir(settings)?;
             let key = AuditKey::open_existing(&dir)

@@ -9,6 +9,9 @@
 //! - two concurrent calls with one idempotency key, one per replica, act once;
 //! - a result offloaded on A is paged by `read_result` on B;
 //! - a 2025-11-25 MCP session opened on A continues on B;
+//! - one `audit verify` checks both replicas' chains after load, with A SIGKILLed while it
+//!   was answering write calls: every acknowledged call has its records; an export verifies,
+//!   and fails once a line is removed;
 //! - `toolgate store status|migrate`, two replicas migrating together, and a binary older
 //!   than the schema refusing to start;
 //! - a replica that loses PostgreSQL (a proxy the test cuts) refuses what needs the store with
@@ -302,6 +305,106 @@ fn an_mcp_session_opened_on_one_replica_continues_on_another() {
 }
 
 #[test]
+fn one_audit_verify_covers_every_replica_even_after_a_replica_is_killed_mid_load() {
+    let db = scratch();
+    let env = Env::with_config(&cluster_config(
+        db.url(),
+        "writer",
+        "[roles.writer]\nwrite = \"allow\"\n",
+    ));
+    let mut a = replica(&env, &env.root().join("data-a"));
+    let b = replica(&env, &env.root().join("data-b"));
+    let call = |at: String, n: u32| {
+        let body = json!({"tool": "write_file", "arguments": {"path": format!("f{n}.md"), "content": "x"}});
+        let (status, envelope) = http(&at, "POST", "/v1/calls", Some(&body));
+        (status, envelope)
+    };
+    // Both replicas under load together.
+    let workers: Vec<_> = (0..4u32)
+        .map(|w| {
+            let at = if w % 2 == 0 {
+                a.addr.clone()
+            } else {
+                b.addr.clone()
+            };
+            std::thread::spawn(move || {
+                (0..20u32)
+                    .map(|i| call(at.clone(), w * 100 + i).1)
+                    .collect::<Vec<Value>>()
+            })
+        })
+        .collect();
+    let mut acknowledged: Vec<String> = Vec::new();
+    for w in workers {
+        for e in w.join().unwrap() {
+            assert_eq!(e["ok"], json!(true), "{e}");
+            acknowledged.push(e["call_id"].as_str().unwrap().to_owned());
+        }
+    }
+    // A stream of calls to A, and A killed in the middle of it.
+    let stream = {
+        let at = a.addr.clone();
+        std::thread::spawn(move || {
+            let mut ok = Vec::new();
+            for i in 0..400u32 {
+                let Ok((_, e)) = std::panic::catch_unwind(|| call(at.clone(), 10_000 + i)) else {
+                    break;
+                };
+                match e["call_id"].as_str() {
+                    Some(id) if e["ok"] == json!(true) => ok.push(id.to_owned()),
+                    _ => break,
+                }
+            }
+            ok
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    a.child.kill().unwrap();
+    let _ = a.child.wait();
+    acknowledged.extend(stream.join().unwrap());
+
+    let verify = env.run(&["audit", "verify", "--json"]);
+    verify.assert_code(0);
+    let report = verify.json();
+    assert_eq!(report["ok"], json!(true), "{report}");
+    assert_eq!(report["keyed"], json!(true), "{report}");
+    assert!(report["chains"].as_u64().unwrap() >= 2, "{report}");
+
+    let export = env.root().join("audit.jsonl");
+    env.run(&["audit", "export", "--out", export.to_str().unwrap()])
+        .assert_code(0);
+    let text = std::fs::read_to_string(&export).unwrap();
+    let outcomes: std::collections::BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == json!("outcome"))
+        .filter_map(|v| v["call_id"].as_str().map(str::to_owned))
+        .collect();
+    let missing: Vec<&String> = acknowledged
+        .iter()
+        .filter(|id| !outcomes.contains(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "acknowledged calls without an outcome record: {missing:?}"
+    );
+    assert!(acknowledged.len() > 80, "{}", acknowledged.len());
+
+    let file_check = env.run(&["audit", "verify", "--file", export.to_str().unwrap()]);
+    file_check.assert_code(0);
+    let cut: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 3)
+        .map(|(_, l)| l)
+        .collect();
+    std::fs::write(&export, cut.join("\n")).unwrap();
+    let cut_check = env.run(&["audit", "verify", "--file", export.to_str().unwrap()]);
+    cut_check.assert_code(4);
+    assert!(cut_check.stdout.contains("FAILED"), "{cut_check:?}");
+}
+
+#[test]
 fn store_status_and_migrate_and_a_newer_schema_is_refused() {
     let db = scratch();
     let env = Env::with_config(&format!("[store]\nurl = \"{}\"\n", db.url()));
@@ -468,14 +571,22 @@ fn a_replica_that_loses_postgresql_refuses_what_needs_it_and_recovers() {
     assert!(!env.root().join("ws/w2.md").exists(), "nothing ran");
     let (status, ready) = http(&a.addr, "GET", "/v1/ready", None);
     assert_eq!(status, 503, "{ready}");
-    // Reads that need no store still work.
+    // A read acts on nothing, but the cluster's audit cannot record it: its data is
+    // withheld.
     let (_, read) = http(
         &a.addr,
         "POST",
         "/v1/calls",
         Some(&json!({"tool": "list_dir", "arguments": {"path": "."}})),
     );
-    assert_eq!(read["ok"], json!(true), "{read}");
+    assert_eq!(read["error"]["code"], json!("unavailable"), "{read}");
+    assert!(
+        read["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("withheld"),
+        "{read}"
+    );
 
     proxy.restore();
     let deadline = Instant::now() + Duration::from_secs(30);

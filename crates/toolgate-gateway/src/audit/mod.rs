@@ -95,9 +95,24 @@ impl Layer for AuditLayer {
             }
         }
         if let Err(e) = self.log.append(rec).await {
-            // The call already happened; failing it now would invite a retry that acts
-            // twice. Say so loudly instead.
-            tracing::error!(call_id = %call.request.call_id, error = %e, "audit outcome record not written");
+            let acted = call
+                .entry
+                .as_ref()
+                .is_some_and(|e| e.spec().risk >= Risk::Write);
+            if outcome.is_err() || acted {
+                // A write already happened (its attempt record is written): failing it now
+                // would invite a retry that acts twice. Say so loudly instead.
+                tracing::error!(call_id = %call.request.call_id, error = %e, "audit outcome record not written");
+            } else {
+                // A read acted on nothing: without its record, its data is not released.
+                tracing::error!(call_id = %call.request.call_id, error = %e, "audit outcome record not written; result withheld");
+                return Err(toolgate_protocol::CallError::new(
+                    toolgate_protocol::ErrorCode::Unavailable,
+                    format!(
+                        "the audit log cannot record this call, so its result is withheld: {e}"
+                    ),
+                ));
+            }
         }
         outcome
     }

@@ -224,3 +224,54 @@ async fn each_question_to_the_client_is_a_redacted_record_of_its_own() {
     let text = std::fs::read_to_string(&jsonl).unwrap();
     assert!(!text.contains(token), "{text}");
 }
+
+/// The answer of the inner pipeline: a tool that ran.
+struct Ran;
+
+#[async_trait]
+impl Layer for Ran {
+    fn name(&self) -> &'static str {
+        "ran"
+    }
+    async fn handle(&self, _call: &mut Call, _next: Next<'_>) -> Outcome {
+        Ok(ToolOutput::json(json!({"secret_plan": "data"})))
+    }
+}
+
+/// The cluster's audit log, its records table gone: every append fails. A read's data is
+/// not released without its record; a write that already acted still answers (a retry
+/// would act twice) and says so in the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_whose_record_cannot_be_written_is_withheld() {
+    let scratch = toolgate_testkit::pg::Scratch::new().await;
+    let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
+    let backend =
+        toolgate_store::pg::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap();
+    let log = AuditLog::open_postgres(backend.pool.clone(), Durability::Durable, None)
+        .await
+        .unwrap();
+    let (client, conn) = tokio_postgres::connect(scratch.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute("DROP TABLE audit_records")
+        .await
+        .unwrap();
+    let layer = AuditLayer::new(Arc::new(log));
+    let inner: [Arc<dyn Layer>; 1] = [Arc::new(Ran)];
+
+    let mut read = call_for(echo_tool("read_it", Risk::Read), json!({}));
+    let e = layer
+        .handle(&mut read, Next::new(&inner))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unavailable, "{e:?}");
+    assert!(e.message.contains("withheld"), "{e:?}");
+    assert!(!e.message.contains("secret_plan"));
+
+    let mut write = call_for(echo_tool("write_it", Risk::Write), json!({}));
+    assert!(layer.handle(&mut write, Next::new(&inner)).await.is_ok());
+}

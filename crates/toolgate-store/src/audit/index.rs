@@ -61,13 +61,13 @@ const CATCH_UP_BATCH: usize = 4096;
 /// The queryable columns of a record, taken on the appender's thread.
 #[derive(Debug, Clone)]
 pub(crate) struct IndexFields {
-    kind: &'static str,
-    ts_us: Option<i64>,
-    call_id: String,
-    session: String,
-    principal: String,
-    tool: String,
-    outcome: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) ts_us: Option<i64>,
+    pub(crate) call_id: String,
+    pub(crate) session: String,
+    pub(crate) principal: String,
+    pub(crate) tool: String,
+    pub(crate) outcome: &'static str,
 }
 
 impl IndexFields {

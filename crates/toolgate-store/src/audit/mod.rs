@@ -45,9 +45,11 @@
 
 mod anchor;
 mod chain;
+pub mod cluster;
 mod index;
 mod indexer;
 mod key;
+pub mod pg;
 mod query;
 mod record;
 mod recover;
@@ -78,11 +80,43 @@ use index::IndexFields;
 use recover::{FileLock, hash_at_seq, repair_tail};
 use writer::{ChainWriter, FlushAck, PendingRecord, WriterCommand};
 
-/// Handle to an open audit log. Cheap to clone; all clones share one writer thread, which
-/// stops (after writing and syncing everything queued) when the last clone is dropped.
+/// Handle to an open audit log: the embedded JSONL chain, or this process's chain of the
+/// cluster's log in PostgreSQL ([`pg`]). Cheap to clone; all clones share one writer (a
+/// thread, or a task), which stops after writing everything queued when the last clone is
+/// dropped.
 #[derive(Clone)]
 pub struct AuditLog {
-    inner: Arc<Inner>,
+    backend: Backend,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.backend {
+            Backend::File(inner) => f
+                .debug_struct("AuditLog")
+                .field("path", &inner.path)
+                .finish(),
+            Backend::Postgres(c) => f
+                .debug_struct("AuditLog")
+                .field("chain", &c.log.chain())
+                .finish(),
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Backend {
+    File(Arc<Inner>),
+    Postgres(Arc<Cluster>),
+}
+
+/// The cluster backend and what the handle needs beside it.
+struct Cluster {
+    log: pg::PgAudit,
+    redactor: Arc<Redactor>,
+    durability: Durability,
+    pool: crate::pg::PgPool,
+    key: Option<AuditKey>,
 }
 
 struct Inner {
@@ -208,7 +242,7 @@ impl AuditLog {
             .map_err(|e| io_err("cannot start the writer thread for", e))?;
 
         Ok(AuditLog {
-            inner: Arc::new(Inner {
+            backend: Backend::File(Arc::new(Inner {
                 tx: Some(tx),
                 writer: Some(writer),
                 indexer: Some(indexer),
@@ -218,16 +252,61 @@ impl AuditLog {
                 path: jsonl.to_owned(),
                 db: db.to_owned(),
                 key,
-            }),
+            })),
         })
+    }
+
+    /// This process's chain of the cluster's audit log in PostgreSQL (schema migrated).
+    pub async fn open_postgres(
+        pool: crate::pg::PgPool,
+        durability: Durability,
+        key: Option<AuditKey>,
+    ) -> StoreResult<AuditLog> {
+        let log = pg::PgAudit::open(pool.clone(), key.clone()).await?;
+        Ok(AuditLog {
+            backend: Backend::Postgres(Arc::new(Cluster {
+                log,
+                redactor: Redactor::shared(),
+                durability,
+                pool,
+                key,
+            })),
+        })
+    }
+
+    fn file(&self) -> StoreResult<&Arc<Inner>> {
+        match &self.backend {
+            Backend::File(inner) => Ok(inner),
+            Backend::Postgres(_) => Err(StoreError::Config(
+                "this operation reads the embedded audit file; the log is in PostgreSQL".into(),
+            )),
+        }
+    }
+
+    /// Verifies the whole cluster's audit log (every replica's chain), or this log's file.
+    pub async fn verify_cluster(&self) -> StoreResult<cluster::ClusterReport> {
+        let Backend::Postgres(c) = &self.backend else {
+            return Err(StoreError::Config(
+                "the audit log is the embedded file; use verify".into(),
+            ));
+        };
+        c.log.flush().await?;
+        let (heads, records) = pg::dump(&c.pool).await?;
+        Ok(cluster::check(&heads, &records, c.key.as_ref()))
+    }
+
+    /// Whether the log is the cluster's (PostgreSQL).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Flushes, then verifies this log as [`verify_with`] does, with its index and (for a
     /// keyed log) its key and head anchor.
     pub fn verify(&self) -> StoreResult<VerifyReport> {
         self.flush_blocking()?;
-        let db = self.inner.db.exists().then_some(self.inner.db.as_path());
-        verify_with(&self.inner.path, db, self.inner.key.as_ref())
+        let inner = self.file()?;
+        let db = inner.db.exists().then_some(inner.db.as_path());
+        verify_with(&inner.path, db, inner.key.as_ref())
     }
 
     /// Redacts `record` (arguments, result and error text; see [`crate::redact`]) and appends
@@ -235,7 +314,7 @@ impl AuditLog {
     /// fsynced. Buffered: returns 0 as soon as the record is queued (the seq is assigned by
     /// the writer later; a write failure is reported by the next [`AuditLog::flush`]).
     pub async fn append(&self, record: AuditRecord) -> StoreResult<u64> {
-        self.append_with(record, self.inner.durability).await
+        self.append_with(record, self.durability()).await
     }
 
     /// [`AuditLog::append`] with an explicit durability for this one record.
@@ -244,6 +323,13 @@ impl AuditLog {
         record: AuditRecord,
         durability: Durability,
     ) -> StoreResult<u64> {
+        if let Backend::Postgres(c) = &self.backend {
+            let (body, fields) = prepare(&c.redactor, record)?;
+            return c
+                .log
+                .append(body, fields, durability == Durability::Durable)
+                .await;
+        }
         match durability {
             Durability::Buffered => {
                 self.enqueue(record, None)?;
@@ -260,6 +346,9 @@ impl AuditLog {
     /// Returns once everything appended so far is written and fsynced. Fails if a buffered
     /// append since the last flush could not be written.
     pub async fn flush(&self) -> StoreResult<()> {
+        if let Backend::Postgres(c) = &self.backend {
+            return c.log.flush().await;
+        }
         let (ack, done) = oneshot::channel();
         self.send(WriterCommand::Flush(FlushAck::Async(ack)))?;
         done.await.map_err(|_| self.stopped())?
@@ -267,6 +356,7 @@ impl AuditLog {
 
     /// [`AuditLog::flush`] for shutdown paths outside an async runtime (blocks the thread).
     pub fn flush_blocking(&self) -> StoreResult<()> {
+        self.file()?;
         let (ack, done) = mpsc::sync_channel(1);
         self.send(WriterCommand::Flush(FlushAck::Blocking(ack)))?;
         done.recv().map_err(|_| self.stopped())?
@@ -276,48 +366,75 @@ impl AuditLog {
     /// and returns the matching records. Blocking: from async code, prefer `spawn_blocking`.
     pub fn query(&self, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>> {
         self.flush_blocking()?;
-        self.inner.index.query(q)
+        self.file()?.index.query(q)
+    }
+
+    /// [`AuditLog::query`] from async code, either backend (the cluster's: every replica's
+    /// records).
+    pub async fn query_async(&self, q: &AuditQuery) -> StoreResult<Vec<StoredRecord>> {
+        match &self.backend {
+            Backend::Postgres(c) => c.log.query(q).await,
+            Backend::File(_) => {
+                let (log, q) = (self.clone(), q.clone());
+                tokio::task::spawn_blocking(move || log.query(&q))
+                    .await
+                    .map_err(|e| {
+                        StoreError::Unavailable(format!("the audit query task failed: {e}"))
+                    })?
+            }
+        }
     }
 
     pub fn durability(&self) -> Durability {
-        self.inner.durability
+        match &self.backend {
+            Backend::File(inner) => inner.durability,
+            Backend::Postgres(c) => c.durability,
+        }
     }
 
-    /// The JSONL file this log writes.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// The JSONL file this log writes; `None` for the cluster's log.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::File(inner) => Some(&inner.path),
+            Backend::Postgres(_) => None,
+        }
     }
 
     /// Redaction and serialisation happen here, on the caller's thread.
     fn enqueue(
         &self,
-        mut record: AuditRecord,
+        record: AuditRecord,
         ack: Option<oneshot::Sender<StoreResult<u64>>>,
     ) -> StoreResult<()> {
-        let redactor = &self.inner.redactor;
-        redactor.for_audit_arguments_in_place(&mut record.arguments);
-        if let Some(result) = record.result.as_mut() {
-            redactor.for_audit_result_in_place(result);
-        }
-        record.error = record.error.as_deref().map(|e| redactor.for_audit_text(e));
-        let body = record_body(&record).map_err(|e| {
-            StoreError::Encode(format!("audit record of call {}: {e}", record.call_id))
-        })?;
-        let fields = IndexFields::of(&record);
+        let (body, fields) = prepare(&self.file()?.redactor, record)?;
         self.send(WriterCommand::Append(PendingRecord { body, fields, ack }))
     }
 
     fn send(&self, cmd: WriterCommand) -> StoreResult<()> {
-        let tx = self.inner.tx.as_ref().ok_or_else(|| self.stopped())?;
+        let tx = self.file()?.tx.as_ref().ok_or_else(|| self.stopped())?;
         tx.send(cmd).map_err(|_| self.stopped())
     }
 
     fn stopped(&self) -> StoreError {
         StoreError::WriterStopped(format!(
-            "the writer thread of {} has exited",
-            self.inner.path.display()
+            "the writer of the audit log {} has exited",
+            self.path()
+                .map_or_else(|| "in PostgreSQL".into(), |p| p.display().to_string())
         ))
     }
+}
+
+/// Masks the record's secrets and serialises it: the line's body and its index fields.
+fn prepare(redactor: &Redactor, mut record: AuditRecord) -> StoreResult<(String, IndexFields)> {
+    redactor.for_audit_arguments_in_place(&mut record.arguments);
+    if let Some(result) = record.result.as_mut() {
+        redactor.for_audit_result_in_place(result);
+    }
+    record.error = record.error.as_deref().map(|e| redactor.for_audit_text(e));
+    let body = record_body(&record)
+        .map_err(|e| StoreError::Encode(format!("audit record of call {}: {e}", record.call_id)))?;
+    let fields = IndexFields::of(&record);
+    Ok((body, fields))
 }
 
 impl Drop for Inner {

@@ -36,6 +36,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "MCP sessions any replica can continue",
         sql: include_str!("migrations/0003_mcp_sessions.sql"),
     },
+    Migration {
+        version: 4,
+        name: "the cluster's audit log: a chain per writer, MACed heads",
+        sql: include_str!("migrations/0004_audit.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

@@ -4,6 +4,7 @@ mod approval_fixtures;
 mod approval_grants;
 mod approvals;
 mod audit_chain;
+mod audit_cluster;
 mod audit_fixtures;
 mod audit_keyed;
 mod audit_query;
