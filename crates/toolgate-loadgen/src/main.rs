@@ -71,9 +71,10 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// The MCP endpoint (http://HOST:PORT/mcp) or, for --protocol v1, the server's base URL.
-    #[arg(long)]
-    url: String,
+    /// The MCP endpoint (http://HOST:PORT/mcp) or, for --protocol v1, the server's base URL;
+    /// repeat it to spread the workers over several servers (replicas), round-robin.
+    #[arg(long, required = true)]
+    url: Vec<String>,
     #[arg(long, value_enum)]
     protocol: Protocol,
     /// The tool every call calls.
@@ -140,12 +141,18 @@ fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.concurrency.contains(&0) {
         bail!("--concurrency values must be at least 1");
     }
-    let template = CallTemplate {
-        protocol: args.protocol,
-        endpoint: Endpoint::parse(&args.url)?,
-        tool: args.tool.clone(),
-        arguments,
-    };
+    let templates = args
+        .url
+        .iter()
+        .map(|url| {
+            Ok(CallTemplate {
+                protocol: args.protocol,
+                endpoint: Endpoint::parse(url)?,
+                tool: args.tool.clone(),
+                arguments: arguments.clone(),
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let runtime = if args.threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -163,7 +170,7 @@ fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     for &concurrency in &args.concurrency {
         let plan = RunPlan {
             label: args.label.clone(),
-            template: template.clone(),
+            templates: templates.clone(),
             concurrency,
             warmup: args.warmup,
             duration: args.duration,

@@ -25,7 +25,9 @@ const KEPT_FAILURES: usize = 5;
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     pub label: String,
-    pub template: CallTemplate,
+    /// One per server; workers are spread over them round-robin (replicas behind no load
+    /// balancer).
+    pub templates: Vec<CallTemplate>,
     pub concurrency: usize,
     pub warmup: Duration,
     pub duration: Duration,
@@ -75,8 +77,8 @@ struct WorkerTally {
 pub async fn run(plan: &RunPlan) -> Result<(RunResult, Vec<Sample>), LoadError> {
     let memory_before = plan.server_pid.and_then(|pid| process::memory(pid).ok());
     let mut connecting = JoinSet::new();
-    for _ in 0..plan.concurrency {
-        let template = plan.template.clone();
+    for worker in 0..plan.concurrency {
+        let template = plan.templates[worker % plan.templates.len()].clone();
         connecting.spawn(async move { Caller::connect(&template).await });
     }
     let mut callers = Vec::with_capacity(plan.concurrency);
@@ -124,8 +126,8 @@ pub async fn run(plan: &RunPlan) -> Result<(RunResult, Vec<Sample>), LoadError> 
     };
     let result = RunResult {
         label: plan.label.clone(),
-        protocol: protocol_name(plan.template.protocol).to_owned(),
-        tool: plan.template.tool.clone(),
+        protocol: protocol_name(plan.templates[0].protocol).to_owned(),
+        tool: plan.templates[0].tool.clone(),
         concurrency: plan.concurrency,
         calls,
         errors,

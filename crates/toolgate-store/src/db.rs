@@ -3,11 +3,12 @@
 //! processes: `toolgate approvals approve` runs beside a waiting `toolgate serve`).
 
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode};
 
-use crate::StoreResult;
+use crate::{StoreError, StoreResult};
 
 /// How long an open waits for another connection's lock: the busy timeout of every
 /// statement, and the limit for switching a new database to WAL.
@@ -23,6 +24,37 @@ pub fn open_db(path: &Path) -> StoreResult<Connection> {
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
+}
+
+/// One connection shared by a store's handles, used only on the blocking pool: every
+/// statement of the embedded backends runs through [`SharedConn::run`], never on a tokio
+/// worker.
+#[derive(Clone)]
+pub(crate) struct SharedConn(Arc<Mutex<Connection>>);
+
+impl SharedConn {
+    pub(crate) fn new(conn: Connection) -> Self {
+        SharedConn(Arc::new(Mutex::new(conn)))
+    }
+
+    /// Runs `work` on the connection, on the blocking pool; `what` names the store in the
+    /// error when the task itself fails.
+    pub(crate) async fn run<T, F>(&self, what: &'static str, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.0);
+        tokio::task::spawn_blocking(move || work(&mut lock(&conn)))
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("the {what} database task failed: {e}")))?
+    }
+}
+
+/// A poisoned lock only means another thread panicked mid-call; SQLite rolled back its
+/// unfinished transaction, so the connection is still usable.
+fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Switches the database to WAL. Switching needs an exclusive lock, and SQLite reports a

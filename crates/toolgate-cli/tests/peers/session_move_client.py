@@ -13,17 +13,7 @@ import asyncio
 import json
 
 import httpx2 as httpx
-
-
-def answer(response, want_id):
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return response.json()
-    for line in response.text.splitlines():
-        if line.startswith("data:") and line[5:].strip():
-            message = json.loads(line[5:])
-            if message.get("id") == want_id:
-                return message
-    raise RuntimeError(f"no answer to {want_id}: {response.status_code} {response.text!r}")
+from raw_session import answer, open_session
 
 
 async def main():
@@ -32,17 +22,9 @@ async def main():
     p.add_argument("--b", required=True)
     p.add_argument("--tool", required=True)
     a = p.parse_args()
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx.AsyncClient(timeout=60) as h:
-        init = {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "session-move", "version": "1"}}
-        r = await h.post(a.a, headers=headers,
-                         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-        answer(r, 1)
-        session = r.headers["mcp-session-id"]
-        headers["mcp-session-id"] = session
-        headers["mcp-protocol-version"] = "2025-11-25"
-        await h.post(a.a, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        headers = await open_session(h, a.a, "session-move")
+        session = headers["mcp-session-id"]
         listed = answer(await h.post(a.b, headers=headers,
                                      json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), 2)
         called = answer(await h.post(a.b, headers=headers, json={

@@ -12,19 +12,9 @@ import asyncio
 import json
 
 import httpx2 as httpx
+from raw_session import answer, open_session
 
 WANTED = {"notifications/prompts/list_changed", "notifications/resources/list_changed"}
-
-
-def answer(response, want_id):
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return response.json()
-    for line in response.text.splitlines():
-        if line.startswith("data:") and line[5:].strip():
-            message = json.loads(line[5:])
-            if message.get("id") == want_id:
-                return message
-    raise RuntimeError(f"no answer to {want_id}: {response.text!r}")
 
 
 async def main():
@@ -33,18 +23,10 @@ async def main():
     p.add_argument("--adder", required=True)
     p.add_argument("--name", required=True)
     a = p.parse_args()
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     heard = []
     all_heard = asyncio.Event()
     async with httpx.AsyncClient(timeout=60) as h:
-        init = {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "session-notices", "version": "1"}}
-        r = await h.post(a.url, headers=headers,
-                         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-        answer(r, 1)
-        headers["mcp-session-id"] = r.headers["mcp-session-id"]
-        headers["mcp-protocol-version"] = "2025-11-25"
-        await h.post(a.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        headers = await open_session(h, a.url, "session-notices")
 
         async def listen():
             get_headers = dict(headers, Accept="text/event-stream")

@@ -19,6 +19,7 @@ import json
 
 import httpx2 as httpx
 from mcp import Client
+from raw_session import answer, open_session
 
 SDK = "00-11111111111111111111111111111111-1111111111111111-01"
 META = "00-22222222222222222222222222222222-2222222222222222-01"
@@ -27,34 +28,14 @@ API = "00-44444444444444444444444444444444-4444444444444444-01"
 STREAM = "00-55555555555555555555555555555555-5555555555555555-01"
 
 
-def answer(response, want_id):
-    """The JSON-RPC answer with id `want_id`, whether sent as JSON or on an SSE stream."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        return response.json()
-    for line in response.text.splitlines():
-        if line.startswith("data:") and line[5:].strip():
-            message = json.loads(line[5:])
-            if message.get("id") == want_id:
-                return message
-    raise RuntimeError(f"no answer to {want_id}: {response.text!r}")
-
-
 def seen(result):
     """What the upstream's trace tool returned."""
     return json.loads(result["content"][0]["text"])
 
 
 async def session_calls(url, tool):
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx.AsyncClient(timeout=60) as h:
-        init = {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "trace-client", "version": "1"}}
-        r = await h.post(url, headers=headers,
-                         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-        answer(r, 1)
-        headers["mcp-session-id"] = r.headers["mcp-session-id"]
-        headers["mcp-protocol-version"] = "2025-11-25"
-        await h.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        headers = await open_session(h, url, "trace-client")
 
         async def call(n, extra_headers, meta):
             params = {"name": tool, "arguments": {}}

@@ -4,7 +4,6 @@
 //! two processes on one file cannot both win.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -13,13 +12,13 @@ use super::backend::ApprovalBackend;
 use super::decide::{check_approval, check_open, grant_row, not_found};
 use super::schema::{self, APPROVAL_COLUMNS, GRANT_COLUMNS, RawApproval, RawGrant};
 use super::{ApprovalRequest, ApprovalStatus, Decision, Grant, NewApproval};
-use crate::db::open_db;
+use crate::db::{SharedConn, open_db};
 use crate::{StoreError, StoreResult};
 
 /// The approval tables of one SQLite database.
 #[derive(Clone)]
 pub struct SqliteApprovals {
-    conn: Arc<Mutex<Connection>>,
+    conn: SharedConn,
 }
 
 impl SqliteApprovals {
@@ -28,29 +27,9 @@ impl SqliteApprovals {
         let conn = open_db(db)?;
         schema::create_tables(&conn)?;
         Ok(SqliteApprovals {
-            conn: Arc::new(Mutex::new(conn)),
+            conn: SharedConn::new(conn),
         })
     }
-
-    /// Runs `work` on the connection, on the blocking pool.
-    async fn run<T, F>(&self, work: F) -> StoreResult<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
-    {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || work(&mut lock(&conn)))
-            .await
-            .map_err(|e| {
-                StoreError::Unavailable(format!("the approval database task failed: {e}"))
-            })?
-    }
-}
-
-/// A poisoned lock only means another thread panicked mid-call; SQLite rolled back its
-/// unfinished transaction, so the connection is still usable.
-fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]
@@ -61,34 +40,37 @@ impl ApprovalBackend for SqliteApprovals {
         let arguments = serde_json::to_string(new.arguments.as_value())
             .map_err(|e| StoreError::Corrupt(format!("approval arguments are not JSON: {e}")))?;
         let (id, new) = (id.to_owned(), new.clone());
-        self.run(move |conn| {
-            let inserted = conn.execute(
-                "INSERT INTO approvals (id, created_at_ms, expires_at_ms, status, principal, \
+        self.conn
+            .run("approval", move |conn| {
+                let inserted = conn.execute(
+                    "INSERT INTO approvals (id, created_at_ms, expires_at_ms, status, principal, \
                  session, role, tool, risk, args_hash, arguments, requires_confirmation) \
                  VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
                  ON CONFLICT (id) DO NOTHING",
-                params![
-                    id,
-                    now_ms,
-                    expires,
-                    new.principal,
-                    new.session,
-                    new.role,
-                    new.tool,
-                    new.risk.as_str(),
-                    new.args_hash,
-                    arguments,
-                    new.requires_confirmation,
-                ],
-            )?;
-            Ok(inserted == 1)
-        })
-        .await
+                    params![
+                        id,
+                        now_ms,
+                        expires,
+                        new.principal,
+                        new.session,
+                        new.role,
+                        new.tool,
+                        new.risk.as_str(),
+                        new.args_hash,
+                        arguments,
+                        new.requires_confirmation,
+                    ],
+                )?;
+                Ok(inserted == 1)
+            })
+            .await
     }
 
     async fn get(&self, id: &str, now_ms: u64) -> StoreResult<Option<ApprovalRequest>> {
         let id = id.to_owned();
-        self.run(move |conn| load(conn, &id, now_ms)).await
+        self.conn
+            .run("approval", move |conn| load(conn, &id, now_ms))
+            .await
     }
 
     async fn find_latest(
@@ -99,21 +81,22 @@ impl ApprovalBackend for SqliteApprovals {
         now_ms: u64,
     ) -> StoreResult<Option<ApprovalRequest>> {
         let key = (principal.to_owned(), tool.to_owned(), args_hash.to_owned());
-        self.run(move |conn| {
-            let raw = conn
-                .query_row(
-                    &format!(
-                        "SELECT {APPROVAL_COLUMNS} FROM approvals \
+        self.conn
+            .run("approval", move |conn| {
+                let raw = conn
+                    .query_row(
+                        &format!(
+                            "SELECT {APPROVAL_COLUMNS} FROM approvals \
                          WHERE principal = ?1 AND tool = ?2 AND args_hash = ?3 AND consumed = 0 \
                          ORDER BY created_at_ms DESC, rowid DESC LIMIT 1"
-                    ),
-                    params![key.0, key.1, key.2],
-                    RawApproval::from_row,
-                )
-                .optional()?;
-            raw.map(|r| r.into_request(now_ms)).transpose()
-        })
-        .await
+                        ),
+                        params![key.0, key.1, key.2],
+                        RawApproval::from_row,
+                    )
+                    .optional()?;
+                raw.map(|r| r.into_request(now_ms)).transpose()
+            })
+            .await
     }
 
     async fn list(
@@ -124,71 +107,76 @@ impl ApprovalBackend for SqliteApprovals {
     ) -> StoreResult<Vec<ApprovalRequest>> {
         let filter = status_filter(status);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.run(move |conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE {filter} \
+        self.conn
+            .run("approval", move |conn| {
+                let mut stmt = conn.prepare(&format!(
+                    "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE {filter} \
                  ORDER BY created_at_ms DESC, rowid DESC LIMIT ?2"
-            ))?;
-            let rows = stmt.query_map(params![now_ms, limit], RawApproval::from_row)?;
-            rows.map(|raw| raw?.into_request(now_ms)).collect()
-        })
-        .await
+                ))?;
+                let rows = stmt.query_map(params![now_ms, limit], RawApproval::from_row)?;
+                rows.map(|raw| raw?.into_request(now_ms)).collect()
+            })
+            .await
     }
 
     async fn consume(&self, id: &str, now_ms: u64) -> StoreResult<bool> {
         let id = id.to_owned();
-        self.run(move |conn| {
-            let changed = conn.execute(
-                "UPDATE approvals SET consumed = 1 \
+        self.conn
+            .run("approval", move |conn| {
+                let changed = conn.execute(
+                    "UPDATE approvals SET consumed = 1 \
                  WHERE id = ?1 AND status = 'approved' AND consumed = 0",
-                params![id],
-            )?;
-            if changed == 1 {
-                return Ok(true);
-            }
-            super::decide::consumed_or_why(&id, load(conn, &id, now_ms)?)
-        })
-        .await
+                    params![id],
+                )?;
+                if changed == 1 {
+                    return Ok(true);
+                }
+                super::decide::consumed_or_why(&id, load(conn, &id, now_ms)?)
+            })
+            .await
     }
 
     async fn retire(&self, id: &str, now_ms: u64) -> StoreResult<bool> {
         let id = id.to_owned();
-        self.run(move |conn| {
-            let changed = conn.execute(
-                "UPDATE approvals SET consumed = 1, \
+        self.conn
+            .run("approval", move |conn| {
+                let changed = conn.execute(
+                    "UPDATE approvals SET consumed = 1, \
                    status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END \
                  WHERE id = ?1 AND consumed = 0 AND (status IN ('denied', 'expired') \
                    OR (status = 'pending' AND expires_at_ms <= ?2))",
-                params![id, now_ms],
-            )?;
-            Ok(changed == 1)
-        })
-        .await
+                    params![id, now_ms],
+                )?;
+                Ok(changed == 1)
+            })
+            .await
     }
 
     async fn abandon(&self, id: &str, why: &str, now_ms: u64) -> StoreResult<bool> {
         let (id, why) = (id.to_owned(), why.to_owned());
-        self.run(move |conn| {
-            let changed = conn.execute(
-                "UPDATE approvals SET status = 'abandoned', consumed = 1, decided_at_ms = ?2, \
+        self.conn
+            .run("approval", move |conn| {
+                let changed = conn.execute(
+                    "UPDATE approvals SET status = 'abandoned', consumed = 1, decided_at_ms = ?2, \
                    reason = ?3 \
                  WHERE id = ?1 AND status = 'pending' AND consumed = 0 AND expires_at_ms > ?2",
-                params![id, now_ms, why],
-            )?;
-            Ok(changed == 1)
-        })
-        .await
+                    params![id, now_ms, why],
+                )?;
+                Ok(changed == 1)
+            })
+            .await
     }
 
     async fn expire_due(&self, now_ms: u64) -> StoreResult<usize> {
-        self.run(move |conn| {
-            Ok(conn.execute(
-                "UPDATE approvals SET status = 'expired' \
+        self.conn
+            .run("approval", move |conn| {
+                Ok(conn.execute(
+                    "UPDATE approvals SET status = 'expired' \
                  WHERE status = 'pending' AND expires_at_ms <= ?1",
-                params![now_ms],
-            )?)
-        })
-        .await
+                    params![now_ms],
+                )?)
+            })
+            .await
     }
 
     async fn decide(
@@ -198,7 +186,8 @@ impl ApprovalBackend for SqliteApprovals {
         now_ms: u64,
     ) -> StoreResult<ApprovalRequest> {
         let (id, decision) = (id.to_owned(), decision.clone());
-        self.run(move |conn| decide(conn, &id, &decision, now_ms))
+        self.conn
+            .run("approval", move |conn| decide(conn, &id, &decision, now_ms))
             .await
     }
 
@@ -209,36 +198,40 @@ impl ApprovalBackend for SqliteApprovals {
         tool: &str,
     ) -> StoreResult<Vec<Grant>> {
         let key = (principal.to_owned(), tool.to_owned(), session.to_owned());
-        self.run(move |conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {GRANT_COLUMNS} FROM approval_grants \
+        self.conn
+            .run("approval", move |conn| {
+                let mut stmt = conn.prepare(&format!(
+                    "SELECT {GRANT_COLUMNS} FROM approval_grants \
                  WHERE principal = ?1 AND tool = ?2 \
                    AND ((scope = 'session' AND session = ?3) OR scope = 'always') \
                  ORDER BY scope = 'session' DESC, id"
-            ))?;
-            let rows = stmt.query_map(params![key.0, key.1, key.2], RawGrant::from_row)?;
-            rows.map(|raw| raw?.into_grant()).collect()
-        })
-        .await
+                ))?;
+                let rows = stmt.query_map(params![key.0, key.1, key.2], RawGrant::from_row)?;
+                rows.map(|raw| raw?.into_grant()).collect()
+            })
+            .await
     }
 
     async fn list_grants(&self) -> StoreResult<Vec<Grant>> {
-        self.run(|conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {GRANT_COLUMNS} FROM approval_grants ORDER BY id"
-            ))?;
-            let rows = stmt.query_map([], RawGrant::from_row)?;
-            rows.map(|raw| raw?.into_grant()).collect()
-        })
-        .await
+        self.conn
+            .run("approval", |conn| {
+                let mut stmt = conn.prepare(&format!(
+                    "SELECT {GRANT_COLUMNS} FROM approval_grants ORDER BY id"
+                ))?;
+                let rows = stmt.query_map([], RawGrant::from_row)?;
+                rows.map(|raw| raw?.into_grant()).collect()
+            })
+            .await
     }
 
     async fn revoke_grant(&self, id: i64) -> StoreResult<bool> {
-        self.run(move |conn| {
-            let changed = conn.execute("DELETE FROM approval_grants WHERE id = ?1", params![id])?;
-            Ok(changed == 1)
-        })
-        .await
+        self.conn
+            .run("approval", move |conn| {
+                let changed =
+                    conn.execute("DELETE FROM approval_grants WHERE id = ?1", params![id])?;
+                Ok(changed == 1)
+            })
+            .await
     }
 }
 

@@ -3,13 +3,12 @@
 //! transaction on the blocking pool, so processes sharing the file cannot both take a key.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{IdempotencyBackend, IdempotentEntry, KeyRef, Reservation, TryClaim, decode};
-use crate::db::open_db;
+use crate::db::{SharedConn, open_db};
 use crate::{StoreError, StoreResult};
 
 const CREATE_TABLES: &str = "
@@ -35,7 +34,7 @@ CREATE TABLE IF NOT EXISTS idempotency_reservations (
 
 /// The idempotency tables of one SQLite database.
 pub struct SqliteIdempotency {
-    conn: Arc<Mutex<Connection>>,
+    conn: SharedConn,
 }
 
 impl SqliteIdempotency {
@@ -44,26 +43,9 @@ impl SqliteIdempotency {
         let conn = open_db(db)?;
         conn.execute_batch(CREATE_TABLES)?;
         Ok(SqliteIdempotency {
-            conn: Arc::new(Mutex::new(conn)),
+            conn: SharedConn::new(conn),
         })
     }
-
-    async fn run<T, F>(&self, work: F) -> StoreResult<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
-    {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || work(&mut lock(&conn)))
-            .await
-            .map_err(|e| {
-                StoreError::Unavailable(format!("the idempotency database task failed: {e}"))
-            })?
-    }
-}
-
-fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn load(conn: &Connection, key: &KeyRef) -> StoreResult<Option<IdempotentEntry>> {
@@ -109,7 +91,9 @@ fn insert_outcome(
 impl IdempotencyBackend for SqliteIdempotency {
     async fn get(&self, key: &KeyRef) -> StoreResult<Option<IdempotentEntry>> {
         let key = key.clone();
-        self.run(move |conn| load(conn, &key)).await
+        self.conn
+            .run("idempotency", move |conn| load(conn, &key))
+            .await
     }
 
     async fn put(
@@ -120,13 +104,14 @@ impl IdempotencyBackend for SqliteIdempotency {
         now_ms: u64,
     ) -> StoreResult<IdempotentEntry> {
         let (key, args_hash, outcome) = (key.clone(), args_hash.to_owned(), outcome.to_owned());
-        self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let entry = insert_outcome(&tx, &key, &args_hash, &outcome, now_ms)?;
-            tx.commit()?;
-            Ok(entry)
-        })
-        .await
+        self.conn
+            .run("idempotency", move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let entry = insert_outcome(&tx, &key, &args_hash, &outcome, now_ms)?;
+                tx.commit()?;
+                Ok(entry)
+            })
+            .await
     }
 
     async fn try_claim(
@@ -138,42 +123,43 @@ impl IdempotencyBackend for SqliteIdempotency {
         lease_until_ms: u64,
     ) -> StoreResult<TryClaim> {
         let (key, args_hash, owner) = (key.clone(), args_hash.to_owned(), owner.to_owned());
-        self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            if let Some(entry) = load(&tx, &key)? {
-                return Ok(TryClaim::Done(entry));
-            }
-            let held: Option<(String, String, u64)> = tx
-                .query_row(
-                    "SELECT owner, args_hash, lease_until_ms FROM idempotency_reservations \
+        self.conn
+            .run("idempotency", move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                if let Some(entry) = load(&tx, &key)? {
+                    return Ok(TryClaim::Done(entry));
+                }
+                let held: Option<(String, String, u64)> = tx
+                    .query_row(
+                        "SELECT owner, args_hash, lease_until_ms FROM idempotency_reservations \
                      WHERE principal = ?1 AND tool = ?2 AND key = ?3",
-                    params![key.principal, key.tool, key.key],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            if let Some((holder, hash, until)) = held
-                && holder != owner
-                && until > now_ms
-            {
-                return Ok(TryClaim::Held(hash));
-            }
-            tx.execute(
-                "INSERT OR REPLACE INTO idempotency_reservations \
+                        params![key.principal, key.tool, key.key],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )
+                    .optional()?;
+                if let Some((holder, hash, until)) = held
+                    && holder != owner
+                    && until > now_ms
+                {
+                    return Ok(TryClaim::Held(hash));
+                }
+                tx.execute(
+                    "INSERT OR REPLACE INTO idempotency_reservations \
                  (principal, tool, key, args_hash, owner, lease_until_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    key.principal,
-                    key.tool,
-                    key.key,
-                    args_hash,
-                    owner,
-                    lease_until_ms
-                ],
-            )?;
-            tx.commit()?;
-            Ok(TryClaim::Reserved)
-        })
-        .await
+                    params![
+                        key.principal,
+                        key.tool,
+                        key.key,
+                        args_hash,
+                        owner,
+                        lease_until_ms
+                    ],
+                )?;
+                tx.commit()?;
+                Ok(TryClaim::Reserved)
+            })
+            .await
     }
 
     async fn complete(
@@ -183,38 +169,42 @@ impl IdempotencyBackend for SqliteIdempotency {
         now_ms: u64,
     ) -> StoreResult<IdempotentEntry> {
         let (r, outcome) = (reservation.clone(), outcome.to_owned());
-        self.run(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let entry = insert_outcome(&tx, &r.key, &r.args_hash, &outcome, now_ms)?;
-            delete_reservation(&tx, &r)?;
-            tx.commit()?;
-            Ok(entry)
-        })
-        .await
+        self.conn
+            .run("idempotency", move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let entry = insert_outcome(&tx, &r.key, &r.args_hash, &outcome, now_ms)?;
+                delete_reservation(&tx, &r)?;
+                tx.commit()?;
+                Ok(entry)
+            })
+            .await
     }
 
     async fn release(&self, reservation: &Reservation) -> StoreResult<()> {
         let r = reservation.clone();
-        self.run(move |conn| delete_reservation(conn, &r)).await
+        self.conn
+            .run("idempotency", move |conn| delete_reservation(conn, &r))
+            .await
     }
 
     async fn renew(&self, reservation: &Reservation, lease_until_ms: u64) -> StoreResult<bool> {
         let r = reservation.clone();
-        self.run(move |conn| {
-            let changed = conn.execute(
-                "UPDATE idempotency_reservations SET lease_until_ms = ?5 \
+        self.conn
+            .run("idempotency", move |conn| {
+                let changed = conn.execute(
+                    "UPDATE idempotency_reservations SET lease_until_ms = ?5 \
                  WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND owner = ?4",
-                params![
-                    r.key.principal,
-                    r.key.tool,
-                    r.key.key,
-                    r.owner,
-                    lease_until_ms
-                ],
-            )?;
-            Ok(changed == 1)
-        })
-        .await
+                    params![
+                        r.key.principal,
+                        r.key.tool,
+                        r.key.key,
+                        r.owner,
+                        lease_until_ms
+                    ],
+                )?;
+                Ok(changed == 1)
+            })
+            .await
     }
 }
 
