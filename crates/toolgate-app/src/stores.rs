@@ -10,8 +10,9 @@ use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
+use toolgate_store::credentials::{CredentialKey, PgCredentials};
 use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::pg::PgBackend;
+use toolgate_store::pg::{PgBackend, PgPool, migrate};
 use toolgate_store::results::ResultStore;
 use toolgate_store::{CredentialStore, PinStore};
 
@@ -136,16 +137,39 @@ pub fn open_audit(config: &Config) -> anyhow::Result<AuditLog> {
     })
 }
 
-/// The OAuth tokens of MCP servers (`mcp_credentials` in the store; files 0600).
+/// The OAuth tokens of MCP servers: `mcp_credentials` in the embedded store (files 0600), or
+/// in PostgreSQL encrypted under `TOOLGATE_CREDENTIALS_KEY` (shared by every replica). The
+/// pool connects on first use; the schema is the one the runtime (or
+/// [`ensure_schema`]) migrated.
 pub fn open_credentials(config: &Config) -> anyhow::Result<Arc<CredentialStore>> {
-    ensure_data_dir(config)?;
-    let store = CredentialStore::open(&config.db_path()).with_context(|| {
-        format!(
-            "cannot open the credential store in {}",
-            config.db_path().display()
-        )
-    })?;
-    Ok(Arc::new(store))
+    match config.store()? {
+        StoreLocation::Embedded => {
+            ensure_data_dir(config)?;
+            let store = CredentialStore::open(&config.db_path()).with_context(|| {
+                format!(
+                    "cannot open the credential store in {}",
+                    config.db_path().display()
+                )
+            })?;
+            Ok(Arc::new(store))
+        }
+        StoreLocation::Postgres(url) => {
+            let key = CredentialKey::from_env()?;
+            let backend = PgCredentials::new(PgPool::new(&url)?, key);
+            Ok(Arc::new(CredentialStore::with_backend(Arc::new(backend))))
+        }
+    }
+}
+
+/// Applies pending schema steps when the store is PostgreSQL (commands that use a store
+/// without opening the runtime).
+pub async fn ensure_schema(config: &Config) -> anyhow::Result<()> {
+    if let StoreLocation::Postgres(url) = config.store()? {
+        migrate::migrate(&PgPool::new(&url)?, false)
+            .await
+            .with_context(|| format!("migrating the store at {url}"))?;
+    }
+    Ok(())
 }
 
 /// The audit key's directory: `$TOOLGATE_KEY_DIR`, else `$XDG_CONFIG_HOME/toolgate/keys`,

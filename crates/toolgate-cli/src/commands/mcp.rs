@@ -37,7 +37,7 @@ pub async fn run(settings: &Config, cmd: McpCommand) -> anyhow::Result<i32> {
             scopes,
             no_browser,
         } => super::mcp_login::login(settings, &name, scopes, no_browser).await,
-        McpCommand::Logout { name } => super::mcp_login::logout(settings, &name),
+        McpCommand::Logout { name } => super::mcp_login::logout(settings, &name).await,
     }
 }
 

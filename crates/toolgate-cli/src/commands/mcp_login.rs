@@ -42,6 +42,7 @@ pub async fn login(
             "`{name}` has no `auth` table; add `auth = {{ type = \"oauth\" }}` to its [[mcp.servers]] entry (see docs/mcp-oauth.md)"
         ),
     };
+    toolgate_app::stores::ensure_schema(settings).await?;
     let store = open_credentials(settings)?;
     let ctx = AuthContext::new(settings.file.egress.clone(), store);
     let options = LoginOptions {
@@ -76,10 +77,12 @@ pub async fn login(
     Ok(0)
 }
 
-pub fn logout(settings: &Config, name: &str) -> anyhow::Result<i32> {
+pub async fn logout(settings: &Config, name: &str) -> anyhow::Result<i32> {
+    toolgate_app::stores::ensure_schema(settings).await?;
     let store = open_credentials(settings)?;
     let removed = store
         .delete(name, None)
+        .await
         .with_context(|| format!("forgetting the tokens of `{name}`"))?;
     if removed == 0 {
         crate::output::line(&format!("no tokens stored for `{name}`"));

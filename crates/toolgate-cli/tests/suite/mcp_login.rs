@@ -49,8 +49,8 @@ fn login_is_refused_with_what_to_do_before_any_request() {
     refused(&env, "inside", "allow_hosts");
 }
 
-#[test]
-fn logout_forgets_the_stored_tokens_of_that_server_only() {
+#[tokio::test]
+async fn logout_forgets_the_stored_tokens_of_that_server_only() {
     let env = Env::with_config(SERVERS);
     let run = env.run(&["mcp", "logout", "inside"]);
     run.assert_code(0);
@@ -67,6 +67,7 @@ fn logout_forgets_the_stored_tokens_of_that_server_only() {
             "client-1",
             &secret,
         )
+        .await
         .expect("save");
     store
         .save(
@@ -76,6 +77,7 @@ fn logout_forgets_the_stored_tokens_of_that_server_only() {
             "client-2",
             &secret,
         )
+        .await
         .expect("save");
     drop(store);
 
@@ -89,6 +91,7 @@ fn logout_forgets_the_stored_tokens_of_that_server_only() {
     let store = CredentialStore::open(&env.data.join("toolgate.db")).expect("store");
     let left: Vec<String> = store
         .list()
+        .await
         .expect("list")
         .into_iter()
         .map(|r| r.server)

@@ -71,12 +71,11 @@ fn store_error(e: impl std::fmt::Display) -> RmcpAuthError {
 #[async_trait]
 impl RmcpCredentialStore for StoredTokens {
     async fn load(&self) -> Result<Option<StoredCredentials>, RmcpAuthError> {
-        let this = self.clone();
-        let record =
-            tokio::task::spawn_blocking(move || this.store.load(&this.server, &this.resource))
-                .await
-                .map_err(store_error)?
-                .map_err(store_error)?;
+        let record = self
+            .store
+            .load(&self.server, &self.resource)
+            .await
+            .map_err(store_error)?;
         match record {
             None => Ok(None),
             Some(r) => serde_json::from_str(r.secret.expose())
@@ -92,26 +91,22 @@ impl RmcpCredentialStore for StoredTokens {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), RmcpAuthError> {
         let secret =
             CredentialSecret::new(serde_json::to_string(&credentials).map_err(store_error)?);
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            this.store.save(
-                &this.server,
-                &this.resource,
+        self.store
+            .save(
+                &self.server,
+                &self.resource,
                 credentials.issuer.as_deref(),
                 &credentials.client_id,
                 &secret,
             )
-        })
-        .await
-        .map_err(store_error)?
-        .map_err(store_error)
+            .await
+            .map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), RmcpAuthError> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || this.store.delete(&this.server, Some(&this.resource)))
+        self.store
+            .delete(&self.server, Some(&self.resource))
             .await
-            .map_err(store_error)?
             .map_err(store_error)
             .map(drop)
     }

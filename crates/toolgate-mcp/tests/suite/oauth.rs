@@ -256,7 +256,7 @@ async fn login_discovers_registers_with_pkce_and_the_token_reaches_the_server_un
     let shown = format!(
         "{outcome:?} {hub:?} {:?} {:?} {:?}",
         hub.status(),
-        s.store.list().unwrap(),
+        s.store.list().await.unwrap(),
         s.ctx
     );
     hub.shutdown().await;
@@ -306,7 +306,12 @@ async fn an_expired_token_is_refreshed_before_use_and_a_revoked_one_after_a_401(
         ["authorization_code", "refresh_token", "refresh_token"]
     );
     // The store holds the newest tokens (a restart goes on with them).
-    let stored = s.store.load(SERVER, &s.fake.mcp_url()).unwrap().unwrap();
+    let stored = s
+        .store
+        .load(SERVER, &s.fake.mcp_url())
+        .await
+        .unwrap()
+        .unwrap();
     let latest_access = s
         .fake
         .issued()
@@ -340,7 +345,7 @@ async fn a_redirect_with_another_state_is_refused_and_nothing_is_stored() {
             .any(|e| matches!(e, Event::Token { .. })),
         "no code was exchanged"
     );
-    assert_eq!(s.store.list().unwrap(), Vec::new());
+    assert_eq!(s.store.list().await.unwrap(), Vec::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -364,7 +369,7 @@ async fn a_redirect_naming_another_issuer_is_refused() {
             .any(|e| matches!(e, Event::Token { .. })),
         "no code was exchanged"
     );
-    assert_eq!(s.store.list().unwrap(), Vec::new());
+    assert_eq!(s.store.list().await.unwrap(), Vec::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -443,7 +448,12 @@ async fn the_client_credentials_grant_needs_no_login() {
         }
     );
     assert_eq!(mcp_tokens(&events), vec![1]);
-    let stored = s.store.load(SERVER, &s.fake.mcp_url()).unwrap().unwrap();
+    let stored = s
+        .store
+        .load(SERVER, &s.fake.mcp_url())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.client_id, CC_CLIENT);
     assert!(
         !stored.secret.expose().contains(CC_SECRET),

@@ -41,6 +41,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the cluster's audit log: a chain per writer, MACed heads",
         sql: include_str!("migrations/0004_audit.sql"),
     },
+    Migration {
+        version: 5,
+        name: "MCP OAuth credentials, encrypted",
+        sql: include_str!("migrations/0005_mcp_credentials.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

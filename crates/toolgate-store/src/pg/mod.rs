@@ -328,6 +328,17 @@ impl PgBackend {
         )))
     }
 
+    /// The MCP OAuth credentials of this database, encrypted under `key`.
+    pub fn credentials(
+        &self,
+        key: Option<crate::credentials::CredentialKey>,
+    ) -> crate::CredentialStore {
+        crate::CredentialStore::with_backend(Arc::new(crate::credentials::PgCredentials::new(
+            self.pool.clone(),
+            key,
+        )))
+    }
+
     /// The MCP session states of this database.
     pub fn sessions(&self) -> crate::sessions::PgSessions {
         crate::sessions::PgSessions::new(self.pool.clone())

@@ -5,7 +5,7 @@
 
 use tokio_util::sync::CancellationToken;
 use toolgate_store::pg::{PgBackend, PgUrl};
-use toolgate_store::{ApprovalStore, IdempotencyStore, ResultStore};
+use toolgate_store::{ApprovalStore, CredentialStore, IdempotencyStore, ResultStore};
 use toolgate_testkit::pg::Scratch;
 
 use super::approval_fixtures::TestClock;
@@ -39,6 +39,18 @@ impl Backend {
         match self {
             Backend::Sqlite(dir) => ResultStore::open(&dir.path().join("results")).unwrap(),
             Backend::Postgres(scratch) => pg(scratch).await.results(),
+        }
+    }
+
+    /// The MCP credentials (encrypted under a test key in PostgreSQL).
+    pub(crate) async fn credentials(&self) -> CredentialStore {
+        match self {
+            Backend::Sqlite(dir) => CredentialStore::open(&dir.path().join("toolgate.db")).unwrap(),
+            Backend::Postgres(scratch) => {
+                let key =
+                    toolgate_store::credentials::CredentialKey::parse(&"5a".repeat(32)).unwrap();
+                pg(scratch).await.credentials(Some(key))
+            }
         }
     }
 
