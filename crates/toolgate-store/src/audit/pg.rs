@@ -103,6 +103,7 @@ impl PgAudit {
                 hash: GENESIS_HASH.to_owned(),
             },
             failed: None,
+            stale: false,
         };
         tokio::spawn(writer.run(rx));
         Ok(PgAudit { tx, chain, pool })
@@ -167,6 +168,9 @@ struct Writer {
     tip: Tip,
     /// The failure of a buffered batch, for the next flush.
     failed: Option<String>,
+    /// A batch failed: whether it committed is unknown (the connection may have dropped after
+    /// the commit was sent), so the head is read back before the next batch.
+    stale: bool,
 }
 
 struct Row {
@@ -208,6 +212,36 @@ impl Writer {
     }
 
     async fn commit(&mut self, batch: Vec<Pending>) {
+        if self.stale {
+            match self.reload_tip().await {
+                // Only forward: a head ahead of ours is our own batch that committed after
+                // all; a head behind it (or another hash at our seq) was moved by someone
+                // else, and writing on from there would bury what was removed.
+                Ok(tip)
+                    if tip.seq > self.tip.seq
+                        || (tip.seq == self.tip.seq && tip.hash == self.tip.hash) =>
+                {
+                    self.tip = tip;
+                    self.stale = false;
+                }
+                Ok(tip) => {
+                    let why = format!(
+                        "the head of audit chain {} was moved back (to seq {}, from {}): records \
+                         may have been removed; nothing more is written to it — run \
+                         `toolgate audit verify` and restart this replica",
+                        self.chain, tip.seq, self.tip.seq
+                    );
+                    tracing::error!(chain = %self.chain, "{why}");
+                    self.refuse(batch, &why);
+                    return;
+                }
+                Err(e) => {
+                    let why = format!("the audit log could not be written to PostgreSQL: {e}");
+                    self.refuse(batch, &why);
+                    return;
+                }
+            }
+        }
         let mut tip = self.tip.clone();
         let mut rows = Vec::with_capacity(batch.len());
         let mut acks = Vec::with_capacity(batch.len());
@@ -239,6 +273,7 @@ impl Writer {
             }
             Err(e) => {
                 tracing::warn!(chain = %self.chain, error = %e, "audit records could not be committed");
+                self.stale = true;
                 let why = format!("the audit log could not be written to PostgreSQL: {e}");
                 let mut unacknowledged = false;
                 for (_, ack) in acks {
@@ -254,6 +289,40 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// Tells every caller of `batch` it failed (`why`), without trying to write it.
+    fn refuse(&mut self, batch: Vec<Pending>, why: &str) {
+        let mut unacknowledged = false;
+        for (_, _, ack) in batch {
+            match ack {
+                Some(ack) => {
+                    let _ = ack.send(Err(StoreError::Unavailable(why.to_owned())));
+                }
+                None => unacknowledged = true,
+            }
+        }
+        if unacknowledged {
+            self.failed = Some(why.to_owned());
+        }
+    }
+
+    /// The chain's head as committed: where to go on after a batch of unknown fate.
+    async fn reload_tip(&self) -> StoreResult<Tip> {
+        let row = self
+            .pool
+            .get()
+            .await?
+            .query_one(
+                "SELECT head_seq, head_hash FROM audit_chains WHERE chain = $1",
+                &[&self.chain],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(Tip {
+            seq: from_ms(row.get(0)),
+            hash: row.get(1),
+        })
     }
 
     /// One transaction: the rows, and the chain's head moved to `tip` — only from where this

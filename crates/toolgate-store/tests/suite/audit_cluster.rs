@@ -265,3 +265,53 @@ async fn an_export_verifies_and_a_line_removed_from_it_does_not() {
     let (h, r) = cluster::read_export(&file).unwrap().unwrap();
     assert!(!cluster::check(&h, &r, Some(&c.key)).ok());
 }
+
+/// A lost batch (the table gone for a while, as during a failover) fails its callers; the
+/// writer then reads its head back and goes on, and the chain verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_writer_goes_on_after_a_failed_batch() {
+    let c = Cluster::new().await;
+    let log = c.log().await;
+    assert_eq!(log.append(record(1, "alice")).await.unwrap(), 1);
+    c.sql("ALTER TABLE audit_records RENAME TO audit_records_away")
+        .await;
+    assert!(log.append(record(2, "alice")).await.is_err());
+    c.sql("ALTER TABLE audit_records_away RENAME TO audit_records")
+        .await;
+    assert_eq!(log.append(record(3, "alice")).await.unwrap(), 2);
+    assert!(c.verify().await.ok());
+}
+
+/// Someone cuts the newest records and sets the head back to an earlier, validly MACed one:
+/// the writer's next batch fails, and it refuses to write on from the moved head (which
+/// would bury the cut under new records) — the cut stays visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_moved_back_is_not_written_over() {
+    let c = Cluster::new().await;
+    let log = c.log().await;
+    for n in 0..5 {
+        log.append(record(n, "alice")).await.unwrap();
+    }
+    let (heads, records) = pg::dump(&c.backend.pool).await.unwrap();
+    let chain = &heads[0].chain;
+    let line3 = &records.iter().find(|(_, seq, _)| *seq == 3).unwrap().2;
+    let hash3 = &line3[9..73];
+    c.sql(&format!(
+        "DELETE FROM audit_records WHERE chain = '{chain}' AND seq > 3; \
+         UPDATE audit_chains SET head_seq = 3, head_hash = '{hash3}' WHERE chain = '{chain}'"
+    ))
+    .await;
+    assert!(
+        log.append(record(9, "alice")).await.is_err(),
+        "the stale head refuses"
+    );
+    let again = log
+        .append(record(10, "alice"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(again.contains("moved back"), "{again}");
+    // Still nothing written over the cut: seq 4 and 5 stay missing.
+    let (_, records) = pg::dump(&c.backend.pool).await.unwrap();
+    assert_eq!(records.len(), 3);
+}
