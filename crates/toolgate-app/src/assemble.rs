@@ -75,7 +75,7 @@ pub async fn open_gateway(
     ensure_data_dir(config)?;
     let shared = open_shared(config).await?;
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
-    let catalog = Arc::new(Catalog::new().with_pins(Arc::new(open_pins(config)?)));
+    let catalog = Arc::new(Catalog::new().with_pins(open_pins(config)?));
     catalog
         .register_many(workspace_tools(config)?)
         .context("registering the built-in tools")?;

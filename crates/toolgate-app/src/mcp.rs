@@ -107,7 +107,7 @@ pub async fn start_mcp(
     let hub = spawn_mcp(config, gateway, which)?;
     if let Some(hub) = &hub {
         hub.settled().await;
-        gateway.catalog().recheck_quarantined();
+        gateway.catalog().recheck_quarantined().await;
     }
     Ok(hub)
 }
@@ -132,7 +132,7 @@ pub fn watch_quarantine(hub: &McpHub, catalog: Arc<Catalog>) -> tokio::task::Joi
                 },
                 _ = tick.tick() => {}
             }
-            for name in catalog.recheck_quarantined() {
+            for name in catalog.recheck_quarantined().await {
                 tracing::info!(tool = %name, "changed definition approved; the tool is callable again");
             }
         }

@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
+use toolgate_registry::PinBook;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
 use toolgate_store::credentials::{CredentialKey, PgCredentials};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::pg::{PgBackend, PgPool, migrate};
+use toolgate_store::pins::PgPins;
 use toolgate_store::results::ResultStore;
 use toolgate_store::{CredentialStore, PinStore};
 
@@ -109,15 +111,23 @@ pub async fn open_approvals(config: &Config) -> anyhow::Result<ApprovalStore> {
     Ok(open_shared(config).await?.approvals)
 }
 
-/// The pinned tool definitions (R-REG-5), in the same database as the approvals.
-pub fn open_pins(config: &Config) -> anyhow::Result<PinStore> {
-    ensure_data_dir(config)?;
-    PinStore::open(&config.db_path()).with_context(|| {
-        format!(
-            "cannot open the pinned tool definitions in {}",
-            config.db_path().display()
-        )
-    })
+/// The pinned tool definitions (R-REG-5): `tool_pins` in the embedded database, or in
+/// PostgreSQL where every replica shares them (the pool connects on first use; the schema
+/// is the one the runtime, or [`ensure_schema`], migrated).
+pub fn open_pins(config: &Config) -> anyhow::Result<Arc<dyn PinBook>> {
+    match config.store()? {
+        StoreLocation::Embedded => {
+            ensure_data_dir(config)?;
+            let store = PinStore::open(&config.db_path()).with_context(|| {
+                format!(
+                    "cannot open the pinned tool definitions in {}",
+                    config.db_path().display()
+                )
+            })?;
+            Ok(Arc::new(store))
+        }
+        StoreLocation::Postgres(url) => Ok(Arc::new(PgPins::new(PgPool::new(&url)?))),
+    }
 }
 
 pub fn open_audit(config: &Config) -> anyhow::Result<AuditLog> {

@@ -355,7 +355,8 @@ fn console_shows_pins_and_federated_mcp_servers() {
     )
     .with_source("mcp:py");
     let pins = toolgate_store::PinStore::open(&data.join("toolgate.db")).expect("pin store");
-    toolgate_registry::PinBook::observe(&pins, &earlier).expect("pin the earlier definition");
+    pins.observe_spec(&earlier)
+        .expect("pin the earlier definition");
     drop(pins);
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()

@@ -235,7 +235,7 @@ impl McpServer {
                         peer: conn.service.peer().clone(),
                         lost: lost.clone(),
                     });
-                    self.install(&catalog, &defs);
+                    self.install(&catalog, &defs).await;
                     self.link.set_offers(offers);
                     self.resubscribe(conn.service.peer()).await;
                     self.set_state(ServerState::Ready);
@@ -458,7 +458,7 @@ impl McpServer {
             }
         }
         match tokio::time::timeout(self.config.startup_timeout, list_tools(peer)).await {
-            Ok(Ok(defs)) => self.install(catalog, &defs),
+            Ok(Ok(defs)) => self.install(catalog, &defs).await,
             Ok(Err(e)) => {
                 tracing::warn!(server = %self.config.name, error = %e, "re-listing tools failed");
             }
@@ -469,7 +469,7 @@ impl McpServer {
     }
 
     /// Replaces this source's tools in the catalog and makes them callable.
-    fn install(&self, catalog: &Catalog, defs: &[rmcp::model::Tool]) {
+    async fn install(&self, catalog: &Catalog, defs: &[rmcp::model::Tool]) {
         let trust = Trust {
             trusted: self.config.trusted,
             overrides: &self.config.risk,
@@ -501,7 +501,7 @@ impl McpServer {
         let names: Vec<String> = named.iter().map(|(name, _)| name.clone()).collect();
         let dyn_tools: Vec<DynTool> = tools.into_iter().map(|t| Arc::new(t) as DynTool).collect();
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = dyn_tools;
-        for skipped in catalog.reload_source(self) {
+        for skipped in catalog.reload_source(self).await {
             tracing::warn!(server = %self.config.name, error = %skipped, "MCP tool not added to the catalog");
         }
         let task_only = crate::tool::task_only_reason(&self.config.name);

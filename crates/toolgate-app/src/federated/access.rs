@@ -100,8 +100,8 @@ impl Access {
     }
 
     /// [`Access::sees`], and the prompt's definition is the pinned one.
-    pub(super) fn sees_prompt(&self, who: &Requester, prompt: &ListedPrompt) -> bool {
-        self.sees(who, &prompt.target.key) && self.pins.check(prompt).is_ok()
+    pub(super) async fn sees_prompt(&self, who: &Requester, prompt: &ListedPrompt) -> bool {
+        self.sees(who, &prompt.target.key) && self.pins.check(prompt).await.is_ok()
     }
 
     /// The resource behind `uri` if the caller's role may see it.
@@ -158,7 +158,7 @@ impl Access {
         read: &Read,
     ) -> Result<(), ErrorData> {
         self.check(who, &prompt.target, read).await?;
-        if let Err(why) = self.pins.check(prompt) {
+        if let Err(why) = self.pins.check(prompt).await {
             let refusal = ErrorData::invalid_request(why, None);
             self.audit(who, read, Err((ErrorCode::Unavailable, &refusal)))
                 .await;

@@ -88,13 +88,12 @@ impl McpExtras for FederatedExtras {
     }
 
     async fn list_prompts(&self, who: &Requester) -> Result<ListPromptsResult, ErrorData> {
-        let prompts = self
-            .hub
-            .prompts()
-            .into_iter()
-            .filter(|p| self.access.sees_prompt(who, p))
-            .map(|p| p.prompt)
-            .collect();
+        let mut prompts = Vec::new();
+        for p in self.hub.prompts() {
+            if self.access.sees_prompt(who, &p).await {
+                prompts.push(p.prompt);
+            }
+        }
         Ok(private(ListPromptsResult::with_all_items(prompts), |r| {
             &mut r.cache_scope
         }))

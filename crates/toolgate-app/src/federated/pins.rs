@@ -37,7 +37,7 @@ impl PromptPins {
 
     /// Ok when the prompt's definition is the pinned one (or pinned now, on first sight);
     /// the quarantine reason otherwise.
-    pub(super) fn check(&self, prompt: &ListedPrompt) -> Result<(), String> {
+    pub(super) async fn check(&self, prompt: &ListedPrompt) -> Result<(), String> {
         let Some(book) = self.gateway.catalog().pins() else {
             return Ok(());
         };
@@ -47,7 +47,7 @@ impl PromptPins {
         if pinned().get(&spec.name) == Some(&hash) {
             return Ok(());
         }
-        match book.observe(&spec) {
+        match book.observe(&spec).await {
             Ok(PinVerdict::New | PinVerdict::Unchanged) => {
                 pinned().insert(spec.name.clone(), hash);
                 Ok(())

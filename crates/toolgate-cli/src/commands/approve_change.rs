@@ -17,9 +17,15 @@ use crate::user::local_user;
 use toolgate_app::Config;
 use toolgate_app::stores::open_pins;
 
-pub fn run(settings: &Config, name: &str, yes: bool, by: Option<String>) -> anyhow::Result<i32> {
+pub async fn run(
+    settings: &Config,
+    name: &str,
+    yes: bool,
+    by: Option<String>,
+) -> anyhow::Result<i32> {
+    toolgate_app::stores::ensure_schema(settings).await?;
     let pins = open_pins(settings)?;
-    let Some(record) = pins.record(name)? else {
+    let Some(record) = pins.get(name).await? else {
         bail!(
             "no definition of `{name}` is pinned: only tools of pinned sources (MCP servers) are \
              pinned, when first seen (see `toolgate tools list`)"
@@ -34,7 +40,8 @@ pub fn run(settings: &Config, name: &str, yes: bool, by: Option<String>) -> anyh
         );
     };
     let others: Vec<String> = pins
-        .records()?
+        .list()
+        .await?
         .into_iter()
         .map(|r| r.name)
         .filter(|n| n != name)
@@ -46,7 +53,8 @@ pub fn run(settings: &Config, name: &str, yes: bool, by: Option<String>) -> anyh
     }
     let by = by.unwrap_or_else(local_user);
     let pinned = pins
-        .approve(name, &seen.hash, &by)
+        .approve_change(name, &seen.hash, &by)
+        .await
         .with_context(|| format!("re-pinning `{name}`"))?;
     output::line(&format!(
         "re-pinned `{name}` to sha256:{} (approved by {by}); it is callable again once its \

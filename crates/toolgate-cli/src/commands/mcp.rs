@@ -469,7 +469,7 @@ async fn tools(settings: &Config, name: Option<&str>, json: bool) -> anyhow::Res
     runtime.shutdown().await?;
     let pins = open_pins(settings)?;
     // Tools of servers not started now are known by their pins.
-    let mut known: Vec<String> = pins.records()?.into_iter().map(|r| r.name).collect();
+    let mut known: Vec<String> = pins.list().await?.into_iter().map(|r| r.name).collect();
     known.extend(all.iter().map(|e| e.spec().name.clone()));
     known.sort();
     known.dedup();
@@ -488,7 +488,7 @@ async fn tools(settings: &Config, name: Option<&str>, json: bool) -> anyhow::Res
             .filter(|n| *n != spec.name)
             .collect();
         let flags = description_flags(spec, &others);
-        let record = pins.record(&spec.name)?;
+        let record = pins.get(&spec.name).await?;
         let pin = match &record {
             Some(r) if r.seen.is_some() => {
                 let parts: Vec<String> =

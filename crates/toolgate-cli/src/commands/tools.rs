@@ -24,7 +24,7 @@ fn availability(e: &Entry) -> String {
 
 pub async fn run(settings: &Config, cmd: ToolsCommand) -> anyhow::Result<i32> {
     if let ToolsCommand::ApproveChange { name, yes, by } = cmd {
-        return crate::commands::approve_change::run(settings, &name, yes, by);
+        return crate::commands::approve_change::run(settings, &name, yes, by).await;
     }
     if let ToolsCommand::Search(args) = cmd {
         return crate::commands::tools_search::run(settings, args).await;
@@ -124,7 +124,7 @@ async fn show(
             }
         }
         ToolsCommand::ApproveChange { name, yes, by } => {
-            return crate::commands::approve_change::run(settings, &name, yes, by);
+            return crate::commands::approve_change::run(settings, &name, yes, by).await;
         }
         // Answered by `run` before the catalog is listed.
         ToolsCommand::Search(_) => {}

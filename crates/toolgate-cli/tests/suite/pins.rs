@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolgate_protocol::ToolSpec;
-use toolgate_registry::{PinBook, PinRecord, definition_hash};
+use toolgate_registry::{PinRecord, definition_hash};
 use toolgate_store::PinStore;
 
 use super::harness::Env;
@@ -44,12 +44,14 @@ fn store(data: &Path, now: u64) -> PinStore {
 
 /// Pins v1, then sees v2 a minute later: `NAME` is quarantined.
 fn seed_changed(env: &Env) {
-    store(&env.data, PINNED_AT).observe(&v1()).unwrap();
-    store(&env.data, PINNED_AT + 60_000).observe(&v2()).unwrap();
+    store(&env.data, PINNED_AT).observe_spec(&v1()).unwrap();
+    store(&env.data, PINNED_AT + 60_000)
+        .observe_spec(&v2())
+        .unwrap();
 }
 
 fn record(env: &Env) -> Option<PinRecord> {
-    store(&env.data, 0).get(NAME).unwrap()
+    store(&env.data, 0).record(NAME).unwrap()
 }
 
 fn short(spec: &ToolSpec) -> String {

@@ -84,13 +84,13 @@ fn quarantined() -> CallError {
 async fn a_changed_definition_is_hidden_refused_audited_and_released_by_approval() {
     let (h, pins) = open(tempfile::tempdir().unwrap());
     let catalog = Arc::clone(h.gateway.catalog());
-    assert!(catalog.reload_source(&calc(HONEST)).is_empty());
+    assert!(catalog.reload_source(&calc(HONEST)).await.is_empty());
     let ok = h.call(ADD, json!({"a": 1})).await;
     assert_eq!(ok.data, Some(json!({"sum": 2})));
     assert!(exported(&h).contains(&ADD.to_owned()));
 
     // The server now describes the tool differently ("rug pull").
-    catalog.reload_source(&calc(POISONED));
+    catalog.reload_source(&calc(POISONED)).await;
     assert!(!exported(&h).contains(&ADD.to_owned()));
     let refused = h.call(ADD, json!({"a": 1})).await;
     assert_eq!(refused.error, Some(quarantined()));
@@ -121,10 +121,10 @@ async fn a_changed_definition_is_hidden_refused_audited_and_released_by_approval
     );
 
     // The operator reviews and approves (as `toolgate tools approve-change` does).
-    let seen = pins.get(ADD).unwrap().unwrap().seen.unwrap();
+    let seen = pins.get(ADD).await.unwrap().unwrap().seen.unwrap();
     assert_eq!(seen.hash, definition_hash(add(POISONED).spec()));
-    pins.approve_change(ADD, &seen.hash, "op").unwrap();
-    assert_eq!(catalog.recheck_quarantined(), vec![ADD.to_owned()]);
+    pins.approve_change(ADD, &seen.hash, "op").await.unwrap();
+    assert_eq!(catalog.recheck_quarantined().await, vec![ADD.to_owned()]);
     assert_eq!(code(&h.call(ADD, json!({"a": 1})).await), "ok");
     assert!(exported(&h).contains(&ADD.to_owned()));
 }
@@ -132,18 +132,22 @@ async fn a_changed_definition_is_hidden_refused_audited_and_released_by_approval
 #[tokio::test]
 async fn a_quarantine_survives_a_restart() {
     let (first, _) = open(tempfile::tempdir().unwrap());
-    first.gateway.catalog().reload_source(&calc(HONEST));
-    first.gateway.catalog().reload_source(&calc(POISONED));
+    first.gateway.catalog().reload_source(&calc(HONEST)).await;
+    first.gateway.catalog().reload_source(&calc(POISONED)).await;
     let Harness { dir, gateway, .. } = first;
     drop(gateway);
 
     let (second, _) = open(dir);
-    second.gateway.catalog().reload_source(&calc(POISONED));
+    second
+        .gateway
+        .catalog()
+        .reload_source(&calc(POISONED))
+        .await;
     assert_eq!(
         second.call(ADD, json!({"a": 1})).await.error,
         Some(quarantined())
     );
     // The honest definition is still the pinned one.
-    second.gateway.catalog().reload_source(&calc(HONEST));
+    second.gateway.catalog().reload_source(&calc(HONEST)).await;
     assert_eq!(code(&second.call(ADD, json!({"a": 1})).await), "ok");
 }

@@ -30,17 +30,17 @@ impl Catalog {
     /// tools (reload). Availability of tools that stay is kept, except that the pin book
     /// decides quarantine for pinned sources. Invalid or colliding tools are skipped and
     /// returned, never aborting the reload (R-REG-4).
-    pub fn reload_source(&self, source: &dyn ToolSource) -> Vec<CatalogError> {
+    pub async fn reload_source(&self, source: &dyn ToolSource) -> Vec<CatalogError> {
         let tools = source.tools();
         let source_name = source.name();
         let book = self.pins.as_ref().filter(|_| source.pinned());
-        let pins: BTreeMap<String, PinState> = match book {
-            Some(book) => entering(&self.current.load(), source_name, &tools)
-                .into_iter()
-                .map(|tool| (tool.spec().name.clone(), pin_state(&**book, tool)))
-                .collect(),
-            None => BTreeMap::new(),
-        };
+        let mut pins: BTreeMap<String, PinState> = BTreeMap::new();
+        if let Some(book) = book {
+            let snap = self.current.load_full();
+            for tool in entering(&snap, source_name, &tools) {
+                pins.insert(tool.spec().name.clone(), pin_state(&**book, tool).await);
+            }
+        }
         let mut skipped = Vec::new();
         self.update(|old| {
             skipped.clear();
@@ -95,20 +95,21 @@ impl Catalog {
     /// makes available those whose definition now matches their pin (after
     /// `toolgate tools approve-change`, possibly run by another process). Returns the names
     /// released, sorted.
-    pub fn recheck_quarantined(&self) -> Vec<String> {
+    pub async fn recheck_quarantined(&self) -> Vec<String> {
         let Some(book) = &self.pins else {
             return Vec::new();
         };
         let snap = self.current.load_full();
-        let trusted: Vec<(String, DynTool)> = snap
+        let mut trusted: Vec<(String, DynTool)> = Vec::new();
+        let quarantined = snap
             .entries()
             .filter(|e| matches!(e.availability, Availability::Quarantined(_)))
-            .filter(|e| snap.is_pinned(e))
-            .filter_map(|e| match pin_state(&**book, &e.tool) {
-                PinState::Trusted => Some((e.spec().name.clone(), Arc::clone(&e.tool))),
-                PinState::Quarantine(_) => None,
-            })
-            .collect();
+            .filter(|e| snap.is_pinned(e));
+        for e in quarantined {
+            if let PinState::Trusted = pin_state(&**book, &e.tool).await {
+                trusted.push((e.spec().name.clone(), Arc::clone(&e.tool)));
+            }
+        }
         let mut released = Vec::new();
         self.update(|old| {
             released.clear();
@@ -145,9 +146,9 @@ fn entering<'a>(snap: &Snapshot, source: &str, tools: &'a [DynTool]) -> Vec<&'a 
         .collect()
 }
 
-fn pin_state(book: &dyn PinBook, tool: &DynTool) -> PinState {
+async fn pin_state(book: &dyn PinBook, tool: &DynTool) -> PinState {
     let spec = tool.spec();
-    match book.observe(spec) {
+    match book.observe(spec).await {
         Ok(PinVerdict::New | PinVerdict::Unchanged) => PinState::Trusted,
         Ok(PinVerdict::Changed(change)) => {
             PinState::Quarantine(change.quarantine_reason(&spec.name))

@@ -50,23 +50,23 @@ fn duplicate_registration_is_all_or_nothing() {
     assert!(!c.has("c"));
 }
 
-#[test]
-fn reload_swaps_a_source_and_skips_collisions() {
+#[tokio::test]
+async fn reload_swaps_a_source_and_skips_collisions() {
     let c = Catalog::new();
     c.register(tool("shared", "builtin")).unwrap();
     let v1 = StaticSource::new("mcp:s", vec![tool("x", "mcp:s"), tool("shared", "mcp:s")]);
-    let skipped = c.reload_source(&v1);
+    let skipped = c.reload_source(&v1).await;
     assert_eq!(skipped, vec![CatalogError::Duplicate("shared".into())]);
     assert!(c.has("x"));
     c.set_availability("x", Availability::Unavailable("down".into()));
     let v2 = StaticSource::new("mcp:s", vec![tool("x", "mcp:s"), tool("y", "mcp:s")]);
-    assert!(c.reload_source(&v2).is_empty());
+    assert!(c.reload_source(&v2).await.is_empty());
     assert_eq!(
         c.get("x").map(|e| e.availability),
         Some(Availability::Unavailable("down".into()))
     );
     let v3 = StaticSource::new("mcp:s", vec![]);
-    c.reload_source(&v3);
+    c.reload_source(&v3).await;
     assert!(!c.has("x") && !c.has("y") && c.has("shared"));
 }
 
@@ -139,14 +139,14 @@ fn availability(c: &Catalog, name: &str) -> Option<Availability> {
     c.get(name).map(|e| e.availability)
 }
 
-#[test]
-fn a_changed_definition_is_quarantined_until_approved() {
+#[tokio::test]
+async fn a_changed_definition_is_quarantined_until_approved() {
     let pins = book();
     let c = Catalog::new().with_pins(pins.clone());
-    assert!(c.reload_source(&calc(vec![add_v1()])).is_empty());
+    assert!(c.reload_source(&calc(vec![add_v1()])).await.is_empty());
     assert_eq!(availability(&c, ADD), Some(Availability::Available));
 
-    assert!(c.reload_source(&calc(vec![add_v2()])).is_empty());
+    assert!(c.reload_source(&calc(vec![add_v2()])).await.is_empty());
     assert_eq!(availability(&c, ADD), Some(changed_reason()));
     assert_eq!(c.export(ExportFormat::Anthropic, |_| true), json!([]));
 
@@ -155,75 +155,78 @@ fn a_changed_definition_is_quarantined_until_approved() {
     assert_eq!(availability(&c, ADD), Some(changed_reason()));
     assert!(c.set_availability(ADD, Availability::Available));
     assert_eq!(availability(&c, ADD), Some(changed_reason()));
-    c.reload_source(&calc(vec![add_v2()]));
+    c.reload_source(&calc(vec![add_v2()])).await;
     assert_eq!(availability(&c, ADD), Some(changed_reason()));
 
     // A restart with the same (persistent) pin book sees the same change.
     let restarted = Catalog::new().with_pins(pins.clone());
-    restarted.reload_source(&calc(vec![add_v2()]));
+    restarted.reload_source(&calc(vec![add_v2()])).await;
     assert_eq!(availability(&restarted, ADD), Some(changed_reason()));
-    assert_eq!(c.recheck_quarantined(), Vec::<String>::new());
+    assert_eq!(c.recheck_quarantined().await, Vec::<String>::new());
 
     let seen = crate::definition_hash(add_v2().spec());
-    pins.approve_change(ADD, &seen, "op").unwrap();
-    assert_eq!(c.recheck_quarantined(), vec![ADD.to_owned()]);
+    pins.approve_change(ADD, &seen, "op").await.unwrap();
+    assert_eq!(c.recheck_quarantined().await, vec![ADD.to_owned()]);
     assert_eq!(availability(&c, ADD), Some(Availability::Available));
-    restarted.reload_source(&calc(vec![add_v2()]));
+    restarted.reload_source(&calc(vec![add_v2()])).await;
     assert_eq!(availability(&restarted, ADD), Some(Availability::Available));
 }
 
-#[test]
-fn reverting_to_the_pinned_definition_lifts_the_quarantine() {
+#[tokio::test]
+async fn reverting_to_the_pinned_definition_lifts_the_quarantine() {
     let pins = book();
     let c = Catalog::new().with_pins(pins.clone());
-    c.reload_source(&calc(vec![add_v1()]));
-    c.reload_source(&calc(vec![add_v2()]));
+    c.reload_source(&calc(vec![add_v1()])).await;
+    c.reload_source(&calc(vec![add_v2()])).await;
     assert_eq!(availability(&c, ADD), Some(changed_reason()));
-    c.reload_source(&calc(vec![add_v1()]));
+    c.reload_source(&calc(vec![add_v1()])).await;
     assert_eq!(availability(&c, ADD), Some(Availability::Available));
-    assert_eq!(pins.get(ADD).unwrap().map(|r| r.seen), Some(None));
+    assert_eq!(pins.get(ADD).await.unwrap().map(|r| r.seen), Some(None));
 }
 
-#[test]
-fn an_unchanged_tool_keeps_its_unavailability() {
+#[tokio::test]
+async fn an_unchanged_tool_keeps_its_unavailability() {
     let c = Catalog::new().with_pins(book());
-    c.reload_source(&calc(vec![add_v1()]));
+    c.reload_source(&calc(vec![add_v1()])).await;
     c.set_availability(ADD, Availability::Unavailable("server down".into()));
-    c.reload_source(&calc(vec![add_v1()]));
+    c.reload_source(&calc(vec![add_v1()])).await;
     assert_eq!(
         availability(&c, ADD),
         Some(Availability::Unavailable("server down".into()))
     );
 }
 
-#[test]
-fn only_pinned_sources_in_a_catalog_with_a_pin_book_are_pinned() {
+#[tokio::test]
+async fn only_pinned_sources_in_a_catalog_with_a_pin_book_are_pinned() {
     let pins = book();
     let c = Catalog::new().with_pins(pins.clone());
     c.reload_source(&StaticSource::new(
         "builtin",
         vec![tool("read_file", "builtin")],
-    ));
-    assert_eq!(pins.list().unwrap(), vec![]);
+    ))
+    .await;
+    assert_eq!(pins.list().await.unwrap(), vec![]);
 
     let unpinned = Catalog::new();
-    unpinned.reload_source(&calc(vec![add_v1()]));
-    unpinned.reload_source(&calc(vec![add_v2()]));
+    unpinned.reload_source(&calc(vec![add_v1()])).await;
+    unpinned.reload_source(&calc(vec![add_v2()])).await;
     assert_eq!(availability(&unpinned, ADD), Some(Availability::Available));
-    assert_eq!(unpinned.recheck_quarantined(), Vec::<String>::new());
+    assert_eq!(unpinned.recheck_quarantined().await, Vec::<String>::new());
 }
 
-#[test]
-fn a_colliding_tool_neither_pins_nor_quarantines_the_other_tool() {
+#[tokio::test]
+async fn a_colliding_tool_neither_pins_nor_quarantines_the_other_tool() {
     let pins = book();
     let c = Catalog::new().with_pins(pins.clone());
     c.register(tool(ADD, "builtin")).unwrap();
-    let skipped = c.reload_source(&calc(vec![
-        add_v2(),
-        described("mcp__calc__sub", "Subtracts."),
-    ]));
+    let skipped = c
+        .reload_source(&calc(vec![
+            add_v2(),
+            described("mcp__calc__sub", "Subtracts."),
+        ]))
+        .await;
     assert_eq!(skipped, vec![CatalogError::Duplicate(ADD.into())]);
-    assert_eq!(pins.get(ADD).unwrap(), None);
+    assert_eq!(pins.get(ADD).await.unwrap(), None);
     assert_eq!(availability(&c, ADD), Some(Availability::Available));
     assert_eq!(
         availability(&c, "mcp__calc__sub"),
@@ -233,28 +236,31 @@ fn a_colliding_tool_neither_pins_nor_quarantines_the_other_tool() {
 
 struct BrokenBook;
 
+#[async_trait::async_trait]
 impl PinBook for BrokenBook {
-    fn observe(&self, _spec: &ToolSpec) -> Result<PinVerdict, PinError> {
+    async fn observe(&self, _spec: &ToolSpec) -> Result<PinVerdict, PinError> {
         Err(PinError::Storage("database is locked".into()))
     }
-    fn get(&self, _name: &str) -> Result<Option<PinRecord>, PinError> {
+    async fn get(&self, _name: &str) -> Result<Option<PinRecord>, PinError> {
         Err(PinError::Storage("database is locked".into()))
     }
-    fn list(&self) -> Result<Vec<PinRecord>, PinError> {
+    async fn list(&self) -> Result<Vec<PinRecord>, PinError> {
         Err(PinError::Storage("database is locked".into()))
     }
-    fn approve_change(&self, _: &str, _: &str, _: &str) -> Result<PinRecord, PinError> {
+    async fn approve_change(&self, _: &str, _: &str, _: &str) -> Result<PinRecord, PinError> {
         Err(PinError::Storage("database is locked".into()))
     }
 }
 
-#[test]
-fn a_pin_book_failure_quarantines_every_tool_without_aborting_the_reload() {
+#[tokio::test]
+async fn a_pin_book_failure_quarantines_every_tool_without_aborting_the_reload() {
     let c = Catalog::new().with_pins(Arc::new(BrokenBook));
-    let skipped = c.reload_source(&calc(vec![
-        add_v1(),
-        described("mcp__calc__sub", "Subtracts."),
-    ]));
+    let skipped = c
+        .reload_source(&calc(vec![
+            add_v1(),
+            described("mcp__calc__sub", "Subtracts."),
+        ]))
+        .await;
     assert_eq!(skipped, vec![]);
     let reason = Availability::Quarantined(
         "its definition could not be checked against its pin (the pin book failed: database \

@@ -48,8 +48,9 @@ impl MemoryPinBook {
     }
 }
 
+#[async_trait::async_trait]
 impl PinBook for MemoryPinBook {
-    fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError> {
+    async fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError> {
         let now = (self.clock)();
         let mut records = self.records();
         let out = observe(records.get(&spec.name), spec, now);
@@ -59,15 +60,20 @@ impl PinBook for MemoryPinBook {
         Ok(out.verdict)
     }
 
-    fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError> {
+    async fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError> {
         Ok(self.records().get(name).cloned())
     }
 
-    fn list(&self) -> Result<Vec<PinRecord>, PinError> {
+    async fn list(&self) -> Result<Vec<PinRecord>, PinError> {
         Ok(self.records().values().cloned().collect())
     }
 
-    fn approve_change(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError> {
+    async fn approve_change(
+        &self,
+        name: &str,
+        seen_hash: &str,
+        by: &str,
+    ) -> Result<PinRecord, PinError> {
         let now = (self.clock)();
         let mut records = self.records();
         let record = approve(records.get(name).cloned(), name, seen_hash, by, now)?;

@@ -159,20 +159,26 @@ pub enum PinError {
 }
 
 /// Persistent pins of tool definitions, by catalog name.
+#[async_trait::async_trait]
 pub trait PinBook: Send + Sync {
     /// Compares `spec` with its pin: pins it on first sight, records it as the pending change
     /// when it differs, clears a pending change when it matches again.
-    fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError>;
+    async fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError>;
 
     /// The record for `name`, if it was ever pinned.
-    fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError>;
+    async fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError>;
 
     /// Every record, sorted by name.
-    fn list(&self) -> Result<Vec<PinRecord>, PinError>;
+    async fn list(&self) -> Result<Vec<PinRecord>, PinError>;
 
     /// Re-pins `name` to its pending change, which must have hash `seen_hash` (the one the
     /// operator reviewed); `by` is recorded as [`PinRecord::pinned_by`].
-    fn approve_change(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError>;
+    async fn approve_change(
+        &self,
+        name: &str,
+        seen_hash: &str,
+        by: &str,
+    ) -> Result<PinRecord, PinError>;
 }
 
 /// `ms` since the epoch as RFC 3339 UTC, to the second.

@@ -58,20 +58,15 @@ async fn pin_detail(state: &AppState, snap: &Snapshot, e: &Entry) -> Value {
     if doc["state"] == "unpinned" {
         return doc;
     }
-    let name = e.spec().name.clone();
-    let read = tokio::task::spawn_blocking(move || book.get(&name)).await;
-    match read {
-        Ok(Ok(Some(record))) => {
+    match book.get(&e.spec().name).await {
+        Ok(Some(record)) => {
             let hash = &record.pinned_hash;
             doc["since"] = json!(format_time(record.pinned_at_ms));
             doc["pinned_by"] = json!(record.pinned_by);
             doc["pinned_hash"] = json!(hash.get(..HASH_DIGITS).unwrap_or(hash));
         }
-        Ok(Ok(None)) => {}
-        Ok(Err(err)) => {
-            tracing::warn!(tool = %e.spec().name, error = %err, "reading the pin failed")
-        }
-        Err(err) => tracing::warn!(tool = %e.spec().name, error = %err, "the pin read died"),
+        Ok(None) => {}
+        Err(err) => tracing::warn!(tool = %e.spec().name, error = %err, "reading the pin failed"),
     }
     doc
 }

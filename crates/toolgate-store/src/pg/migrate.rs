@@ -46,6 +46,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "MCP OAuth credentials, encrypted",
         sql: include_str!("migrations/0005_mcp_credentials.sql"),
     },
+    Migration {
+        version: 6,
+        name: "pinned tool definitions",
+        sql: include_str!("migrations/0006_tool_pins.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

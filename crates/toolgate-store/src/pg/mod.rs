@@ -339,6 +339,11 @@ impl PgBackend {
         )))
     }
 
+    /// The pinned tool definitions of this database.
+    pub fn pins(&self) -> crate::pins::PgPins {
+        crate::pins::PgPins::new(self.pool.clone())
+    }
+
     /// The MCP session states of this database.
     pub fn sessions(&self) -> crate::sessions::PgSessions {
         crate::sessions::PgSessions::new(self.pool.clone())

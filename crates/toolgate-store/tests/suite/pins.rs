@@ -61,20 +61,26 @@ fn change() -> PinChange {
     }
 }
 
-#[test]
-fn a_change_is_held_across_a_restart_until_approved() {
+#[tokio::test]
+async fn a_change_is_held_across_a_restart_until_approved() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolgate.db");
     let clock = Arc::new(AtomicU64::new(T0));
     let store = open(&db, &clock);
-    assert_eq!(store.observe(&v1()), Ok(PinVerdict::New));
-    assert_eq!(store.observe(&v1()), Ok(PinVerdict::Unchanged));
-    assert_eq!(store.get(NAME), Ok(Some(pinned_v1())));
+    assert_eq!(store.observe(&v1()).await, Ok(PinVerdict::New));
+    assert_eq!(store.observe(&v1()).await, Ok(PinVerdict::Unchanged));
+    assert_eq!(store.get(NAME).await, Ok(Some(pinned_v1())));
 
     clock.store(T0 + 1_000, Ordering::SeqCst);
-    assert_eq!(store.observe(&v2()), Ok(PinVerdict::Changed(change())));
+    assert_eq!(
+        store.observe(&v2()).await,
+        Ok(PinVerdict::Changed(change()))
+    );
     clock.store(T0 + 2_000, Ordering::SeqCst);
-    assert_eq!(store.observe(&v2()), Ok(PinVerdict::Changed(change())));
+    assert_eq!(
+        store.observe(&v2()).await,
+        Ok(PinVerdict::Changed(change()))
+    );
     drop(store);
 
     let reopened = open(&db, &clock);
@@ -86,9 +92,12 @@ fn a_change_is_held_across_a_restart_until_approved() {
         }),
         ..pinned_v1()
     };
-    assert_eq!(reopened.get(NAME), Ok(Some(held.clone())));
-    assert_eq!(reopened.list(), Ok(vec![held]));
-    assert_eq!(reopened.observe(&v2()), Ok(PinVerdict::Changed(change())));
+    assert_eq!(reopened.get(NAME).await, Ok(Some(held.clone())));
+    assert_eq!(reopened.list().await, Ok(vec![held]));
+    assert_eq!(
+        reopened.observe(&v2()).await,
+        Ok(PinVerdict::Changed(change()))
+    );
 
     clock.store(T0 + 3_000, Ordering::SeqCst);
     let approved = PinRecord {
@@ -100,32 +109,36 @@ fn a_change_is_held_across_a_restart_until_approved() {
         seen: None,
     };
     assert_eq!(
-        reopened.approve_change(NAME, &definition_hash(&v2()), "alice"),
+        reopened
+            .approve_change(NAME, &definition_hash(&v2()), "alice")
+            .await,
         Ok(approved.clone())
     );
-    assert_eq!(reopened.get(NAME), Ok(Some(approved)));
-    assert_eq!(reopened.observe(&v2()), Ok(PinVerdict::Unchanged));
+    assert_eq!(reopened.get(NAME).await, Ok(Some(approved)));
+    assert_eq!(reopened.observe(&v2()).await, Ok(PinVerdict::Unchanged));
 }
 
-#[test]
-fn approval_from_another_connection_is_seen_and_refusals_are_typed() {
+#[tokio::test]
+async fn approval_from_another_connection_is_seen_and_refusals_are_typed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolgate.db");
     let clock = Arc::new(AtomicU64::new(T0));
     let server = open(&db, &clock);
     let operator = open(&db, &clock);
     assert_eq!(
-        operator.approve_change(NAME, "x", "op"),
+        operator.approve_change(NAME, "x", "op").await,
         Err(PinError::NotPinned(NAME.into()))
     );
-    server.observe(&v1()).unwrap();
+    server.observe(&v1()).await.unwrap();
     assert_eq!(
-        operator.approve_change(NAME, "x", "op"),
+        operator.approve_change(NAME, "x", "op").await,
         Err(PinError::NoChange(NAME.into()))
     );
-    server.observe(&v2()).unwrap();
+    server.observe(&v2()).await.unwrap();
     assert_eq!(
-        operator.approve_change(NAME, &definition_hash(&v1()), "op"),
+        operator
+            .approve_change(NAME, &definition_hash(&v1()), "op")
+            .await,
         Err(PinError::Stale {
             name: NAME.into(),
             seen_hash: definition_hash(&v2()),
@@ -133,10 +146,11 @@ fn approval_from_another_connection_is_seen_and_refusals_are_typed() {
     );
     operator
         .approve_change(NAME, &definition_hash(&v2()), "op")
+        .await
         .unwrap();
-    assert_eq!(server.observe(&v2()), Ok(PinVerdict::Unchanged));
+    assert_eq!(server.observe(&v2()).await, Ok(PinVerdict::Unchanged));
     assert_eq!(
-        server.observe(&v1()),
+        server.observe(&v1()).await,
         Ok(PinVerdict::Changed(PinChange {
             pinned_hash: definition_hash(&v2()),
             seen_hash: definition_hash(&v1()),
@@ -146,31 +160,31 @@ fn approval_from_another_connection_is_seen_and_refusals_are_typed() {
     );
 }
 
-#[test]
-fn reverting_clears_the_pending_change() {
+#[tokio::test]
+async fn reverting_clears_the_pending_change() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(AtomicU64::new(T0));
     let store = open(&dir.path().join("toolgate.db"), &clock);
-    store.observe(&v1()).unwrap();
-    store.observe(&v2()).unwrap();
-    assert_eq!(store.observe(&v1()), Ok(PinVerdict::Unchanged));
-    assert_eq!(store.get(NAME), Ok(Some(pinned_v1())));
+    store.observe(&v1()).await.unwrap();
+    store.observe(&v2()).await.unwrap();
+    assert_eq!(store.observe(&v1()).await, Ok(PinVerdict::Unchanged));
+    assert_eq!(store.get(NAME).await, Ok(Some(pinned_v1())));
 }
 
-#[test]
-fn a_damaged_row_is_reported_not_trusted() {
+#[tokio::test]
+async fn a_damaged_row_is_reported_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolgate.db");
     let clock = Arc::new(AtomicU64::new(T0));
     let store = open(&db, &clock);
-    store.observe(&v1()).unwrap();
+    store.observe(&v1()).await.unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(
         "UPDATE tool_pins SET pinned_definition = '{not json' WHERE name = ?1",
         [NAME],
     )
     .unwrap();
-    let err = store.observe(&v1()).unwrap_err();
+    let err = store.observe(&v1()).await.unwrap_err();
     assert_eq!(
         err,
         PinError::Storage(
@@ -179,4 +193,55 @@ fn a_damaged_row_is_reported_not_trusted() {
                 .into()
         )
     );
+}
+
+async fn pg_pins(scratch: &toolgate_testkit::pg::Scratch) -> toolgate_store::pins::PgPins {
+    let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
+    toolgate_store::pg::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap()
+        .pins()
+}
+
+/// Two replicas on one PostgreSQL store: a definition first seen on A is the pin on B, a
+/// change seen on B is quarantined for A too, and an approval on A releases it on B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pins_in_postgresql_are_the_clusters() {
+    let scratch = toolgate_testkit::pg::Scratch::new().await;
+    let (a, b) = (pg_pins(&scratch).await, pg_pins(&scratch).await);
+    assert_eq!(a.observe(&v1()).await, Ok(PinVerdict::New));
+    assert_eq!(b.observe(&v1()).await, Ok(PinVerdict::Unchanged));
+    assert!(matches!(b.observe(&v2()).await, Ok(PinVerdict::Changed(_))));
+    let seen = a.get(NAME).await.unwrap().unwrap().seen.unwrap();
+    assert!(matches!(a.observe(&v2()).await, Ok(PinVerdict::Changed(_))));
+    a.approve_change(NAME, &seen.hash, "op").await.unwrap();
+    assert_eq!(b.observe(&v2()).await, Ok(PinVerdict::Unchanged));
+    assert_eq!(b.list().await.unwrap().len(), 1);
+}
+
+/// Replicas seeing a new tool at once, with different definitions: exactly one pins it
+/// (the others find it pinned and see a change or the same definition), never two pins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_sight_race_across_replicas_pins_once() {
+    let scratch = toolgate_testkit::pg::Scratch::new().await;
+    let books = [
+        Arc::new(pg_pins(&scratch).await),
+        Arc::new(pg_pins(&scratch).await),
+    ];
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let book = Arc::clone(&books[i % 2]);
+            tokio::spawn(async move {
+                let spec = if i % 2 == 0 { v1() } else { v2() };
+                book.observe(&spec).await.unwrap()
+            })
+        })
+        .collect();
+    let mut new = 0;
+    for r in racers {
+        if r.await.unwrap() == PinVerdict::New {
+            new += 1;
+        }
+    }
+    assert_eq!(new, 1);
 }

@@ -1,25 +1,21 @@
-//! [`PinStore`]: the durable [`PinBook`] (R-REG-5), one row per pinned tool in the shared
-//! SQLite database, so a quarantine survives restarts and can be approved from another
-//! process (`toolgate tools approve-change` beside a running `toolgate serve`).
-//!
-//! Each change is one `IMMEDIATE` transaction (read, decide with the shared pure functions
-//! in [`toolgate_registry::pins::transition`], write), so two processes observing or
-//! approving at once cannot lose an update. Definitions are stored whole (they are what the
-//! operator diffs); they are public metadata, so redaction does not apply, and no call
-//! arguments are ever stored here.
+//! [`PinStore`]: the pins in the embedded database (`tool_pins` in `toolgate.db`), so a
+//! quarantine survives restarts and can be approved from another process (`toolgate tools
+//! approve-change` beside a running `toolgate serve`). Each change is one `IMMEDIATE`
+//! transaction; as a [`PinBook`] every statement runs on the blocking pool.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
-use serde_json::Value;
 use toolgate_protocol::ToolSpec;
 use toolgate_registry::pins::transition::{approve, observe};
-use toolgate_registry::{PinBook, PinError, PinRecord, PinVerdict, SeenDefinition};
+use toolgate_registry::{PinBook, PinError, PinRecord, PinVerdict};
 
+use super::{COLUMNS, RawPin, encode, storage};
+use crate::StoreResult;
 use crate::approvals::{Clock, system_clock};
 use crate::db::open_db;
-use crate::{StoreError, StoreResult};
 
 const CREATE_TABLE: &str = "
 CREATE TABLE IF NOT EXISTS tool_pins (
@@ -34,12 +30,10 @@ CREATE TABLE IF NOT EXISTS tool_pins (
 );
 ";
 
-const COLUMNS: &str = "name, pinned_hash, pinned_definition, pinned_at_ms, pinned_by, \
-     seen_hash, seen_definition, seen_at_ms";
-
 /// Pinned tool definitions in SQLite.
+#[derive(Clone)]
 pub struct PinStore {
-    conn: Mutex<Connection>,
+    conn: Arc<Mutex<Connection>>,
     clock: Clock,
 }
 
@@ -55,7 +49,7 @@ impl PinStore {
         let conn = open_db(db)?;
         conn.execute_batch(CREATE_TABLE)?;
         Ok(PinStore {
-            conn: Mutex::new(conn),
+            conn: Arc::new(Mutex::new(conn)),
             clock: system_clock(),
         })
     }
@@ -95,7 +89,7 @@ impl PinStore {
     pub fn records(&self) -> StoreResult<Vec<PinRecord>> {
         let conn = self.conn();
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM tool_pins ORDER BY name"))?;
-        let rows = stmt.query_map([], RawPin::from_row)?;
+        let rows = stmt.query_map([], raw_pin)?;
         rows.map(|raw| raw?.into_record()).collect()
     }
 
@@ -115,26 +109,42 @@ impl PinStore {
     }
 }
 
-impl PinBook for PinStore {
-    fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError> {
-        self.observe_spec(spec).map_err(storage)
-    }
-
-    fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError> {
-        self.record(name).map_err(storage)
-    }
-
-    fn list(&self) -> Result<Vec<PinRecord>, PinError> {
-        self.records().map_err(storage)
-    }
-
-    fn approve_change(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError> {
-        self.approve(name, seen_hash, by)
-    }
+/// Runs `work` on a clone of the store, on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    store: &PinStore,
+    work: impl FnOnce(&PinStore) -> Result<T, PinError> + Send + 'static,
+) -> Result<T, PinError> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || work(&store))
+        .await
+        .map_err(|e| PinError::Storage(format!("the pin database task failed: {e}")))?
 }
 
-fn storage(e: impl Into<StoreError>) -> PinError {
-    PinError::Storage(e.into().to_string())
+#[async_trait]
+impl PinBook for PinStore {
+    async fn observe(&self, spec: &ToolSpec) -> Result<PinVerdict, PinError> {
+        let spec = spec.clone();
+        blocking(self, move |s| s.observe_spec(&spec).map_err(storage)).await
+    }
+
+    async fn get(&self, name: &str) -> Result<Option<PinRecord>, PinError> {
+        let name = name.to_owned();
+        blocking(self, move |s| s.record(&name).map_err(storage)).await
+    }
+
+    async fn list(&self) -> Result<Vec<PinRecord>, PinError> {
+        blocking(self, |s| s.records().map_err(storage)).await
+    }
+
+    async fn approve_change(
+        &self,
+        name: &str,
+        seen_hash: &str,
+        by: &str,
+    ) -> Result<PinRecord, PinError> {
+        let (name, seen_hash, by) = (name.to_owned(), seen_hash.to_owned(), by.to_owned());
+        blocking(self, move |s| s.approve(&name, &seen_hash, &by)).await
+    }
 }
 
 fn load(conn: &Connection, name: &str) -> StoreResult<Option<PinRecord>> {
@@ -142,7 +152,7 @@ fn load(conn: &Connection, name: &str) -> StoreResult<Option<PinRecord>> {
         .query_row(
             &format!("SELECT {COLUMNS} FROM tool_pins WHERE name = ?1"),
             params![name],
-            RawPin::from_row,
+            raw_pin,
         )
         .optional()?;
     raw.map(RawPin::into_record).transpose()
@@ -172,63 +182,16 @@ fn save(conn: &Connection, r: &PinRecord) -> StoreResult<()> {
     Ok(())
 }
 
-fn encode(v: &Value) -> StoreResult<String> {
-    serde_json::to_string(v).map_err(|e| StoreError::Encode(format!("a tool definition: {e}")))
-}
-
-/// One `tool_pins` row as stored.
-struct RawPin {
-    name: String,
-    pinned_hash: String,
-    pinned_definition: String,
-    pinned_at_ms: u64,
-    pinned_by: String,
-    seen_hash: Option<String>,
-    seen_definition: Option<String>,
-    seen_at_ms: Option<u64>,
-}
-
-impl RawPin {
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
-        Ok(RawPin {
-            name: row.get(0)?,
-            pinned_hash: row.get(1)?,
-            pinned_definition: row.get(2)?,
-            pinned_at_ms: row.get(3)?,
-            pinned_by: row.get(4)?,
-            seen_hash: row.get(5)?,
-            seen_definition: row.get(6)?,
-            seen_at_ms: row.get(7)?,
-        })
-    }
-
-    /// Checks the row: unreadable JSON or a half-written pending change is corruption.
-    fn into_record(self) -> StoreResult<PinRecord> {
-        let corrupt = |what: &str| {
-            StoreError::Corrupt(format!(
-                "the pin of tool `{}` in the database is unreadable: {what}",
-                self.name
-            ))
-        };
-        let parse =
-            |text: &str| serde_json::from_str::<Value>(text).map_err(|e| corrupt(&e.to_string()));
-        let pinned_definition = parse(self.pinned_definition.as_str())?;
-        let seen = match (&self.seen_hash, &self.seen_definition, self.seen_at_ms) {
-            (None, None, None) => None,
-            (Some(hash), Some(definition), Some(seen_at_ms)) => Some(SeenDefinition {
-                hash: hash.clone(),
-                definition: parse(definition.as_str())?,
-                seen_at_ms,
-            }),
-            _ => return Err(corrupt("the pending change is incomplete")),
-        };
-        Ok(PinRecord {
-            name: self.name,
-            pinned_hash: self.pinned_hash,
-            pinned_definition,
-            pinned_at_ms: self.pinned_at_ms,
-            pinned_by: self.pinned_by,
-            seen,
-        })
-    }
+/// A `tool_pins` row read by SQLite.
+fn raw_pin(row: &Row<'_>) -> rusqlite::Result<RawPin> {
+    Ok(RawPin {
+        name: row.get(0)?,
+        pinned_hash: row.get(1)?,
+        pinned_definition: row.get(2)?,
+        pinned_at_ms: row.get(3)?,
+        pinned_by: row.get(4)?,
+        seen_hash: row.get(5)?,
+        seen_definition: row.get(6)?,
+        seen_at_ms: row.get(7)?,
+    })
 }
