@@ -44,7 +44,7 @@ pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcom
 pub use client::{EventSink, ModelClient, ModelError};
 pub use config::{ModelConfig, ModelConfigError, Provider, connect, connect_with_key};
 pub use select::{AllVisible, StepView, ToolSelector, visible_tools};
-pub use session::{HistoryStore, SavedSession, SessionError};
+pub use session::{HistoryBackend, HistoryStore, SavedSession, SessionError};
 pub use types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,
     ToolCall, ToolChoice, ToolResult, Usage,

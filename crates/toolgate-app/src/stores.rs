@@ -222,3 +222,78 @@ pub fn open_key(config: &Config) -> anyhow::Result<AuditKey> {
     AuditKey::open_or_create(&dir)
         .with_context(|| format!("cannot use the audit key in {}", dir.display()))
 }
+
+/// `toolgate run` / `toolgate chat` conversations: files in the data dir, or PostgreSQL so a
+/// conversation begun on one host resumes on another.
+pub fn open_history(config: &Config) -> anyhow::Result<toolgate_agent::HistoryStore> {
+    match config.store()? {
+        StoreLocation::Embedded => Ok(toolgate_agent::HistoryStore::new(
+            config.data_dir.join("sessions"),
+        )),
+        StoreLocation::Postgres(url) => {
+            let conversations = toolgate_store::sessions::PgConversations::new(PgPool::new(&url)?);
+            Ok(toolgate_agent::HistoryStore::with_backend(Arc::new(
+                SharedHistory(conversations),
+            )))
+        }
+    }
+}
+
+/// The agent's history over the cluster store.
+struct SharedHistory(toolgate_store::sessions::PgConversations);
+
+#[async_trait::async_trait]
+impl toolgate_agent::HistoryBackend for SharedHistory {
+    async fn load_text(&self, id: &str) -> Result<Option<String>, toolgate_agent::SessionError> {
+        self.0
+            .load(id)
+            .await
+            .map_err(|e| toolgate_agent::SessionError::Store {
+                id: id.to_owned(),
+                message: e.to_string(),
+            })
+    }
+
+    async fn save_text(&self, id: &str, text: &str) -> Result<(), toolgate_agent::SessionError> {
+        self.0
+            .save(id, text)
+            .await
+            .map_err(|e| toolgate_agent::SessionError::Store {
+                id: id.to_owned(),
+                message: e.to_string(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two hosts on one store: a conversation saved through one resumes through the other.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_conversation_saved_on_one_host_loads_on_another() {
+        let scratch = toolgate_testkit::pg::Scratch::new().await;
+        let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
+        migrate::migrate(&PgPool::new(&url).unwrap(), false)
+            .await
+            .unwrap();
+        let host = || {
+            toolgate_agent::HistoryStore::with_backend(Arc::new(SharedHistory(
+                toolgate_store::sessions::PgConversations::new(PgPool::new(&url).unwrap()),
+            )))
+        };
+        let saved = toolgate_agent::SavedSession {
+            session: "s1".into(),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            messages: vec![toolgate_agent::Message::user("hi")],
+        };
+        assert_eq!(host().load("s1").await.unwrap(), None);
+        host().save(&saved).await.unwrap();
+        assert_eq!(host().load("s1").await.unwrap(), Some(saved));
+        assert!(
+            host().load("../x").await.is_err(),
+            "ids are checked before the store"
+        );
+    }
+}

@@ -57,12 +57,17 @@ impl Session {
             })
         };
         let interactive = approver.is_some();
-        let store = HistoryStore::new(settings.data_dir.join("sessions"));
+        toolgate_app::stores::ensure_schema(settings).await?;
+        let store = toolgate_app::stores::open_history(settings)?;
         let id = match &args.session {
             Some(id) => id.clone(),
             None => new_session_id(prefix),
         };
-        let history = store.load(&id)?.map(|s| s.messages).unwrap_or_default();
+        let history = store
+            .load(&id)
+            .await?
+            .map(|s| s.messages)
+            .unwrap_or_default();
         let tool_choice: ToolChoice = args.tool_choice.parse().map_err(anyhow::Error::msg)?;
         let options = RuntimeOptions::command()
             .with_approver(approver)
@@ -117,14 +122,16 @@ impl Session {
         self.runtime.shutdown().await
     }
 
-    pub fn save(&self) -> anyhow::Result<()> {
+    pub async fn save(&self) -> anyhow::Result<()> {
         let client = self.agent.client();
-        self.store.save(&SavedSession {
-            session: self.id.clone(),
-            provider: client.provider().to_owned(),
-            model: client.model().to_owned(),
-            messages: self.history.clone(),
-        })?;
+        self.store
+            .save(&SavedSession {
+                session: self.id.clone(),
+                provider: client.provider().to_owned(),
+                model: client.model().to_owned(),
+                messages: self.history.clone(),
+            })
+            .await?;
         Ok(())
     }
 

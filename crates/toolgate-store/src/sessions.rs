@@ -1,7 +1,8 @@
-//! [`PgSessions`]: the state a replica needs to continue an MCP session another replica
-//! opened (for `toolgate serve`'s Streamable HTTP endpoint; the MCP layer decides what the
-//! state is and stores it as text). Sessions nobody touched for [`IDLE`] are removed when
-//! another is stored.
+//! Sessions kept in PostgreSQL as text the layer above defines:
+//! - [`PgSessions`]: the state a replica needs to continue an MCP session another replica
+//!   opened (`toolgate serve`'s Streamable HTTP endpoint). Sessions nobody touched for
+//!   [`IDLE`] are removed when another is stored.
+//! - [`PgConversations`]: `toolgate run` / `toolgate chat` conversations by session id.
 
 use std::time::Duration;
 
@@ -65,6 +66,44 @@ impl PgSessions {
         let client = self.pool.get().await?;
         client
             .execute("DELETE FROM mcp_sessions WHERE id = $1", &[&id])
+            .await
+            .map_err(pg_error)?;
+        Ok(())
+    }
+}
+
+/// `toolgate run` / `toolgate chat` conversations in PostgreSQL (`chat_sessions`, schema 7).
+#[derive(Debug, Clone)]
+pub struct PgConversations {
+    pool: PgPool,
+}
+
+impl PgConversations {
+    pub fn new(pool: PgPool) -> Self {
+        PgConversations { pool }
+    }
+
+    /// The saved conversation of `id`, as stored.
+    pub async fn load(&self, id: &str) -> StoreResult<Option<String>> {
+        let client = self.pool.get().await?;
+        let row = client
+            .query_opt("SELECT doc FROM chat_sessions WHERE id = $1", &[&id])
+            .await
+            .map_err(pg_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Saves (or replaces) the conversation of `id`.
+    pub async fn save(&self, id: &str, doc: &str) -> StoreResult<()> {
+        let now = PgSessions::now_ms();
+        let client = self.pool.get().await?;
+        client
+            .execute(
+                "INSERT INTO chat_sessions (id, doc, updated_at_ms) VALUES ($1, $2, $3) \
+                 ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc, \
+                   updated_at_ms = EXCLUDED.updated_at_ms",
+                &[&id, &doc, &ms(now)],
+            )
             .await
             .map_err(pg_error)?;
         Ok(())

@@ -50,7 +50,7 @@ pub async fn run(settings: &Config, args: ChatArgs) -> anyhow::Result<i32> {
         }
         let result = session.turn(&line).await;
         last = report(&result);
-        session.save().context("saving the conversation")?;
+        session.save().await.context("saving the conversation")?;
     }
     eprintln!();
     let id = session.id.clone();

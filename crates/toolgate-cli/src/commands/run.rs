@@ -36,7 +36,7 @@ pub async fn run(settings: &Config, args: RunArgs) -> anyhow::Result<i32> {
             out.usage.output_tokens
         );
     }
-    session.save()?;
+    session.save().await?;
     session.close().await?;
     Ok(report(&result))
 }

@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "pinned tool definitions",
         sql: include_str!("migrations/0006_tool_pins.sql"),
     },
+    Migration {
+        version: 7,
+        name: "run/chat conversations",
+        sql: include_str!("migrations/0007_chat_sessions.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.
