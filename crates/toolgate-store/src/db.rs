@@ -14,16 +14,42 @@ use crate::{StoreError, StoreResult};
 /// statement, and the limit for switching a new database to WAL.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The embedded database's schema version (`PRAGMA user_version`). Its steps are additive —
+/// each component creates the tables it needs if they are missing — so an older database is
+/// brought up by opening it; a database written by a newer toolgate is refused.
+/// 1: approvals, grants, idempotency keys, pins, credentials, the audit index;
+/// 2: idempotency reservations.
+pub const EMBEDDED_SCHEMA: i32 = 2;
+
 /// Opens (creating if needed) the database at `path` with the pragmas the store relies on:
 /// WAL journal, `synchronous = FULL` (a committed approval survives power loss), a busy
-/// timeout so concurrent processes wait instead of failing.
+/// timeout so concurrent processes wait instead of failing; checks its schema version.
 pub fn open_db(path: &Path) -> StoreResult<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     enable_wal(&conn)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > EMBEDDED_SCHEMA {
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            known: EMBEDDED_SCHEMA,
+        });
+    }
+    if version < EMBEDDED_SCHEMA {
+        conn.pragma_update(None, "user_version", EMBEDDED_SCHEMA)?;
+    }
     Ok(conn)
+}
+
+/// The schema version of the embedded database at `path`, without changing it (0: none yet).
+pub fn embedded_schema(path: &Path) -> StoreResult<i32> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
 /// One connection shared by a store's handles, used only on the blocking pool: every
@@ -86,6 +112,26 @@ mod tests {
     /// Four connections opening one fresh database at once, many times over: every open
     /// succeeds and leaves the database in WAL mode (without the retry, a few in a hundred
     /// rounds fail with "database is locked").
+    #[test]
+    fn a_database_of_a_newer_toolgate_is_refused_and_an_older_one_brought_up() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("toolgate.db");
+        {
+            let old = Connection::open(&db).expect("open");
+            old.pragma_update(None, "user_version", 1).expect("set");
+        }
+        drop(open_db(&db).expect("an older schema opens"));
+        assert_eq!(embedded_schema(&db).expect("read"), EMBEDDED_SCHEMA);
+        {
+            let newer = Connection::open(&db).expect("open");
+            newer
+                .pragma_update(None, "user_version", EMBEDDED_SCHEMA + 1)
+                .expect("set");
+        }
+        let e = open_db(&db).expect_err("refused").to_string();
+        assert!(e.contains("newer than this toolgate knows"), "{e}");
+    }
+
     #[test]
     fn concurrent_opens_of_a_fresh_database_all_succeed() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -20,14 +20,19 @@ pub async fn run(settings: &Config, cmd: StoreCommand) -> anyhow::Result<i32> {
     let url = match settings.store()? {
         StoreLocation::Embedded => {
             let where_ = settings.db_path();
+            let schema = toolgate_store::db::embedded_schema(&where_)?;
+            let known = toolgate_store::db::EMBEDDED_SCHEMA;
             match cmd {
                 StoreCommand::Status { json: true } => output::json(&json!({
                     "backend": "embedded",
                     "database": where_,
                     "audit": settings.audit_path(),
+                    "schema": schema,
+                    "known": known,
                 }))?,
                 StoreCommand::Status { json: false } => output::line(&format!(
-                    "embedded store: {} and {} (no [store] url; the tables are created on first use)",
+                    "embedded store: {} and {}: schema {schema} (this toolgate knows {known}; \
+                     an older one is brought up when opened)",
                     where_.display(),
                     settings.audit_path().display()
                 )),
@@ -35,7 +40,7 @@ pub async fn run(settings: &Config, cmd: StoreCommand) -> anyhow::Result<i32> {
                     "embedded store: nothing to migrate (set [store] url or TOOLGATE_STORE_URL for PostgreSQL)",
                 ),
             }
-            return Ok(0);
+            return Ok(if schema > known { TOO_NEW } else { 0 });
         }
         StoreLocation::Postgres(url) => url,
     };
