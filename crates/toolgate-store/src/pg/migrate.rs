@@ -103,20 +103,7 @@ const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS toolgate_schema (
 /// Reads where the schema stands, changing nothing.
 pub async fn status(pool: &PgPool) -> StoreResult<SchemaStatus> {
     let client = pool.get().await?;
-    let exists: bool = client
-        .query_one("SELECT to_regclass('toolgate_schema') IS NOT NULL", &[])
-        .await
-        .map_err(pg_error)?
-        .get(0);
-    let current = if exists {
-        client
-            .query_one("SELECT COALESCE(MAX(version), 0) FROM toolgate_schema", &[])
-            .await
-            .map_err(pg_error)?
-            .get::<_, i32>(0)
-    } else {
-        0
-    };
+    let current = current_version(&client).await?;
     Ok(SchemaStatus {
         current,
         latest: latest(),
@@ -126,6 +113,23 @@ pub async fn status(pool: &PgPool) -> StoreResult<SchemaStatus> {
             .copied()
             .collect(),
     })
+}
+
+/// The newest applied step (0 before the first).
+async fn current_version(client: &deadpool_postgres::Client) -> StoreResult<i32> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('toolgate_schema') IS NOT NULL", &[])
+        .await
+        .map_err(pg_error)?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    Ok(client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM toolgate_schema", &[])
+        .await
+        .map_err(pg_error)?
+        .get(0))
 }
 
 /// Applies every pending step (none with `dry_run`) under the advisory lock and returns the
@@ -157,20 +161,7 @@ async fn apply(
             .await
             .map_err(pg_error)?;
     }
-    let exists: bool = client
-        .query_one("SELECT to_regclass('toolgate_schema') IS NOT NULL", &[])
-        .await
-        .map_err(pg_error)?
-        .get(0);
-    let current: i32 = if exists {
-        client
-            .query_one("SELECT COALESCE(MAX(version), 0) FROM toolgate_schema", &[])
-            .await
-            .map_err(pg_error)?
-            .get(0)
-    } else {
-        0
-    };
+    let current = current_version(client).await?;
     if current > latest() {
         return Err(StoreError::SchemaTooNew {
             found: current,
