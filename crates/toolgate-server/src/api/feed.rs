@@ -2,8 +2,9 @@
 //! request that appeared or changed (status, or consumed) since the previous poll. The event
 //! stream (`GET /v1/approvals/stream`) and the webhook both listen to it.
 //!
-//! Polling rather than a signal from the gateway because requests are also created and
-//! decided by other processes on the same database (`toolgate call`, `toolgate approvals
+//! The store's change feed wakes it at once (with PostgreSQL, on any replica's change); it
+//! also reads every [`POLL_INTERVAL`], because requests expire and, on the embedded store, are
+//! also created and decided by other processes (`toolgate call`, `toolgate approvals
 //! approve`). Starting takes a baseline: requests that were already there when the server
 //! started are not announced to the webhook again (a stream subscriber lists the pending ones
 //! itself); every request created after [`ApprovalFeed::start`] returns is.
@@ -106,10 +107,14 @@ impl Poller {
     async fn run(mut self, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(POLL_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The store's change feed wakes the read at once (with PostgreSQL: any replica's
+        // change); the tick still catches expiry and other processes on the embedded store.
+        let mut changes = self.store.changes();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 _ = tick.tick() => {}
+                Some(_) = changes.recv() => {}
             }
             match self.store.list(None, WINDOW).await {
                 Ok(list) => {
