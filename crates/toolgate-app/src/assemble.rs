@@ -13,7 +13,7 @@ use toolgate_store::redact::Redactor;
 use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
 
 use crate::config::Config;
-use crate::stores::{SharedStores, ensure_data_dir, open_audit, open_pins, open_shared};
+use crate::stores::{SharedStores, ensure_data_dir, open_audit, open_shared};
 
 /// The built-in tools, confined to the workspace, with toolgate's own state protected.
 pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
@@ -75,7 +75,7 @@ pub async fn open_gateway(
     ensure_data_dir(config)?;
     let shared = open_shared(config).await?;
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
-    let catalog = Arc::new(Catalog::new().with_pins(open_pins(config)?));
+    let catalog = Arc::new(Catalog::new().with_pins(Arc::clone(&shared.pins)));
     catalog
         .register_many(workspace_tools(config)?)
         .context("registering the built-in tools")?;

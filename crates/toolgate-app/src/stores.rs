@@ -41,7 +41,7 @@ pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
 }
 
 /// The stores every replica of a cluster shares, on the backend `[store]` chose.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SharedStores {
     pub approvals: ApprovalStore,
     pub idempotency: IdempotencyStore,
@@ -51,8 +51,16 @@ pub struct SharedStores {
     pub sessions: Option<toolgate_store::sessions::PgSessions>,
     /// The cluster's audit log (PostgreSQL only; the embedded one is [`open_audit`]).
     pub audit: Option<AuditLog>,
+    /// The pinned tool definitions, on the same pool as the rest.
+    pub pins: Arc<dyn PinBook>,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
+}
+
+impl std::fmt::Debug for SharedStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStores").finish_non_exhaustive()
+    }
 }
 
 /// Opens the shared stores: the embedded database in the data dir, or PostgreSQL — its
@@ -76,6 +84,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 results,
                 sessions: None,
                 audit: None,
+                pins: open_pins(config)?,
                 stop,
             })
         }
@@ -100,6 +109,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                     .with_retention(config.file.limits.result_retention()),
                 sessions: Some(backend.sessions()),
                 audit: Some(audit),
+                pins: Arc::new(backend.pins()),
                 stop,
             })
         }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::backend::{ApprovalBackend, covers};
-use super::decide::not_found;
 use super::sqlite::SqliteApprovals;
 use super::{ApprovalRequest, ApprovalStatus, Clock, Decision, Grant, NewApproval, system_clock};
 use crate::changes::{Change, ChangeFeed, Changes};
@@ -201,11 +200,6 @@ impl ApprovalStore {
     /// Deletes a grant; returns whether it existed.
     pub async fn revoke_grant(&self, id: i64) -> StoreResult<bool> {
         self.backend.revoke_grant(id).await
-    }
-
-    /// The request with this id, or `NotFound`.
-    pub async fn require(&self, id: &str) -> StoreResult<ApprovalRequest> {
-        self.get(id).await?.ok_or_else(|| not_found(id))
     }
 }
 
