@@ -11,6 +11,7 @@ mod audit_query;
 mod audit_verify;
 mod credentials;
 mod idempotency;
+mod pg_tls;
 mod pins;
 mod redact;
 mod redact_credentials;
