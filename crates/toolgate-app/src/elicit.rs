@@ -56,6 +56,9 @@ impl ApprovalElicitor {
             duration_us: None,
             approver: request.decided_by.clone(),
             approval_id: Some(request.id.clone()),
+            issuer: None,
+            subject: None,
+            policy_rule: None,
         };
         if let Err(e) = self.audit.append(record).await {
             tracing::error!(approval_id = %request.id, error = %e, "audit record of an elicitation not written");

@@ -83,6 +83,20 @@ pub struct CallRequest {
     pub caller: toolgate_core::CallerLink,
     /// The caller's trace context, passed to the tool ([`ToolContext::trace`]).
     pub trace: Option<toolgate_core::TraceContext>,
+    /// Who vouched for the caller and what it says about them (issuer, subject, claims),
+    /// when the front end authenticated one: audited, and read by policy rules.
+    pub identity: Option<Arc<Identity>>,
+}
+
+/// The caller as its credential describes it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Identity {
+    /// The access token's `iss`, or `toolgate` for a token toolgate issued.
+    pub issuer: String,
+    /// The token's `sub` (the token id for toolgate's own tokens).
+    pub subject: String,
+    /// Every claim of the token, as JSON (an object; empty for toolgate's own tokens).
+    pub claims: Value,
 }
 
 impl CallRequest {
@@ -101,6 +115,7 @@ impl CallRequest {
             events: None,
             caller: toolgate_core::CallerLink::none(),
             trace: None,
+            identity: None,
         }
     }
 
@@ -149,6 +164,8 @@ pub struct Call {
     pub args: Option<Value>,
     /// Set by policy.
     pub decision: Option<Decision>,
+    /// Set by policy: the id of the `[[policy.rules]]` rule that decided, when one did.
+    pub policy_rule: Option<String>,
     /// Set by approval when a human (or a standing grant) let the call through.
     pub approval: Option<ApprovalInfo>,
     /// Set by result governance when the output was cut.
@@ -167,6 +184,7 @@ impl Call {
             entry: None,
             args: None,
             decision: None,
+            policy_rule: None,
             approval: None,
             governance: None,
         }

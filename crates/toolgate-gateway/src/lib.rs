@@ -29,7 +29,7 @@ pub mod validate;
 #[cfg(test)]
 mod testing;
 
-pub use call::{ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Outcome};
+pub use call::{ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Identity, Outcome};
 pub use config::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 pub use layer::{Layer, Next};
 pub use pipeline::{Gateway, GatewayDeps};

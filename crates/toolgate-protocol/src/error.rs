@@ -20,11 +20,14 @@ pub enum ErrorCode {
     Timeout,
     Cancelled,
     ResultTooLarge,
+    /// Over a quota (calls per interval, calls in flight); `details.retry_after_ms` says when
+    /// to try again.
+    RateLimited,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::UnknownTool,
         ErrorCode::Forbidden,
         ErrorCode::InvalidArguments,
@@ -37,6 +40,7 @@ impl ErrorCode {
         ErrorCode::Timeout,
         ErrorCode::Cancelled,
         ErrorCode::ResultTooLarge,
+        ErrorCode::RateLimited,
     ];
 
     /// The snake_case wire name.
@@ -54,6 +58,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::ResultTooLarge => "result_too_large",
+            ErrorCode::RateLimited => "rate_limited",
         }
     }
 
@@ -66,6 +71,7 @@ impl ErrorCode {
                 | ErrorCode::ApprovalExpired
                 | ErrorCode::Unavailable
                 | ErrorCode::Timeout
+                | ErrorCode::RateLimited
         )
     }
 }

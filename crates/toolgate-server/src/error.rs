@@ -31,6 +31,7 @@ pub fn status_for(code: ErrorCode) -> StatusCode {
         ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
         ErrorCode::Cancelled => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
         ErrorCode::ResultTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
     }
 }
 
@@ -142,6 +143,7 @@ mod tests {
                 (ErrorCode::Timeout, 504),
                 (ErrorCode::Cancelled, 499),
                 (ErrorCode::ResultTooLarge, 413),
+                (ErrorCode::RateLimited, 429),
             ]
         );
     }

@@ -201,6 +201,9 @@ impl Access {
             ),
             approver: None,
             approval_id: None,
+            issuer: None,
+            subject: None,
+            policy_rule: None,
         };
         if let Err(e) = self.gateway.audit().append(record).await {
             tracing::error!(call_id = %read.call_id, error = %e, "audit record of a federated read not written");

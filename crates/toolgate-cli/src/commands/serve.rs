@@ -107,11 +107,11 @@ async fn serve_http(
 /// logs go to stderr. Ends when the host closes stdin.
 async fn run_stdio(settings: &Config) -> anyhow::Result<i32> {
     let runtime = Runtime::open(settings, RuntimeOptions::service()).await?;
-    let caller = toolgate_server::auth::Caller {
-        principal: format!("stdio:{}", crate::user::local_user()),
-        role: settings.role.clone(),
-        operator: true,
-    };
+    let caller = toolgate_server::auth::Caller::named(
+        format!("stdio:{}", crate::user::local_user()),
+        settings.role.clone(),
+        true,
+    );
     let served = toolgate_server::mcp::serve_stdio(
         Arc::clone(runtime.gateway()),
         caller,

@@ -43,6 +43,9 @@ fn base_record(call: &Call, kind: RecordKind, args: Value) -> AuditRecord {
         duration_us: None,
         approver: call.approval.as_ref().map(|a| a.approver.clone()),
         approval_id: call.approval.as_ref().map(|a| a.approval_id.clone()),
+        issuer: call.request.identity.as_ref().map(|i| i.issuer.clone()),
+        subject: call.request.identity.as_ref().map(|i| i.subject.clone()),
+        policy_rule: call.policy_rule.clone(),
     }
 }
 

@@ -64,6 +64,7 @@ impl CallParams {
             .with_session(self.session.unwrap_or_else(|| DEFAULT_SESSION.to_owned()));
         request.idempotency_key = self.idempotency_key;
         request.wait_for_approval = self.wait_for_approval;
+        request.identity = caller.identity.clone();
         if self.keep_approval {
             request.on_give_up = OnGiveUp::Keep;
         }

@@ -40,30 +40,22 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
             }
         }
         return found
-            .map(|t| Caller {
-                principal: t.principal.clone(),
-                role: t.role.clone(),
-                operator: t.operator,
-            })
+            .map(|t| Caller::named(t.principal.clone(), t.role.clone(), t.operator))
             .ok_or_else(|| ApiError::unauthenticated("unknown bearer token"));
     }
     if let Some(anon) = &state.config.anonymous {
-        return Ok(Caller {
-            principal: anon.principal.clone(),
-            role: anon.role.clone(),
-            operator: anon.operator,
-        });
+        return Ok(Caller::named(
+            anon.principal.clone(),
+            anon.role.clone(),
+            anon.operator,
+        ));
     }
     // Local development only: with no token configured there is no other way in, and the
     // server is reachable from this machine alone. Once tokens exist, a caller without one
     // gets only what `[server.anonymous]` grants — any local process (another user, an MCP
     // server) could otherwise read the audit and approve calls.
     if state.config.tokens.is_empty() && state.local_addr.ip().is_loopback() {
-        return Ok(Caller {
-            principal: "anonymous".to_owned(),
-            role: "readonly".to_owned(),
-            operator: true,
-        });
+        return Ok(Caller::named("anonymous", "readonly", true));
     }
     Err(ApiError::unauthenticated(
         "this server requires a bearer token",

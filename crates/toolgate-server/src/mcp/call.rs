@@ -132,6 +132,7 @@ where
             CallerLink::new(Arc::new(PeerChannel::new(c.peer.clone())))
         }),
         trace,
+        identity: caller.identity.clone(),
     };
     let envelope = match (progress, &client) {
         (Some(token), Some(client)) => {

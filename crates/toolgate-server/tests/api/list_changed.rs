@@ -21,11 +21,7 @@ impl Client {
     async fn connect(server: &TestServer, role: &str) -> Client {
         let (client_out, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, client_in) = tokio::io::duplex(1 << 16);
-        let caller = Caller {
-            principal: format!("{role}-user"),
-            role: role.to_owned(),
-            operator: false,
-        };
+        let caller = Caller::named(format!("{role}-user"), role, false);
         tokio::spawn(serve_io(
             server.state.gateway.clone(),
             caller,

@@ -221,6 +221,9 @@ mod tests {
             duration_us: None,
             approver: None,
             approval_id: None,
+            issuer: None,
+            subject: None,
+            policy_rule: None,
         }
     }
 

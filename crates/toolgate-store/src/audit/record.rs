@@ -123,6 +123,16 @@ pub struct AuditRecord {
     pub approver: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
+    /// Who vouched for the caller: the access token's issuer (`iss`), or `toolgate` for a
+    /// token toolgate issued itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The caller as the issuer names it (`sub`; the token id for toolgate's own tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The id of the `[[policy.rules]]` rule that decided the call, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_rule: Option<String>,
 }
 
 impl AuditRecord {

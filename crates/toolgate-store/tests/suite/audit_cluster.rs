@@ -33,6 +33,9 @@ fn record(n: usize, writer: &str) -> AuditRecord {
         duration_us: Some(10),
         approver: None,
         approval_id: None,
+        issuer: None,
+        subject: None,
+        policy_rule: None,
     }
 }
 

@@ -85,6 +85,9 @@ pub(super) fn record(n: u64) -> AuditRecord {
         duration_us: None,
         approver: None,
         approval_id: None,
+        issuer: None,
+        subject: None,
+        policy_rule: None,
     }
 }
 
