@@ -19,6 +19,7 @@
 //! - [`db`]: the shared SQLite connection settings.
 //! - [`pg`]: the PostgreSQL backend's pool, schema migrations and `LISTEN`/`NOTIFY` feed.
 //! - [`sessions`]: [`sessions::PgSessions`], MCP sessions any replica can continue.
+//! - [`tokens`]: [`TokenStore`] — the bearer tokens toolgate issued (hashes only).
 //! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -35,6 +36,7 @@ pub mod pins;
 pub mod redact;
 pub mod results;
 pub mod sessions;
+pub mod tokens;
 
 pub use approvals::ApprovalStore;
 pub use audit::AuditLog;
@@ -43,3 +45,4 @@ pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;
 pub use pins::PinStore;
 pub use results::ResultStore;
+pub use tokens::TokenStore;

@@ -56,6 +56,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "run/chat conversations",
         sql: include_str!("migrations/0007_chat_sessions.sql"),
     },
+    Migration {
+        version: 8,
+        name: "issued bearer tokens",
+        sql: include_str!("migrations/0008_api_tokens.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

@@ -349,6 +349,13 @@ impl PgBackend {
         crate::sessions::PgSessions::new(self.pool.clone())
     }
 
+    /// The bearer tokens issued on this database.
+    pub fn tokens(&self) -> crate::tokens::TokenStore {
+        crate::tokens::TokenStore::with_backend(Arc::new(crate::tokens::PgTokens::new(
+            self.pool.clone(),
+        )))
+    }
+
     /// The idempotency keys of this database.
     pub fn idempotency(&self) -> crate::IdempotencyStore {
         crate::IdempotencyStore::with_backend(

@@ -5,7 +5,7 @@
 
 use tokio_util::sync::CancellationToken;
 use toolgate_store::pg::{PgBackend, PgUrl};
-use toolgate_store::{ApprovalStore, CredentialStore, IdempotencyStore, ResultStore};
+use toolgate_store::{ApprovalStore, CredentialStore, IdempotencyStore, ResultStore, TokenStore};
 use toolgate_testkit::pg::Scratch;
 
 use super::approval_fixtures::TestClock;
@@ -51,6 +51,14 @@ impl Backend {
                     toolgate_store::credentials::CredentialKey::parse(&"5a".repeat(32)).unwrap();
                 pg(scratch).await.credentials(Some(key))
             }
+        }
+    }
+
+    /// The issued tokens: a new connection each call (another process, or replica).
+    pub(crate) async fn tokens(&self) -> TokenStore {
+        match self {
+            Backend::Sqlite(dir) => TokenStore::open(&dir.path().join("toolgate.db")).unwrap(),
+            Backend::Postgres(scratch) => pg(scratch).await.tokens(),
         }
     }
 

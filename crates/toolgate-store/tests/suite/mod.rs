@@ -16,3 +16,4 @@ mod pins;
 mod redact;
 mod redact_credentials;
 mod results;
+mod tokens;

@@ -1,0 +1,171 @@
+//! The embedded backend of the tokens: table `api_tokens` in `toolgate.db`.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, params};
+
+use super::{TokenBackend, TokenRecord};
+use crate::db::{SharedConn, open_db};
+use crate::{StoreError, StoreResult};
+
+const CREATE_TABLE: &str = "
+CREATE TABLE IF NOT EXISTS api_tokens (
+    id              TEXT PRIMARY KEY,
+    sha256          TEXT NOT NULL UNIQUE,
+    principal       TEXT NOT NULL,
+    role            TEXT NOT NULL,
+    operator        INTEGER NOT NULL,
+    note            TEXT,
+    created_at_ms   INTEGER NOT NULL,
+    created_by      TEXT NOT NULL,
+    expires_at_ms   INTEGER,
+    revoked_at_ms   INTEGER,
+    last_used_at_ms INTEGER,
+    replaces        TEXT
+);
+";
+
+const COLUMNS: &str = "id, sha256, principal, role, operator, note, created_at_ms, created_by, \
+     expires_at_ms, revoked_at_ms, last_used_at_ms, replaces";
+
+/// Issued tokens in the embedded database.
+pub struct SqliteTokens {
+    conn: SharedConn,
+}
+
+impl SqliteTokens {
+    /// Opens the database at `db`, creating it and the table if needed.
+    pub fn open(db: &Path) -> StoreResult<Self> {
+        let conn = open_db(db)?;
+        conn.execute_batch(CREATE_TABLE)?;
+        Ok(SqliteTokens {
+            conn: SharedConn::new(conn),
+        })
+    }
+}
+
+fn insert(conn: &rusqlite::Connection, r: &TokenRecord) -> StoreResult<()> {
+    conn.execute(
+        &format!(
+            "INSERT INTO api_tokens ({COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        ),
+        params![
+            r.id,
+            r.sha256,
+            r.principal,
+            r.role,
+            r.operator,
+            r.note,
+            r.created_at_ms,
+            r.created_by,
+            r.expires_at_ms,
+            r.revoked_at_ms,
+            r.last_used_at_ms,
+            r.replaces
+        ],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
+impl TokenBackend for SqliteTokens {
+    async fn insert(&self, record: TokenRecord) -> StoreResult<()> {
+        self.conn
+            .run("tokens", move |conn| insert(conn, &record))
+            .await
+    }
+
+    async fn list(&self) -> StoreResult<Vec<TokenRecord>> {
+        self.conn
+            .run("tokens", |conn| {
+                let mut stmt = conn.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM api_tokens ORDER BY created_at_ms DESC, id"
+                ))?;
+                let rows = stmt.query_map([], record_from_row)?;
+                rows.map(|r| r.map_err(StoreError::from)).collect()
+            })
+            .await
+    }
+
+    async fn revoke(&self, id: &str, at_ms: u64) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.conn
+            .run("tokens", move |conn| {
+                Ok(conn.execute(
+                    "UPDATE api_tokens SET revoked_at_ms = ?2 \
+                     WHERE id = ?1 AND revoked_at_ms IS NULL",
+                    params![id, at_ms],
+                )? == 1)
+            })
+            .await
+    }
+
+    async fn rotate(
+        &self,
+        old_id: &str,
+        new: TokenRecord,
+        old_ends_at_ms: u64,
+    ) -> StoreResult<bool> {
+        let old_id = old_id.to_owned();
+        self.conn
+            .run("tokens", move |conn| {
+                let tx = conn.transaction()?;
+                let live: Option<String> = tx
+                    .query_row(
+                        "SELECT id FROM api_tokens WHERE id = ?1 AND revoked_at_ms IS NULL",
+                        params![old_id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if live.is_none() {
+                    return Ok(false);
+                }
+                tx.execute(
+                    "UPDATE api_tokens SET expires_at_ms = ?2 WHERE id = ?1",
+                    params![old_id, old_ends_at_ms],
+                )?;
+                insert(&tx, &new)?;
+                tx.commit()?;
+                Ok(true)
+            })
+            .await
+    }
+
+    async fn touch(&self, used: Vec<(String, u64)>) -> StoreResult<()> {
+        self.conn
+            .run("tokens", move |conn| {
+                let tx = conn.transaction()?;
+                {
+                    let mut stmt = tx.prepare_cached(
+                        "UPDATE api_tokens SET last_used_at_ms = ?2 WHERE id = ?1 \
+                         AND (last_used_at_ms IS NULL OR last_used_at_ms < ?2)",
+                    )?;
+                    for (id, at) in &used {
+                        stmt.execute(params![id, at])?;
+                    }
+                }
+                tx.commit()?;
+                Ok(())
+            })
+            .await
+    }
+}
+
+fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRecord> {
+    Ok(TokenRecord {
+        id: row.get(0)?,
+        sha256: row.get(1)?,
+        principal: row.get(2)?,
+        role: row.get(3)?,
+        operator: row.get(4)?,
+        note: row.get(5)?,
+        created_at_ms: row.get(6)?,
+        created_by: row.get(7)?,
+        expires_at_ms: row.get(8)?,
+        revoked_at_ms: row.get(9)?,
+        last_used_at_ms: row.get(10)?,
+        replaces: row.get(11)?,
+    })
+}
