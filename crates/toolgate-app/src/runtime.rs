@@ -102,6 +102,8 @@ pub struct Runtime {
     store_stop: tokio_util::sync::CancellationToken,
     /// MCP sessions any replica can continue (PostgreSQL only).
     sessions: Option<toolgate_store::sessions::PgSessions>,
+    /// The bearer tokens issued through the store.
+    tokens: toolgate_store::TokenStore,
     gateway: Arc<Gateway>,
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
@@ -135,6 +137,7 @@ impl Runtime {
             config: config.clone(),
             store_stop: shared.stop,
             sessions: shared.sessions,
+            tokens: shared.tokens,
             gateway,
             hub,
             rag: None,
@@ -185,6 +188,11 @@ impl Runtime {
                 crate::federated::FederatedExtras::new(Arc::clone(hub), Arc::clone(&self.gateway));
         }
         options
+    }
+
+    /// The bearer tokens issued through the store (`toolgate token create`, the console).
+    pub fn tokens(&self) -> &toolgate_store::TokenStore {
+        &self.tokens
     }
 
     /// The MCP hub, when any configured server was selected.

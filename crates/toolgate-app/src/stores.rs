@@ -16,7 +16,7 @@ use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::pg::{PgBackend, PgPool, migrate};
 use toolgate_store::pins::PgPins;
 use toolgate_store::results::ResultStore;
-use toolgate_store::{CredentialStore, PinStore};
+use toolgate_store::{CredentialStore, PinStore, TokenStore};
 
 use crate::config::{Config, StoreLocation};
 
@@ -53,6 +53,8 @@ pub struct SharedStores {
     pub audit: Option<AuditLog>,
     /// The pinned tool definitions, on the same pool as the rest.
     pub pins: Arc<dyn PinBook>,
+    /// The bearer tokens `toolgate token create` and the console issue.
+    pub tokens: TokenStore,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -85,6 +87,9 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 sessions: None,
                 audit: None,
                 pins: open_pins(config)?,
+                tokens: TokenStore::open(&db).with_context(|| {
+                    format!("cannot open the issued tokens in {}", db.display())
+                })?,
                 stop,
             })
         }
@@ -110,8 +115,28 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 sessions: Some(backend.sessions()),
                 audit: Some(audit),
                 pins: Arc::new(backend.pins()),
+                tokens: backend.tokens(),
                 stop,
             })
+        }
+    }
+}
+
+/// The issued bearer tokens, wherever `[store]` keeps them.
+/// (PostgreSQL: the schema is migrated first, as at a server's start.)
+pub async fn open_tokens(config: &Config) -> anyhow::Result<TokenStore> {
+    match config.store()? {
+        StoreLocation::Embedded => {
+            ensure_data_dir(config)?;
+            let db = config.db_path();
+            TokenStore::open(&db)
+                .with_context(|| format!("cannot open the issued tokens in {}", db.display()))
+        }
+        StoreLocation::Postgres(url) => {
+            let backend = PgBackend::open(&url, CancellationToken::new())
+                .await
+                .with_context(|| format!("cannot open the store at {url}"))?;
+            Ok(backend.tokens())
         }
     }
 }

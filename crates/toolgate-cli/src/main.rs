@@ -81,7 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Config(cmd) => commands::config::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
             Command::Doctor(args) => commands::doctor::run(&settings, args).await,
-            Command::Token(cmd) => commands::token::run(&settings, cmd),
+            Command::Token(cmd) => commands::token::run(&settings, cmd).await,
             Command::Run(args) => commands::run::run(&settings, args).await,
             Command::Chat(args) => commands::chat::run(&settings, args).await,
             Command::Mcp(cmd) => commands::mcp::run(&settings, cmd).await,

@@ -28,13 +28,14 @@ const OPERATOR_TOKEN: &str = "tg-console-operator-7f3a9c";
 const AGENT_TOKEN: &str = "tg-console-agent-51be02";
 /// A bound on the whole browser run, so a hung browser fails the test instead of CI.
 const BROWSER_RUN_LIMIT: Duration = Duration::from_secs(300);
-const SCREENSHOTS: [&str; 7] = [
+const SCREENSHOTS: [&str; 8] = [
     "token",
     "approvals",
     "tools",
     "audit",
     "audit-broken",
     "health",
+    "tokens",
     "approvals-light",
 ];
 

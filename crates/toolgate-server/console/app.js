@@ -1,4 +1,4 @@
-// app.js — the console shell: hash routing between the four pages, who the caller is, the
+// app.js — the console shell: hash routing between the five pages, who the caller is, the
 // token prompt, the live approvals badge, and the keyboard.
 //
 // A page module exports `mount(el, ctx)` returning a handle `{unmount?, focusFilter?,
@@ -12,9 +12,10 @@ import * as tools from './tools.js';
 import * as approvals from './approvals.js';
 import * as audit from './audit.js';
 import * as health from './health.js';
+import * as tokens from './tokens.js';
 
-const PAGES = { tools, approvals, audit, health };
-const TITLES = { tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health' };
+const PAGES = { tools, approvals, audit, health, tokens };
+const TITLES = { tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health', tokens: 'Tokens' };
 
 const state = { me: null, page: null, handle: null };
 

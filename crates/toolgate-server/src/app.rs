@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! host/origin check   DNS-rebinding protection for every route
-//! authenticate        bearer token → principal + role; or the anonymous grant; or 401
+//! authenticate        bearer token (configured or issued) → principal + role; or the
+//!                     anonymous grant; or 401
 //!   routes            /v1/* (api), /mcp (mcp), /openapi.json, /.well-known/*
 //! routes              / and /assets/* (console): public
 //! fallbacks           404 / 405 with the one error body
@@ -68,6 +69,9 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     api::webhook::start(&state).await?;
     state.feed().start(&state.approvals, &state.shutdown).await;
+    let tokens = state
+        .tokens()
+        .map(|book| book.spawn(state.shutdown.clone()));
     let grace = Duration::from_secs(state.config.shutdown_grace_secs);
     let token = state.shutdown.clone();
     let app = router(state.clone());
@@ -93,6 +97,9 @@ pub async fn serve(
     signal.abort();
     if !state.stop_calls(CANCEL_GRACE).await {
         tracing::error!("calls still running {CANCEL_GRACE:?} after being cancelled; not waiting");
+    }
+    if let Some(task) = tokens {
+        let _ = task.await;
     }
     if let Err(e) = state.gateway.audit().flush().await {
         tracing::error!(error = %e, "flushing the audit log at shutdown failed");

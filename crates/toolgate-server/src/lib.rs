@@ -13,6 +13,7 @@
 //! - [`trace`]: the caller's W3C trace context from HTTP headers or MCP `_meta`.
 //! - [`state`]: [`AppState`], shared by every handler.
 
+#![recursion_limit = "256"]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod accept;

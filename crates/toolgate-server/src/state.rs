@@ -21,6 +21,7 @@ use toolgate_protocol::{CallError, Envelope, ErrorCode};
 use toolgate_store::ApprovalStore;
 
 use crate::api::feed::ApprovalFeed;
+use crate::auth::TokenBook;
 use crate::config::ServerConfig;
 
 /// The federated MCP servers' status, one JSON object per server in config order (the
@@ -38,6 +39,9 @@ pub struct AppState {
     /// What `/mcp` offers besides the catalog's tools (the federated servers' prompts,
     /// resources, …); tools only by default.
     mcp_options: crate::mcp::McpOptions,
+    /// The tokens issued through the store (`toolgate token create`, the console); without
+    /// it only `[[server.tokens]]` admit callers.
+    tokens: Option<Arc<TokenBook>>,
 }
 
 pub struct Inner {
@@ -76,7 +80,20 @@ impl AppState {
             max_argument_bytes: LimitsConfig::default().max_argument_bytes,
             mcp_status: None,
             mcp_options: crate::mcp::McpOptions::default(),
+            tokens: None,
         }
+    }
+
+    /// Admits the tokens `book` holds besides `[[server.tokens]]`; the server keeps it
+    /// current while it runs.
+    pub fn with_tokens(mut self, book: Arc<TokenBook>) -> Self {
+        self.tokens = Some(book);
+        self
+    }
+
+    /// The issued tokens, when the server admits them.
+    pub fn tokens(&self) -> Option<&Arc<TokenBook>> {
+        self.tokens.as_ref()
     }
 
     /// Serves `/mcp` with `options` (see [`crate::mcp::McpOptions`]).

@@ -208,7 +208,8 @@ pub struct McpAddArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Print a new random token (stdout) and its [[server.tokens]] entry (stderr).
+    /// Issue a bearer token for `serve`: stored (its SHA-256 only) where [store] keeps state,
+    /// admitted by running servers within a second; the token is printed once, on stdout.
     Create {
         /// Who calls with this token (recorded in the audit and as approver).
         #[arg(long)]
@@ -219,6 +220,34 @@ pub enum TokenCommand {
         /// May decide approvals and read the audit.
         #[arg(long)]
         operator: bool,
+        /// Expires after this long (`30d`, `12h`); never by default.
+        #[arg(long, value_name = "DURATION")]
+        expires: Option<humantime::Duration>,
+        /// What the token is for (shown by `list` and the console).
+        #[arg(long)]
+        note: Option<String>,
+        /// Store nothing: print the `[[server.tokens]]` entry for toolgate.toml instead (on
+        /// stderr), for a token that lives in the configuration file.
+        #[arg(long)]
+        config_entry: bool,
+    },
+    /// The issued tokens: id, principal, role, state, expiry, last use (never a token).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: running servers refuse it within a second.
+    Revoke {
+        /// The token's id (`tok_…`, from `list`).
+        id: String,
+    },
+    /// Issue a replacement for a token (same principal, role and expiry); the old one keeps
+    /// working for `--grace`, then stops. The new token is printed once, on stdout.
+    Rotate {
+        id: String,
+        /// How long the old token keeps working (`0s`: it stops now).
+        #[arg(long, default_value = "0s", value_name = "DURATION")]
+        grace: humantime::Duration,
     },
 }
 

@@ -83,7 +83,12 @@ async fn serve_http(
         shutdown: CancellationToken::new(),
     })
     .with_max_argument_bytes(settings.file.limits.max_argument_bytes)
-    .with_mcp_options(runtime.mcp_options());
+    .with_mcp_options(runtime.mcp_options())
+    .with_tokens(
+        toolgate_server::auth::TokenBook::open(runtime.tokens().clone())
+            .await
+            .context("cannot read the issued tokens")?,
+    );
     if let Some(hub) = runtime.hub() {
         // Operators see the servers' state in `/v1/ready` (the console's Health page).
         let hub = Arc::clone(hub);

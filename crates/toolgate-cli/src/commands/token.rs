@@ -1,27 +1,21 @@
-//! `toolgate token create`: a new bearer token for `toolgate serve`. The token itself is
-//! printed once, alone on stdout (so `TOKEN=$(toolgate token create …)` works); the
-//! `[[server.tokens]]` entry to paste into toolgate.toml — which holds only the token's
-//! SHA-256, never the token — goes to stderr.
+//! `toolgate token create|list|revoke|rotate`: the bearer tokens of `toolgate serve`, kept in
+//! the store (their SHA-256 only) so that running servers — every replica of a cluster —
+//! admit a new token and refuse a revoked one within a second, without a restart.
+//!
+//! A token is printed once, alone on stdout (so `TOKEN=$(toolgate token create …)` works);
+//! what was stored goes to stderr. `create --config-entry` stores nothing and prints the
+//! `[[server.tokens]]` entry for toolgate.toml instead (a token only a restart can revoke).
 
-use anyhow::Context;
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use toolgate_app::Config;
 use toolgate_gateway::policy::Roles;
-use toolgate_server::auth::hash_token;
+use toolgate_server::api::tokens::{state_name, token_json};
+use toolgate_store::tokens::{NewToken, TokenRecord, TokenSecret};
 
 use crate::cli::TokenCommand;
 use crate::output;
-use toolgate_app::Config;
-
-/// Prefix that makes a toolgate token recognisable (and maskable) in logs.
-const PREFIX: &str = "tg_";
-
-/// `tg_` + 64 hex characters: 32 bytes from the operating system's random source.
-fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("cannot read the system's random source: {e}"))?;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{PREFIX}{hex}"))
-}
 
 /// A TOML basic string holding `s`.
 fn toml_string(s: &str) -> String {
@@ -38,31 +32,155 @@ pub fn entry(sha256: &str, principal: &str, role: &str, operator: bool) -> Strin
     )
 }
 
-pub fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
+fn time(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Warns when `role` is not configured (a server refuses the token's calls until it is).
+fn check_role(settings: &Config, role: &str) -> anyhow::Result<()> {
+    let roles = Roles::compile(&settings.file.roles).context("the configured roles")?;
+    if roles.get(role).is_none() {
+        let names: Vec<&str> = roles.names().collect();
+        eprintln!(
+            "toolgate: warning: role `{role}` is not configured (configured roles: {}); calls with this token are refused until it is",
+            names.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn announce(verb: &str, t: &TokenRecord, secret: &TokenSecret) {
+    eprintln!(
+        "# {verb} {} for `{}` (role `{}`{}{}); running servers admit it within a second.\n# The token is printed once, on stdout; send it as `Authorization: Bearer <token>`.",
+        t.id,
+        t.principal,
+        t.role,
+        if t.operator { ", operator" } else { "" },
+        t.expires_at_ms
+            .map(|at| format!(", expires {}", time(at)))
+            .unwrap_or_default(),
+    );
+    output::line(secret.expose());
+}
+
+pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
+    let me = crate::user::local_user();
     match cmd {
         TokenCommand::Create {
             principal,
             role,
             operator,
+            expires,
+            note,
+            config_entry,
         } => {
-            anyhow::ensure!(
-                !principal.trim().is_empty(),
-                "--principal must not be empty"
-            );
-            let roles = Roles::compile(&settings.file.roles).context("the configured roles")?;
-            if roles.get(&role).is_none() {
-                let names: Vec<&str> = roles.names().collect();
+            if principal.trim().is_empty() || role.trim().is_empty() {
+                bail!("--principal and --role must not be empty");
+            }
+            check_role(settings, &role)?;
+            if config_entry {
+                if expires.is_some() {
+                    bail!(
+                        "--expires needs a stored token: a [[server.tokens]] entry never expires"
+                    );
+                }
+                let secret = TokenSecret::mint()?;
                 eprintln!(
-                    "toolgate: warning: role `{role}` is not configured yet (configured roles: {}); `toolgate serve` refuses to start until it is",
-                    names.join(", ")
+                    "# Add this to toolgate.toml (it holds the token's SHA-256, not the token) and restart the server.\n# The token is printed once, on stdout; send it as `Authorization: Bearer <token>`.\n{}",
+                    entry(&secret.sha256(), &principal, &role, operator)
+                );
+                output::line(secret.expose());
+                return Ok(0);
+            }
+            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let (record, secret) = store
+                .create(NewToken {
+                    principal,
+                    role,
+                    operator,
+                    note,
+                    expires_in_ms: expires.map(|d| millis(d.into())),
+                    created_by: format!("cli:{me}"),
+                })
+                .await
+                .context("storing the token")?;
+            announce("issued", &record, &secret);
+            Ok(0)
+        }
+        TokenCommand::List { json } => {
+            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let now = store.now_ms();
+            let tokens = store.list().await?;
+            if json {
+                let rows: Vec<_> = tokens.iter().map(|t| token_json(t, now)).collect();
+                output::json(&rows)?;
+            } else if tokens.is_empty() {
+                output::line("no tokens issued (toolgate token create --principal P --role R)");
+            } else {
+                let rows: Vec<Vec<String>> = tokens
+                    .iter()
+                    .map(|t| {
+                        vec![
+                            t.id.clone(),
+                            t.principal.clone(),
+                            t.role.clone(),
+                            if t.operator { "yes" } else { "" }.to_owned(),
+                            state_name(t.state(now)).to_owned(),
+                            t.expires_at_ms.map(time).unwrap_or_else(|| "never".into()),
+                            t.last_used_at_ms
+                                .map(time)
+                                .unwrap_or_else(|| "never".into()),
+                            t.note.clone().unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                output::table(
+                    &[
+                        "ID",
+                        "PRINCIPAL",
+                        "ROLE",
+                        "OPERATOR",
+                        "STATE",
+                        "EXPIRES",
+                        "LAST USED",
+                        "NOTE",
+                    ],
+                    &rows,
                 );
             }
-            let token = new_token()?;
-            eprintln!(
-                "# Add this to toolgate.toml (it holds the token's SHA-256, not the token).\n# The token is printed once, on stdout; send it as `Authorization: Bearer <token>`.\n{}",
-                entry(&hash_token(&token), &principal, &role, operator)
-            );
-            output::line(&token);
+            Ok(0)
+        }
+        TokenCommand::Revoke { id } => {
+            let store = toolgate_app::stores::open_tokens(settings).await?;
+            if store.revoke(&id).await? {
+                output::line(&format!(
+                    "revoked {id}; running servers refuse it within a second"
+                ));
+                return Ok(0);
+            }
+            match store.get(&id).await? {
+                Some(_) => bail!("{id} is already revoked"),
+                None => bail!("no token {id} (toolgate token list shows them)"),
+            }
+        }
+        TokenCommand::Rotate { id, grace } => {
+            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let Some((record, secret)) = store
+                .rotate(&id, millis(grace.into()), &format!("cli:{me}"))
+                .await?
+            else {
+                match store.get(&id).await? {
+                    Some(_) => {
+                        bail!("{id} is revoked; issue a new token with `toolgate token create`")
+                    }
+                    None => bail!("no token {id} (toolgate token list shows them)"),
+                }
+            };
+            announce(&format!("replaced {id} with"), &record, &secret);
             Ok(0)
         }
     }
@@ -71,15 +189,6 @@ pub fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_fresh_and_well_formed() {
-        let a = new_token().unwrap();
-        let b = new_token().unwrap();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), PREFIX.len() + 64);
-        assert!(a[PREFIX.len()..].bytes().all(|c| c.is_ascii_hexdigit()));
-    }
 
     #[test]
     fn the_entry_parses_as_server_config() {

@@ -199,6 +199,29 @@ async function health(page) {
   await shot(page, 'health');
 }
 
+async function tokens(page) {
+  step('tokens: issue one in the form, use it, revoke it with a click');
+  await keys(page, 'g', 'k');
+  await page.locator('#tokens-table').waitFor();
+  await page.fill('#new-token-principal', 'console-made');
+  await page.fill('#new-token-role', 'readonly');
+  await page.fill('#new-token-note', 'made in the browser');
+  await page.click('#token-create button[type=submit]');
+  const made = (await page.locator('#issued-token').textContent()).trim();
+  assert.match(made, /^tg_[0-9a-f]{64}$/);
+  const me = await http('GET', '/v1/me', made);
+  assert.deepEqual([me.status, me.body.principal, me.body.role], [200, 'console-made', 'readonly']);
+  const row = page.locator('#tokens-table tbody tr', { hasText: 'console-made' });
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-state'), 'active');
+  assert.ok(!(await page.locator('#tokens-table').textContent()).includes(made), 'the list never shows a token');
+  await shot(page, 'tokens');
+  await row.locator('button.revoke').click();
+  await page.locator('#tokens-table tbody tr[data-state=revoked]', { hasText: 'console-made' }).waitFor();
+  const after = await http('GET', '/v1/me', made);
+  assert.equal(after.status, 401, JSON.stringify(after.body));
+}
+
 async function main() {
   const { context, close } = await launch();
   try {
@@ -210,6 +233,7 @@ async function main() {
     await keyboard(page);
     await audit(page);
     await health(page);
+    await tokens(page);
     step('light theme');
     await page.emulateMedia({ colorScheme: 'light' });
     await keys(page, 'g', 'a');

@@ -316,12 +316,46 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// One HTTP/1.1 request on a fresh connection; the body of the answer (chunked or not).
 pub fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let answer = http_with(addr, method, path, &[], body);
+    (answer.status, answer.body)
+}
+
+/// An answer of [`http_with`]: status, headers (names lowercased), JSON body (`Null` if none).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl Answer {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Like [`http`], with extra request headers, and the answer's headers kept.
+pub fn http_with(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> Answer {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let body = body.map(Value::to_string).unwrap_or_default();
+    let extra: String = headers
+        .iter()
+        .map(|(n, v)| format!("{n}: {v}\r\n"))
+        .collect();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
@@ -330,6 +364,12 @@ pub fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16,
     stream.read_to_string(&mut raw).unwrap();
     let (head, mut rest) = raw.split_once("\r\n\r\n").unwrap();
     let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
     let mut text = String::new();
     if head
         .to_ascii_lowercase()
@@ -346,5 +386,9 @@ pub fn http(addr: &str, method: &str, path: &str, body: Option<&Value>) -> (u16,
     } else {
         text.push_str(rest);
     }
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    Answer {
+        status,
+        headers,
+        body: serde_json::from_str(&text).unwrap_or(Value::Null),
+    }
 }

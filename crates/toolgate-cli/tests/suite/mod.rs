@@ -28,4 +28,5 @@ mod rag_export;
 mod rag_pull;
 mod redaction;
 mod tamper;
+mod tokens;
 mod web;

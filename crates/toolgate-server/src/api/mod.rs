@@ -5,7 +5,8 @@
 //!   operation — the one list the router, the authentication middleware (public paths) and the
 //!   OpenAPI document are built from.
 //! - one file per resource: [`health`] (health, ready, me, OAuth metadata), [`tools`],
-//!   [`calls`], [`approvals`], [`stream`] (approval events), [`audit`], [`openapi`].
+//!   [`calls`], [`approvals`], [`stream`] (approval events), [`tokens`], [`audit`],
+//!   [`openapi`].
 //! - [`feed`]: the one task polling the approval store for new and changed requests, which
 //!   feeds [`stream`] and [`webhook`].
 //! - [`extract`]: JSON body, query and path extractors answering with the one error body.
@@ -21,6 +22,7 @@ pub mod feed;
 pub mod health;
 pub mod openapi;
 pub mod stream;
+pub mod tokens;
 pub mod tools;
 pub mod webhook;
 
@@ -92,6 +94,10 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/v1/approvals/stream", Operator, stream::stream, op::stream_approvals),
     route!(GET "/v1/approvals/{id}", Operator, approvals::get, op::get_approval),
     route!(POST "/v1/approvals/{id}/decision", Operator, approvals::decide, op::decide_approval),
+    route!(GET "/v1/tokens", Operator, tokens::list, op::list_tokens),
+    route!(POST "/v1/tokens", Operator, tokens::create, op::create_token),
+    route!(POST "/v1/tokens/{id}/revoke", Operator, tokens::revoke, op::revoke_token),
+    route!(POST "/v1/tokens/{id}/rotate", Operator, tokens::rotate, op::rotate_token),
     route!(GET "/v1/audit", Operator, audit::query, op::query_audit),
     route!(POST "/v1/audit/verify", Operator, audit::verify_chain, op::verify_audit),
     route!(GET "/openapi.json", Public, openapi_json, op::openapi),

@@ -1,22 +1,36 @@
-//! Bearer tokens, configured as SHA-256 hashes.
+//! Bearer tokens: configured as SHA-256 hashes (`[[server.tokens]]`), or issued through the
+//! store ([`super::TokenBook`]).
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
+use serde_json::json;
+use toolgate_gateway::Identity;
+use toolgate_store::tokens::TokenState;
+pub use toolgate_store::tokens::hash_token;
 
 use super::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// SHA-256 hex of a token, the form it is configured in.
-pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
+/// The issuer recorded for tokens toolgate itself issued or was configured with.
+pub const OWN_ISSUER: &str = "toolgate";
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A caller admitted by one of toolgate's own tokens; `subject` names the token.
+fn own_caller(principal: &str, role: &str, operator: bool, subject: &str) -> Caller {
+    Caller {
+        identity: Some(std::sync::Arc::new(Identity {
+            issuer: OWN_ISSUER.to_owned(),
+            subject: subject.to_owned(),
+            claims: json!({}),
+        })),
+        ..Caller::named(principal, role, operator)
+    }
 }
 
 fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiError> {
@@ -39,9 +53,21 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
                 found = Some(t);
             }
         }
-        return found
-            .map(|t| Caller::named(t.principal.clone(), t.role.clone(), t.operator))
-            .ok_or_else(|| ApiError::unauthenticated("unknown bearer token"));
+        if let Some(t) = found {
+            return Ok(own_caller(&t.principal, &t.role, t.operator, &t.principal));
+        }
+        return match state.tokens().map(|book| book.lookup(&hash)) {
+            Some(super::Lookup::Active(t)) => {
+                Ok(own_caller(&t.principal, &t.role, t.operator, &t.id))
+            }
+            Some(super::Lookup::Refused { id, state }) => {
+                Err(ApiError::unauthenticated(match state {
+                    TokenState::Expired => format!("bearer token {id} has expired"),
+                    _ => format!("bearer token {id} was revoked"),
+                }))
+            }
+            _ => Err(ApiError::unauthenticated("unknown bearer token")),
+        };
     }
     if let Some(anon) = &state.config.anonymous {
         return Ok(Caller::named(
@@ -54,7 +80,9 @@ fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, ApiEr
     // server is reachable from this machine alone. Once tokens exist, a caller without one
     // gets only what `[server.anonymous]` grants — any local process (another user, an MCP
     // server) could otherwise read the audit and approve calls.
-    if state.config.tokens.is_empty() && state.local_addr.ip().is_loopback() {
+    let no_token_exists =
+        state.config.tokens.is_empty() && !state.tokens().is_some_and(|b| b.any_issued());
+    if no_token_exists && state.local_addr.ip().is_loopback() {
         return Ok(Caller::named("anonymous", "readonly", true));
     }
     Err(ApiError::unauthenticated(
@@ -97,11 +125,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hashes_and_compares() {
-        assert_eq!(
-            hash_token("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+    fn compares_in_constant_time() {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));

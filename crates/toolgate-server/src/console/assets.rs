@@ -17,7 +17,7 @@ pub struct Asset {
     pub etag: String,
 }
 
-const FILES: [(&str, &str, &[u8]); 12] = [
+const FILES: [(&str, &str, &[u8]); 13] = [
     (
         "index.html",
         "text/html; charset=utf-8",
@@ -72,6 +72,11 @@ const FILES: [(&str, &str, &[u8]); 12] = [
         "health.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../console/health.js"),
+    ),
+    (
+        "tokens.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/tokens.js"),
     ),
     (
         "favicon.svg",

@@ -7,7 +7,7 @@ use tower::ServiceExt;
 
 use super::{CONTENT_SECURITY_POLICY, embedded, routes};
 
-const SCRIPTS: [&str; 9] = [
+const SCRIPTS: [&str; 10] = [
     "app.js",
     "api.js",
     "feed.js",
@@ -17,6 +17,7 @@ const SCRIPTS: [&str; 9] = [
     "approvals.js",
     "audit.js",
     "health.js",
+    "tokens.js",
 ];
 
 async fn get(path: &str, if_none_match: Option<&str>) -> (StatusCode, HeaderMap, Vec<u8>) {

@@ -152,6 +152,10 @@ impl TestServer {
         let gateway = Arc::new(Gateway::new(deps, &setup.gateway).unwrap());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let tokens =
+            toolgate_server::auth::TokenBook::open(toolgate_store::TokenStore::open(&db).unwrap())
+                .await
+                .unwrap();
         let mut state = AppState::new(Inner {
             gateway,
             approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
@@ -162,7 +166,8 @@ impl TestServer {
             started: Instant::now(),
             shutdown: CancellationToken::new(),
         })
-        .with_max_argument_bytes(setup.gateway.limits.max_argument_bytes);
+        .with_max_argument_bytes(setup.gateway.limits.max_argument_bytes)
+        .with_tokens(tokens);
         if let Some(status) = setup.mcp_status {
             state = state.with_mcp_status(status);
         }

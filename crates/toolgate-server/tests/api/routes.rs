@@ -18,8 +18,26 @@ async fn every_route_answers_an_operator_with_success() {
         )
         .await;
     let id = approval_id(&pending);
+    let issued = s
+        .post(
+            "/v1/tokens",
+            Some(OP),
+            &json!({"principal": "p", "role": "default"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    let token_id = issued["id"].as_str().unwrap().to_owned();
     for r in ROUTES {
-        let path = r.path.replace("{name}", "echo").replace("{id}", &id);
+        let id = if r.path.starts_with("/v1/tokens/") {
+            &token_id
+        } else {
+            &id
+        };
+        let path = r.path.replace("{name}", "echo").replace("{id}", id);
         let resp = match r.method {
             "GET" if r.path == "/v1/tools/export" => s.get(&format!("{path}?format=mcp"), Some(OP)),
             "GET" => s.get(&path, Some(OP)),
@@ -27,6 +45,7 @@ async fn every_route_answers_an_operator_with_success() {
                 let body = match r.path {
                     "/v1/calls" => json!({"tool": "echo", "arguments": {}}),
                     "/v1/approvals/{id}/decision" => json!({"approve": false}),
+                    "/v1/tokens" => json!({"principal": "q", "role": "readonly"}),
                     _ => json!({}),
                 };
                 s.post(&path, Some(OP), &body)
@@ -34,7 +53,13 @@ async fn every_route_answers_an_operator_with_success() {
             other => panic!("unexpected method {other}"),
         };
         let resp = resp.send().await.unwrap();
-        assert_eq!(resp.status().as_u16(), 200, "{} {path}", r.method);
+        // What makes something answers 201; revoking first makes rotating a conflict.
+        let expected = match r.path {
+            "/v1/tokens" if r.method == "POST" => 201,
+            "/v1/tokens/{id}/rotate" => 409,
+            _ => 200,
+        };
+        assert_eq!(resp.status().as_u16(), expected, "{} {path}", r.method);
     }
 }
 

@@ -68,6 +68,16 @@ fn operation(id: &str, tag: &str, summary: &str, ok_answer: Value, errs: &[&str]
     })
 }
 
+/// `op` answering 201 (something was made) where [`operation`] said 200.
+fn created(mut op: Value) -> Value {
+    if let Some(responses) = op["responses"].as_object_mut()
+        && let Some(answer) = responses.remove("200")
+    {
+        responses.insert("201".into(), answer);
+    }
+    op
+}
+
 /// The whole document for a server reached at `base_url`.
 pub fn document(base_url: &str) -> Value {
     let mut paths = Map::new();
@@ -93,7 +103,7 @@ pub fn document(base_url: &str) -> Value {
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                "description": "A token from `toolgate token create`, configured by its SHA-256 in [[server.tokens]]. Without one, the [server.anonymous] grant applies (on loopback by default: role readonly, operator)."}},
+                "description": "A token from `toolgate token create` (or POST /v1/tokens), or one configured by its SHA-256 in [[server.tokens]]. Without one, the [server.anonymous] grant applies (on loopback by default: role readonly, operator)."}},
             "schemas": schemas::schemas(),
         },
     })

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{body, list_of, ok, operation, path_param, query, r};
+use super::{body, created, list_of, ok, operation, path_param, query, r};
 
 /// Every authenticated route: no credentials (401), or a Host/Origin not allowed or not an
 /// operator (403).
@@ -164,6 +164,53 @@ pub fn decide_approval() -> Value {
     );
     op["parameters"] = json!([path_param("id", "Approval id, `apr_…`.")]);
     op["requestBody"] = body("Decision");
+    op
+}
+
+pub fn list_tokens() -> Value {
+    operation(
+        "listTokens",
+        "tokens",
+        "The bearer tokens issued through the store, newest first (operators); never a token or its hash.",
+        ok("Tokens.", list_of("Token")),
+        &["401", "403", "500", "503"],
+    )
+}
+
+pub fn create_token() -> Value {
+    let mut op = created(operation(
+        "createToken",
+        "tokens",
+        "Issue a bearer token (operators). The answer is the only time the token is shown; every server sharing the store admits it within a second.",
+        ok("The token, with `token` set.", r("IssuedToken")),
+        &["400", "401", "403", "415", "500", "503"],
+    ));
+    op["requestBody"] = body("NewToken");
+    op
+}
+
+pub fn revoke_token() -> Value {
+    let mut op = operation(
+        "revokeToken",
+        "tokens",
+        "Revoke a token (operators): refused at once here, within a second on every server sharing the store. Revoking a revoked token changes nothing.",
+        ok("The token.", r("Token")),
+        &["401", "403", "404", "500", "503"],
+    );
+    op["parameters"] = json!([path_param("id", "Token id, `tok_…`.")]);
+    op
+}
+
+pub fn rotate_token() -> Value {
+    let mut op = created(operation(
+        "rotateToken",
+        "tokens",
+        "Issue a replacement for a token (operators): same principal, role and expiry; the old token keeps working for `grace_secs`, then stops.",
+        ok("The new token, with `token` set.", r("IssuedToken")),
+        &["400", "401", "403", "404", "409", "415", "500", "503"],
+    ));
+    op["parameters"] = json!([path_param("id", "Token id, `tok_…`.")]);
+    op["requestBody"] = body("Rotation");
     op
 }
 

@@ -20,7 +20,7 @@ pub fn schemas() -> Value {
         .into_iter()
         .chain(codes.iter().copied())
         .collect();
-    json!({
+    let mut all = json!({
         "Outcome": {"type": "string", "enum": outcomes,
             "description": "How an audited event ended: `started` (an attempt), `ok`, or an error code."},
         "ErrorCode": {"type": "string", "enum": codes,
@@ -226,7 +226,10 @@ pub fn schemas() -> Value {
                 "result": {},
                 "duration_us": {"type": "integer"},
                 "approver": {"type": "string"},
-                "approval_id": {"type": "string"}
+                "approval_id": {"type": "string"},
+                "issuer": {"type": "string", "description": "Who vouched for the caller: the access token's `iss`, or `toolgate`."},
+                "subject": {"type": "string", "description": "The caller as the issuer names it (`sub`, or the token id)."},
+                "policy_rule": {"type": "string", "description": "The [[policy.rules]] rule that decided the call."}
             }
         },
         "VerifyReport": {
@@ -288,6 +291,61 @@ pub fn schemas() -> Value {
                 "scopes_supported": {"type": "array", "items": {"type": "string"}},
                 "bearer_methods_supported": {"type": "array", "items": {"type": "string"}},
                 "resource_name": {"type": "string"}
+            }
+        }
+    });
+    if let (Some(all), Value::Object(tokens)) = (all.as_object_mut(), token_schemas()) {
+        all.extend(tokens);
+    }
+    all
+}
+
+/// The bodies of `/v1/tokens`.
+fn token_schemas() -> Value {
+    json!({
+        "Token": {
+            "type": "object",
+            "required": ["id", "principal", "role", "operator", "state", "note", "created_at", "created_by",
+                "expires_at", "revoked_at", "last_used_at", "replaces"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^tok_[0-9a-f]{12}$"},
+                "principal": {"type": "string"},
+                "role": {"type": "string"},
+                "operator": {"type": "boolean"},
+                "state": {"type": "string", "enum": ["active", "revoked", "expired"]},
+                "note": nullable("string"),
+                "created_at": {"type": "string", "format": "date-time"},
+                "created_by": {"type": "string"},
+                "expires_at": {"type": ["string", "null"], "format": "date-time"},
+                "revoked_at": {"type": ["string", "null"], "format": "date-time"},
+                "last_used_at": {"type": ["string", "null"], "format": "date-time", "description": "Written every second, not at each use."},
+                "replaces": {"type": ["string", "null"], "description": "The token this one replaced (rotation)."}
+            }
+        },
+        "IssuedToken": {
+            "allOf": [r("Token"), {
+                "type": "object",
+                "required": ["token"],
+                "properties": {"token": {"type": "string", "pattern": "^tg_[0-9a-f]{64}$", "description": "Shown this once; only its SHA-256 is stored."}}
+            }]
+        },
+        "NewToken": {
+            "type": "object",
+            "required": ["principal", "role"],
+            "additionalProperties": false,
+            "properties": {
+                "principal": {"type": "string", "minLength": 1},
+                "role": {"type": "string", "description": "A configured role."},
+                "operator": {"type": "boolean", "default": false},
+                "note": {"type": "string"},
+                "expires_in_secs": {"type": "integer", "minimum": 1, "maximum": 315360000}
+            }
+        },
+        "Rotation": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "grace_secs": {"type": "integer", "minimum": 0, "maximum": 315360000, "default": 0, "description": "How long the old token keeps working."}
             }
         }
     })
