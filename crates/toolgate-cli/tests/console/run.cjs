@@ -202,7 +202,7 @@ async function health(page) {
 async function tokens(page) {
   step('tokens: issue one in the form, use it, revoke it with a click');
   await keys(page, 'g', 'k');
-  await page.locator('#tokens-table').waitFor();
+  await page.locator('#tokens-list .empty-title', { hasText: 'No tokens issued' }).waitFor();
   await page.fill('#new-token-principal', 'console-made');
   await page.fill('#new-token-role', 'readonly');
   await page.fill('#new-token-note', 'made in the browser');
