@@ -19,6 +19,7 @@
 //! - [`db`]: the shared SQLite connection settings.
 //! - [`pg`]: the PostgreSQL backend's pool, schema migrations and `LISTEN`/`NOTIFY` feed.
 //! - [`sessions`]: [`sessions::PgSessions`], MCP sessions any replica can continue.
+//! - [`quotas`]: quota buckets (GCRA) in memory, or in PostgreSQL for a whole cluster.
 //! - [`tokens`]: [`TokenStore`] — the bearer tokens toolgate issued (hashes only).
 //! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
@@ -33,6 +34,7 @@ pub mod error;
 pub mod idempotency;
 pub mod pg;
 pub mod pins;
+pub mod quotas;
 pub mod redact;
 pub mod results;
 pub mod sessions;

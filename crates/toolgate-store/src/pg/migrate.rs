@@ -61,6 +61,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "issued bearer tokens",
         sql: include_str!("migrations/0008_api_tokens.sql"),
     },
+    Migration {
+        version: 9,
+        name: "quota buckets",
+        sql: include_str!("migrations/0009_quota_buckets.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

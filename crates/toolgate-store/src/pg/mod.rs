@@ -349,6 +349,11 @@ impl PgBackend {
         crate::sessions::PgSessions::new(self.pool.clone())
     }
 
+    /// The quota buckets every replica on this database shares.
+    pub fn quotas(&self) -> crate::quotas::PgBuckets {
+        crate::quotas::PgBuckets::new(self.pool.clone())
+    }
+
     /// The bearer tokens issued on this database.
     pub fn tokens(&self) -> crate::tokens::TokenStore {
         crate::tokens::TokenStore::with_backend(Arc::new(crate::tokens::PgTokens::new(

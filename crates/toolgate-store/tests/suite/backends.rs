@@ -62,6 +62,15 @@ impl Backend {
         }
     }
 
+    /// PostgreSQL's quota buckets (a new pool each call); the embedded store keeps them in
+    /// memory, per process.
+    pub(crate) async fn quota_buckets(&self) -> toolgate_store::quotas::PgBuckets {
+        match self {
+            Backend::Sqlite(_) => panic!("the embedded store keeps quota buckets in memory"),
+            Backend::Postgres(scratch) => pg(scratch).await.quotas(),
+        }
+    }
+
     /// The temp dir of the embedded backend.
     pub(crate) fn dir(&self) -> Option<&std::path::Path> {
         match self {

@@ -13,6 +13,7 @@ mod credentials;
 mod idempotency;
 mod pg_tls;
 mod pins;
+mod quotas;
 mod redact;
 mod redact_credentials;
 mod results;
