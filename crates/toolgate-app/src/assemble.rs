@@ -43,6 +43,21 @@ pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::Dyn
     Ok(builtin_tools(Arc::new(ws), &opts))
 }
 
+/// Every tool toolgate itself provides, as configured: the workspace tools, the browser
+/// tools when `[browser]` is enabled, the web tools `[web]` turns on. Nothing starts here
+/// (each browser session launches its own browser on its first call).
+pub fn local_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
+    let mut tools = workspace_tools(config)?;
+    if config.file.browser.enabled {
+        tools.extend(toolgate_browser::browser_tools(&config.file.browser));
+    }
+    tools.extend(
+        toolgate_web::web_tools(&config.file.web, &config.file.egress)
+            .context("the [web] settings")?,
+    );
+    Ok(tools)
+}
+
 /// Everything that steers a `toolgate` started in this workspace, existing or not: the
 /// data dir in use, the default one (`.toolgate`, which the next start without flags
 /// would use), the config file read and the default one (`toolgate.toml`). The tools and
@@ -77,19 +92,8 @@ pub async fn open_gateway(
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
     let catalog = Arc::new(Catalog::new().with_pins(Arc::clone(&shared.pins)));
     catalog
-        .register_many(workspace_tools(config)?)
+        .register_many(local_tools(config)?)
         .context("registering the built-in tools")?;
-    if config.file.browser.enabled {
-        // No browser starts here: each session launches its own on its first browser call.
-        catalog
-            .register_many(toolgate_browser::browser_tools(&config.file.browser))
-            .context("registering the browser tools")?;
-    }
-    let web = toolgate_web::web_tools(&config.file.web, &config.file.egress)
-        .context("the [web] settings")?;
-    catalog
-        .register_many(web)
-        .context("registering the web tools")?;
     let deps = GatewayDeps {
         catalog,
         audit: Arc::new(match &shared.audit {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use toolgate_browser::BrowserConfig;
-use toolgate_gateway::policy::{RoleConfig, Roles};
+use toolgate_gateway::policy::{PolicyConfig, PolicyRules, RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 use toolgate_mcp::ServerConfig as McpServerConfig;
 use toolgate_server::ServerConfig;
@@ -173,6 +173,8 @@ pub struct FileConfig {
     pub shell: ShellSettings,
     pub files: FileSettings,
     pub roles: BTreeMap<String, RoleConfig>,
+    /// `[[policy.rules]]`: CEL conditions over the call that decide before the role does.
+    pub policy: PolicyConfig,
     pub server: ServerConfig,
     /// Outbound HTTP (webhook, MCP servers, url_read): allowlists, redirects, timeouts.
     pub egress: EgressPolicy,
@@ -252,6 +254,7 @@ impl Config {
             limits: self.file.limits.clone(),
             approvals: self.file.approvals.clone(),
             roles: self.file.roles.clone(),
+            policy: self.file.policy.clone(),
         }
     }
 
@@ -322,7 +325,7 @@ fn absolute(base: &Path, p: &Path) -> PathBuf {
 }
 
 /// Reads and checks a config file: TOML syntax, known keys and types, then semantics
-/// (role globs compile, limits are sane).
+/// (role globs and policy rules compile, limits are sane).
 pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read config file {}", path.display()))?;
@@ -367,6 +370,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     if s.default_timeout_secs == 0 || s.default_timeout_secs > s.max_timeout_secs {
         bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");
     }
+    PolicyRules::compile(&cfg.policy)?;
     // The roles [server] grants (tokens, anonymous callers) must exist.
     let roles = Roles::compile(&cfg.roles)?;
     for role in cfg.server.granted_roles() {
@@ -404,6 +408,20 @@ mod tests {
         std::fs::write(&p, "[roles.dev]\ntools = [\"[\"]\n").unwrap();
         let e = format!("{:#}", load(&p).unwrap_err());
         assert!(e.contains("role `dev`: invalid tool pattern `[`"), "{e}");
+
+        std::fs::write(
+            &p,
+            "[[policy.rules]]\nid = \"no-rm-rf\"\nwhen = 'tool == \"shell\" &&'\ndecision = \"deny\"\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains(
+                "invalid configuration: [[policy.rules]] \"no-rm-rf\": line 1, column 19: \
+                 Syntax error: mismatched input '<EOF>'"
+            ),
+            "{e}"
+        );
 
         std::fs::write(&p, "[approvals]\nttl_secs = \"ten\"\n").unwrap();
         let e = format!("{:#}", load(&p).unwrap_err());

@@ -79,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Command::Approvals(cmd) => commands::approvals::run(&settings, cmd).await,
             Command::Audit(cmd) => commands::audit::run(&settings, cmd).await,
             Command::Config(cmd) => commands::config::run(&settings, cmd),
+            Command::Policy(cmd) => commands::policy::run(&settings, cmd),
             Command::Serve(args) => commands::serve::run(&settings, args).await,
             Command::Doctor(args) => commands::doctor::run(&settings, args).await,
             Command::Token(cmd) => commands::token::run(&settings, cmd).await,

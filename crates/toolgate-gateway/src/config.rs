@@ -1,12 +1,12 @@
 //! Gateway settings, as they appear in `toolgate.toml` (`[limits]`, `[approvals]`,
-//! `[roles.NAME]`). Unknown keys are errors, so a typo never silently weakens policy.
+//! `[roles.NAME]`, `[policy]`). Unknown keys are errors, so a typo never silently weakens policy.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::RoleConfig;
+use crate::policy::{PolicyConfig, RoleConfig};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -91,4 +91,6 @@ pub struct GatewayConfig {
     pub approvals: ApprovalsConfig,
     /// Extra roles, or replacements of the built-in `default` and `readonly`.
     pub roles: BTreeMap<String, RoleConfig>,
+    /// `[[policy.rules]]`: CEL conditions over the call that decide before the role does.
+    pub policy: PolicyConfig,
 }

@@ -5,7 +5,8 @@
 //! lookup       unknown_tool | unavailable | quarantined → policy_denied
 //! authorize    role allowlist → forbidden
 //! validate     JSON parse + size cap + JSON Schema 2020-12 → invalid_arguments
-//! policy       role × risk → allow | ask | deny (policy_denied); the tool's own check
+//! policy       first matching [[policy.rules]] CEL rule, else role × risk → allow | ask |
+//!              deny (policy_denied); the tool's own check
 //! idempotency  replay a write call already done under the same key
 //! approve      grant | stored decision | new request → approval_required/denied/expired
 //! intent       write/dangerous: the attempt record is fsynced before the tool runs
@@ -37,7 +38,7 @@ use crate::idempotency::IdempotencyLayer;
 use crate::inflight::InFlight;
 use crate::layer::{Layer, Next};
 use crate::lookup::LookupLayer;
-use crate::policy::{PolicyLayer, RoleError, Roles};
+use crate::policy::{PolicyError, PolicyLayer, PolicyRules, Roles};
 use crate::validate::ValidateLayer;
 
 /// What the gateway is wired to.
@@ -93,6 +94,7 @@ fn layers(
     deps: &GatewayDeps,
     cfg: &GatewayConfig,
     roles: &Arc<Roles>,
+    rules: &Arc<PolicyRules>,
     desk: &Arc<ApprovalDesk>,
 ) -> Vec<Arc<dyn Layer>> {
     let limits = &cfg.limits;
@@ -115,7 +117,7 @@ fn layers(
         )),
         Arc::new(AuthorizeLayer::new(Arc::clone(roles))),
         Arc::new(ValidateLayer::new(limits.max_argument_bytes)),
-        Arc::new(PolicyLayer::new(Arc::clone(roles))),
+        Arc::new(PolicyLayer::new(Arc::clone(roles), Arc::clone(rules))),
         Arc::new(IdempotencyLayer::new(
             Arc::clone(&deps.idempotency),
             Arc::clone(&deps.redactor),
@@ -136,8 +138,9 @@ fn layers(
 
 impl Gateway {
     /// Assembles the pipeline and registers `read_result` in the catalog.
-    pub fn new(deps: GatewayDeps, cfg: &GatewayConfig) -> Result<Self, RoleError> {
+    pub fn new(deps: GatewayDeps, cfg: &GatewayConfig) -> Result<Self, PolicyError> {
         let roles = Arc::new(Roles::compile(&cfg.roles)?);
+        let rules = Arc::new(PolicyRules::compile(&cfg.policy)?);
         if !deps.catalog.has(READ_RESULT) {
             let page = u64::try_from(cfg.limits.result_budget_bytes).unwrap_or(u64::MAX);
             // Cannot collide: checked just above, and names are validated constants.
@@ -152,7 +155,7 @@ impl Gateway {
             cfg.approvals.ttl(),
         ));
         Ok(Gateway {
-            layers: layers(&deps, cfg, &roles, &desk),
+            layers: layers(&deps, cfg, &roles, &rules, &desk),
             catalog: deps.catalog,
             roles,
             audit: deps.audit,

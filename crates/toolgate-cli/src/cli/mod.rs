@@ -68,6 +68,9 @@ pub enum Command {
     /// Check or print the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Try `[[policy.rules]]` on a call without making it.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Run the gateway as a server: MCP at /mcp, the HTTP API at /v1, the web console at /.
     Serve(ServeArgs),
     /// Check what this machine offers: Landlock, seccomp, the shell sandbox, paths, chromium.
@@ -417,6 +420,47 @@ pub struct QueryArgs {
     pub call_id: Option<String>,
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Which `[[policy.rules]]` rule decides a call of TOOL (acting as --role) and why, or
+    /// the role's decision when no rule does. Nothing runs and no MCP server starts: a tool
+    /// that is not built in needs --risk. Exit 0 allow, 3 ask, 2 deny, 1 bad input.
+    Test(PolicyTestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyTestArgs {
+    /// Tool name.
+    #[arg(long)]
+    pub tool: String,
+    /// The call's arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
+    /// Not checked against the tool's schema.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// The caller's claims as a JSON object, as an access token would carry them (`@FILE`,
+    /// `-` as for --args) [default: no identity: `claims` is `{}`].
+    #[arg(long)]
+    pub claims: Option<String>,
+    /// Who is calling [default: cli:$USER].
+    #[arg(long)]
+    pub principal: Option<String>,
+    /// read | write | dangerous [default: the built-in tool's; required for other tools].
+    #[arg(long)]
+    pub risk: Option<toolgate_protocol::Risk>,
+    /// The tool's source [default: the built-in tool's, `mcp:SERVER` for a configured
+    /// server's `mcp__SERVER__…` tool].
+    #[arg(long)]
+    pub source: Option<String>,
+    /// The identity's issuer (`iss`) [default: none].
+    #[arg(long)]
+    pub issuer: Option<String>,
+    /// The identity's subject (`sub`) [default: none].
+    #[arg(long)]
+    pub subject: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

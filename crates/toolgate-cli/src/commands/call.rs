@@ -19,7 +19,7 @@ use toolgate_app::Config;
 /// The arguments text: inline, `-` (stdin) or `@FILE`. A stream is read only up to
 /// `limit` bytes plus one, so `@/dev/zero` or an endless pipe ends at once with a clear
 /// error instead of filling memory; the gateway would refuse anything longer anyway.
-fn read_arguments(spec: &str, limit: usize) -> anyhow::Result<String> {
+pub(crate) fn read_arguments(spec: &str, limit: usize) -> anyhow::Result<String> {
     if spec == "-" {
         read_capped(std::io::stdin().lock(), limit, "stdin")
     } else if let Some(path) = spec.strip_prefix('@') {

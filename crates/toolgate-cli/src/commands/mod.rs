@@ -11,6 +11,7 @@ pub mod eval;
 pub mod eval_retrieval;
 pub mod mcp;
 pub mod mcp_login;
+pub mod policy;
 pub mod rag_model;
 pub mod run;
 pub mod serve;

@@ -22,6 +22,7 @@ mod mcp_login;
 mod mcp_trace;
 mod pins;
 mod pipes;
+mod policy;
 mod prompt;
 mod rag;
 mod rag_export;

@@ -1,29 +1,74 @@
-//! Workspace and risk policy: the role's decision for this tool and risk (allow | ask |
-//! deny), and the tool's own policy check (workspace confinement), both before any human is
-//! asked. Sets [`Call::decision`] for the approval layer.
+//! Workspace and risk policy, before any human is asked: the first `[[policy.rules]]` rule
+//! whose CEL condition holds decides (allow | ask | deny); when none does, the role's
+//! decision for this tool and risk. Then the tool's own policy check (workspace
+//! confinement). Sets [`Call::decision`] for the approval layer, and [`Call::policy_rule`]
+//! when a rule decided.
+//!
+//! # Layout
+//! - [`role`](RolePolicy): roles — allowlist, per-risk decisions, per-tool glob rules.
+//! - [`rules`](PolicyRules): `[[policy.rules]]`, compiled CEL conditions, fail closed.
+//! - `vars`: the variables a condition reads ([`PolicyInput`]), built once per call.
 
 mod role;
+mod rules;
+mod vars;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde_json::json;
 use toolgate_protocol::{CallError, ErrorCode};
 
 pub use role::{
     Decision, DecisionName, RoleConfig, RoleError, RolePolicy, Roles, RuleConfig, default_roles,
 };
+pub use rules::{
+    PolicyConfig, PolicyRule, PolicyRuleConfig, PolicyRuleError, PolicyRules, RuleMatch, Verdict,
+};
+pub use vars::{PolicyInput, VARIABLES};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};
 
+/// Configuration the policy layer could not compile: a role or a rule.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(transparent)]
+    Role(#[from] RoleError),
+    #[error(transparent)]
+    Rule(#[from] PolicyRuleError),
+}
+
 pub struct PolicyLayer {
     roles: Arc<Roles>,
+    rules: Arc<PolicyRules>,
 }
 
 impl PolicyLayer {
-    pub fn new(roles: Arc<Roles>) -> Self {
-        PolicyLayer { roles }
+    pub fn new(roles: Arc<Roles>, rules: Arc<PolicyRules>) -> Self {
+        PolicyLayer { roles, rules }
     }
+}
+
+/// The error of a call a rule denies: names the rule (and why it matched, when it failed
+/// closed); `details.rule` carries its id.
+pub fn rule_denial(tool: &str, m: &RuleMatch<'_>) -> CallError {
+    let id = m.rule.id();
+    let mut message = format!("policy rule {id:?} denies `{tool}`");
+    if let Some(reason) = m.rule.reason() {
+        message.push_str(": ");
+        message.push_str(reason);
+    }
+    let mut details = json!({"rule": id});
+    if let Some(error) = &m.error {
+        message.push_str(&format!(
+            " (its condition failed: {error}; a failing deny rule denies)"
+        ));
+        details["error"] = json!(error);
+    }
+    CallError::new(ErrorCode::PolicyDenied, message)
+        .with_details(details)
+        .with_hint("ask an operator to change [[policy.rules]] in toolgate.toml")
 }
 
 #[async_trait]
@@ -41,7 +86,32 @@ impl Layer for PolicyLayer {
                 format!("unknown role `{}`", call.request.role),
             )
         })?;
-        let decision = role.decide(&spec.name, spec.risk);
+        let identity = call.request.identity.as_deref();
+        let input = PolicyInput {
+            tool: &spec.name,
+            args: call.args()?,
+            claims: identity.map(|i| &i.claims),
+            principal: &call.request.principal,
+            role: role.name(),
+            risk: spec.risk,
+            source: &spec.source,
+            issuer: identity.map_or("", |i| i.issuer.as_str()),
+            subject: identity.map_or("", |i| i.subject.as_str()),
+        };
+        let decision = match self.rules.first_match(input) {
+            Some(m) => {
+                if let Some(error) = &m.error {
+                    tracing::warn!(rule = m.rule.id(), %error, "policy rule failed closed");
+                }
+                call.policy_rule = Some(m.rule.id().to_owned());
+                let decision = m.rule.decision(spec.risk);
+                if decision == Decision::Deny {
+                    return Err(rule_denial(&spec.name, &m));
+                }
+                decision
+            }
+            None => role.decide(&spec.name, spec.risk),
+        };
         if decision == Decision::Deny {
             return Err(CallError::new(
                 ErrorCode::PolicyDenied,
@@ -65,51 +135,4 @@ impl Layer for PolicyLayer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::{call_for, echo_tool, run_layer_on};
-    use serde_json::json;
-    use std::collections::BTreeMap;
-    use toolgate_protocol::Risk;
-
-    fn layer() -> PolicyLayer {
-        PolicyLayer::new(Arc::new(Roles::compile(&BTreeMap::new()).unwrap()))
-    }
-
-    #[tokio::test]
-    async fn deny_stops_and_allow_passes() {
-        let mut call = call_for(echo_tool("w", Risk::Write), json!({}));
-        call.request.role = "readonly".into();
-        let err = run_layer_on(&layer(), &mut call).await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::PolicyDenied);
-        assert_eq!(
-            err.message,
-            "policy denies `w` (write risk) for role `readonly`"
-        );
-
-        let mut call = call_for(echo_tool("r", Risk::Read), json!({}));
-        assert!(run_layer_on(&layer(), &mut call).await.is_ok());
-        assert_eq!(call.decision, Some(Decision::Allow));
-    }
-
-    #[tokio::test]
-    async fn ask_is_recorded_for_the_approval_layer() {
-        let mut call = call_for(echo_tool("sh", Risk::Dangerous), json!({}));
-        run_layer_on(&layer(), &mut call).await.unwrap();
-        assert_eq!(call.decision, Some(Decision::Ask { confirm: true }));
-    }
-
-    #[tokio::test]
-    async fn the_tools_own_check_runs_before_approval() {
-        let mut call = call_for(
-            echo_tool("w", Risk::Write),
-            json!({"deny": "outside the workspace"}),
-        );
-        let err = run_layer_on(&layer(), &mut call).await.unwrap_err();
-        assert_eq!(
-            (err.code, err.message.as_str()),
-            (ErrorCode::PolicyDenied, "outside the workspace")
-        );
-        assert_eq!(call.decision, None);
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 mod errors;
 mod fixture;
 mod idempotency;
+mod policy_rules;
 mod quarantine;
 mod redaction;
 mod restart;

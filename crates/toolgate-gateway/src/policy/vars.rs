@@ -1,0 +1,181 @@
+//! What a `[[policy.rules]]` condition can read: the call's facts as CEL variables, and the
+//! compile-time check that a condition reads nothing else.
+//!
+//! The variables are built once per call and shared by every rule. Strings and the JSON of
+//! the arguments and claims are borrowed from the call, not copied: a JSON object becomes a
+//! CEL map whose string keys and values point into the call's own `serde_json::Value`.
+
+use std::collections::HashMap;
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use serde_json::Value;
+use toolgate_protocol::Risk;
+
+/// The variables a condition may name, in the order the documentation lists them.
+pub const VARIABLES: [&str; 9] = [
+    "tool",
+    "args",
+    "claims",
+    "principal",
+    "role",
+    "risk",
+    "source",
+    "issuer",
+    "subject",
+];
+
+/// Type names CEL resolves as identifiers (`type(args.n) == int`).
+const TYPE_NAMES: [&str; 10] = [
+    "bool",
+    "bytes",
+    "double",
+    "dyn",
+    "int",
+    "list",
+    "map",
+    "null_type",
+    "string",
+    "type",
+];
+
+/// The facts of one call that rules are evaluated against.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyInput<'a> {
+    pub tool: &'a str,
+    /// The validated arguments.
+    pub args: &'a Value,
+    /// The caller's claims; `None` (no identity) reads as `{}`.
+    pub claims: Option<&'a Value>,
+    pub principal: &'a str,
+    pub role: &'a str,
+    pub risk: Risk,
+    /// [`toolgate_protocol::ToolSpec::source`]: `builtin`, `mcp:<server>`, ….
+    pub source: &'a str,
+    /// `""` when the caller has no identity.
+    pub issuer: &'a str,
+    pub subject: &'a str,
+}
+
+/// The variables of one call, as CEL values. `args` and `claims` are converted only when
+/// some rule reads them.
+pub(crate) struct CallVars<'a> {
+    input: PolicyInput<'a>,
+    args: Option<Box<dyn Val + 'a>>,
+    claims: Option<Box<dyn Val + 'a>>,
+}
+
+impl<'a> CallVars<'a> {
+    pub(crate) fn new(input: PolicyInput<'a>, reads_args: bool, reads_claims: bool) -> Self {
+        let empty = || -> Box<dyn Val + 'a> { Box::new(CelMap::from(HashMap::new())) };
+        CallVars {
+            args: reads_args.then(|| json_val(input.args)),
+            claims: reads_claims.then(|| input.claims.map_or_else(empty, json_val)),
+            input,
+        }
+    }
+}
+
+impl VariableResolver for CallVars<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        let text = |s: &'b str| Some(CowVal::owned(CelString::from(s)));
+        match variable {
+            "tool" => text(self.input.tool),
+            "args" => self.args.as_deref().map(CowVal::Borrowed),
+            "claims" => self.claims.as_deref().map(CowVal::Borrowed),
+            "principal" => text(self.input.principal),
+            "role" => text(self.input.role),
+            "risk" => text(self.input.risk.as_str()),
+            "source" => text(self.input.source),
+            "issuer" => text(self.input.issuer),
+            "subject" => text(self.input.subject),
+            _ => None,
+        }
+    }
+}
+
+/// A JSON value as a CEL value borrowing its strings. Integers that fit `i64` are `int`
+/// (so `args.count > 3` compares like with like), larger ones `uint`, the rest `double`.
+fn json_val(v: &Value) -> Box<dyn Val + '_> {
+    match v {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            (None, None) => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Box::new(CelString::from(s.as_str())),
+        Value::Array(items) => Box::new(CelList::from(
+            items.iter().map(json_val).collect::<Vec<_>>(),
+        )),
+        Value::Object(map) => Box::new(CelMap::from(
+            map.iter()
+                .map(|(k, v)| (CelMapKey::from(k.as_str()), json_val(v)))
+                .collect::<HashMap<_, _>>(),
+        )),
+    }
+}
+
+/// The identifiers `expr` reads that are neither a [`VARIABLES`] entry, a type name, nor a
+/// variable bound by an enclosing macro (`args.paths.all(p, …)` binds `p`).
+pub(crate) fn unknown_identifiers(expr: &IdedExpr) -> Vec<String> {
+    let mut unknown = Vec::new();
+    walk(expr, &mut Vec::new(), &mut unknown);
+    unknown
+}
+
+fn walk<'e>(expr: &'e IdedExpr, bound: &mut Vec<&'e str>, unknown: &mut Vec<String>) {
+    match &expr.expr {
+        Expr::Ident(name) => {
+            let known = name.starts_with('@')
+                || VARIABLES.contains(&name.as_str())
+                || TYPE_NAMES.contains(&name.as_str())
+                || bound.contains(&name.as_str());
+            if !known && !unknown.contains(name) {
+                unknown.push(name.clone());
+            }
+        }
+        Expr::Call(call) => {
+            call.target.iter().for_each(|t| walk(t, bound, unknown));
+            call.args.iter().for_each(|a| walk(a, bound, unknown));
+        }
+        Expr::Comprehension(c) => {
+            walk(&c.iter_range, bound, unknown);
+            walk(&c.accu_init, bound, unknown);
+            let depth = bound.len();
+            bound.push(&c.accu_var);
+            bound.push(&c.iter_var);
+            bound.extend(c.iter_var2.as_deref());
+            for e in [&c.loop_cond, &c.loop_step, &c.result] {
+                walk(e, bound, unknown);
+            }
+            bound.truncate(depth);
+        }
+        Expr::List(list) => list.elements.iter().for_each(|e| walk(e, bound, unknown)),
+        Expr::Map(m) => walk_entries(&m.entries, bound, unknown),
+        Expr::Struct(s) => walk_entries(&s.entries, bound, unknown),
+        Expr::Select(select) => walk(&select.operand, bound, unknown),
+        Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+fn walk_entries<'e>(
+    entries: &'e [cel::common::ast::IdedEntryExpr],
+    bound: &mut Vec<&'e str>,
+    unknown: &mut Vec<String>,
+) {
+    for entry in entries {
+        match &entry.expr {
+            EntryExpr::StructField(f) => walk(&f.value, bound, unknown),
+            EntryExpr::MapEntry(e) => {
+                walk(&e.key, bound, unknown);
+                walk(&e.value, bound, unknown);
+            }
+        }
+    }
+}
