@@ -105,6 +105,7 @@ pub async fn open_gateway(
         idempotency: Arc::new(shared.idempotency.clone()),
         redactor: Arc::new(Redactor::default()),
         approver,
+        quota_buckets: Arc::clone(&shared.quotas),
     };
     let gateway = Gateway::new(deps, &config.gateway())?;
     if gateway.roles().get(&config.role).is_none() {

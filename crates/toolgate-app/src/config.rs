@@ -175,6 +175,8 @@ pub struct FileConfig {
     pub roles: BTreeMap<String, RoleConfig>,
     /// `[[policy.rules]]`: CEL conditions over the call that decide before the role does.
     pub policy: PolicyConfig,
+    /// `[[quotas]]`: calls per interval and in flight, per principal and per tool.
+    pub quotas: Vec<toolgate_gateway::quota::QuotaConfig>,
     pub server: ServerConfig,
     /// Outbound HTTP (webhook, MCP servers, url_read): allowlists, redirects, timeouts.
     pub egress: EgressPolicy,
@@ -255,6 +257,7 @@ impl Config {
             approvals: self.file.approvals.clone(),
             roles: self.file.roles.clone(),
             policy: self.file.policy.clone(),
+            quotas: self.file.quotas.clone(),
         }
     }
 
@@ -371,6 +374,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
         bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");
     }
     PolicyRules::compile(&cfg.policy)?;
+    toolgate_gateway::quota::compile_all(&cfg.quotas)?;
     // The roles [server] grants (tokens, anonymous callers) must exist.
     let roles = Roles::compile(&cfg.roles)?;
     for role in cfg.server.granted_roles() {

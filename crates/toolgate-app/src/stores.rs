@@ -15,6 +15,7 @@ use toolgate_store::credentials::{CredentialKey, PgCredentials};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::pg::{PgBackend, PgPool, migrate};
 use toolgate_store::pins::PgPins;
+use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
 use toolgate_store::results::ResultStore;
 use toolgate_store::{CredentialStore, PinStore, TokenStore};
 
@@ -55,6 +56,8 @@ pub struct SharedStores {
     pub pins: Arc<dyn PinBook>,
     /// The bearer tokens `toolgate token create` and the console issue.
     pub tokens: TokenStore,
+    /// The `[[quotas]]` buckets: this process's memory, or shared in PostgreSQL.
+    pub quotas: Arc<dyn QuotaBuckets>,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -87,6 +90,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 sessions: None,
                 audit: None,
                 pins: open_pins(config)?,
+                quotas: Arc::new(MemoryBuckets::default()),
                 tokens: TokenStore::open(&db).with_context(|| {
                     format!("cannot open the issued tokens in {}", db.display())
                 })?,
@@ -116,6 +120,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 audit: Some(audit),
                 pins: Arc::new(backend.pins()),
                 tokens: backend.tokens(),
+                quotas: Arc::new(backend.quotas()),
                 stop,
             })
         }

@@ -151,6 +151,7 @@ fn open_bench(durability: Durability) -> Bench {
         idempotency: Arc::new(IdempotencyStore::open(&db).expect("open idempotency")),
         redactor: Arc::new(Redactor::default()),
         approver: None,
+        quota_buckets: std::sync::Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
     };
     let default_role = RoleConfig {
         rules: vec![RuleConfig {

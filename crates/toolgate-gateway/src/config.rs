@@ -93,4 +93,6 @@ pub struct GatewayConfig {
     pub roles: BTreeMap<String, RoleConfig>,
     /// `[[policy.rules]]`: CEL conditions over the call that decide before the role does.
     pub policy: PolicyConfig,
+    /// `[[quotas]]`: calls per interval and calls in flight, per principal and per tool.
+    pub quotas: Vec<crate::quota::QuotaConfig>,
 }

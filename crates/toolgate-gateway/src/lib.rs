@@ -24,6 +24,7 @@ pub mod layer;
 pub mod lookup;
 pub mod pipeline;
 pub mod policy;
+pub mod quota;
 pub mod validate;
 
 #[cfg(test)]

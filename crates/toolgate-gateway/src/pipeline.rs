@@ -4,6 +4,7 @@
 //! audit        records the outcome of every attempt (fsynced before returning, durable mode)
 //! lookup       unknown_tool | unavailable | quarantined → policy_denied
 //! authorize    role allowlist → forbidden
+//! quota        calls per interval, calls in flight ([[quotas]]) → rate_limited
 //! validate     JSON parse + size cap + JSON Schema 2020-12 → invalid_arguments
 //! policy       first matching [[policy.rules]] CEL rule, else role × risk → allow | ask |
 //!              deny (policy_denied); the tool's own check
@@ -24,6 +25,7 @@ use toolgate_store::StoreResult;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditLog, Durability};
 use toolgate_store::idempotency::IdempotencyStore;
+use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
@@ -39,6 +41,7 @@ use crate::inflight::InFlight;
 use crate::layer::{Layer, Next};
 use crate::lookup::LookupLayer;
 use crate::policy::{PolicyError, PolicyLayer, PolicyRules, Roles};
+use crate::quota::{Quota, QuotaLayer};
 use crate::validate::ValidateLayer;
 
 /// What the gateway is wired to.
@@ -52,6 +55,8 @@ pub struct GatewayDeps {
     pub redactor: Arc<Redactor>,
     /// A channel that can ask a human while the call waits (the terminal prompt).
     pub approver: Option<Arc<dyn Approver>>,
+    /// Where `[[quotas]]` keep their buckets: this process's memory, or the cluster's store.
+    pub quota_buckets: Arc<dyn QuotaBuckets>,
 }
 
 impl GatewayDeps {
@@ -76,6 +81,7 @@ impl GatewayDeps {
             idempotency: Arc::new(IdempotencyStore::open(&db)?),
             redactor: Arc::new(Redactor::default()),
             approver: None,
+            quota_buckets: Arc::new(MemoryBuckets::default()),
         })
     }
 }
@@ -95,6 +101,7 @@ fn layers(
     cfg: &GatewayConfig,
     roles: &Arc<Roles>,
     rules: &Arc<PolicyRules>,
+    quotas: Vec<Quota>,
     desk: &Arc<ApprovalDesk>,
 ) -> Vec<Arc<dyn Layer>> {
     let limits = &cfg.limits;
@@ -116,6 +123,7 @@ fn layers(
             Arc::clone(roles),
         )),
         Arc::new(AuthorizeLayer::new(Arc::clone(roles))),
+        Arc::new(QuotaLayer::new(quotas, Arc::clone(&deps.quota_buckets))),
         Arc::new(ValidateLayer::new(limits.max_argument_bytes)),
         Arc::new(PolicyLayer::new(Arc::clone(roles), Arc::clone(rules))),
         Arc::new(IdempotencyLayer::new(
@@ -141,6 +149,7 @@ impl Gateway {
     pub fn new(deps: GatewayDeps, cfg: &GatewayConfig) -> Result<Self, PolicyError> {
         let roles = Arc::new(Roles::compile(&cfg.roles)?);
         let rules = Arc::new(PolicyRules::compile(&cfg.policy)?);
+        let quotas = crate::quota::compile_all(&cfg.quotas)?;
         if !deps.catalog.has(READ_RESULT) {
             let page = u64::try_from(cfg.limits.result_budget_bytes).unwrap_or(u64::MAX);
             // Cannot collide: checked just above, and names are validated constants.
@@ -155,7 +164,7 @@ impl Gateway {
             cfg.approvals.ttl(),
         ));
         Ok(Gateway {
-            layers: layers(&deps, cfg, &roles, &rules, &desk),
+            layers: layers(&deps, cfg, &roles, &rules, quotas, &desk),
             catalog: deps.catalog,
             roles,
             audit: deps.audit,

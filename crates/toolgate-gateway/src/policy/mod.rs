@@ -37,6 +37,8 @@ pub enum PolicyError {
     Role(#[from] RoleError),
     #[error(transparent)]
     Rule(#[from] PolicyRuleError),
+    #[error(transparent)]
+    Quota(#[from] crate::quota::QuotaError),
 }
 
 pub struct PolicyLayer {

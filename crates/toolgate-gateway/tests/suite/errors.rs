@@ -68,6 +68,22 @@ async fn every_error_code_is_produced_and_audited() {
     assert_eq!(code(&expired), "approval_expired");
     seen.insert(code(&expired).to_owned());
 
+    // A quota of one call an hour.
+    let mut cfg = super::fixture::config();
+    cfg.quotas = vec![toolgate_gateway::quota::QuotaConfig {
+        id: "hourly".into(),
+        principal: "*".into(),
+        tool: "*".into(),
+        per: toolgate_gateway::quota::QuotaKey::All,
+        calls: Some(1),
+        interval: "1h".into(),
+        burst: None,
+        max_in_flight: None,
+    }];
+    let limited = Harness::open(tempfile::tempdir().unwrap(), &cfg);
+    assert!(limited.call("echo", json!({})).await.ok);
+    seen.insert(code(&limited.call("echo", json!({})).await).to_owned());
+
     let all: BTreeSet<String> = ErrorCode::ALL
         .iter()
         .map(|c| c.as_str().to_owned())
@@ -126,6 +142,7 @@ async fn layers_run_in_the_declared_order() {
             "audit",
             "lookup",
             "authorize",
+            "quota",
             "validate",
             "policy",
             "idempotency",

@@ -69,6 +69,7 @@ impl Harness {
             idempotency: Arc::new(IdempotencyStore::open(&p.join("toolgate.db")).unwrap()),
             redactor: Arc::new(Redactor::default()),
             approver: None,
+            quota_buckets: std::sync::Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
         };
         let gateway = Gateway::new(deps, cfg).unwrap();
         Harness {

@@ -3,5 +3,6 @@ mod fixture;
 mod idempotency;
 mod policy_rules;
 mod quarantine;
+mod quotas;
 mod redaction;
 mod restart;

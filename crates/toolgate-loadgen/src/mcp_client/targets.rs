@@ -115,6 +115,7 @@ pub async fn gateway(
         idempotency: Arc::new(IdempotencyStore::open(&db)?),
         redactor: Arc::new(Redactor::default()),
         approver: None,
+        quota_buckets: std::sync::Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
     };
     let cfg = GatewayConfig {
         roles: BTreeMap::from([(

@@ -55,6 +55,7 @@ async fn main() -> Result<(), Failure> {
         idempotency: Arc::new(IdempotencyStore::open(&db)?),
         redactor: Arc::new(Redactor::default()),
         approver: None,
+        quota_buckets: std::sync::Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
     };
     let gateway = Arc::new(Gateway::new(deps, &GatewayConfig::default())?);
     let listener = TcpListener::bind(&listen).await?;

@@ -9,7 +9,8 @@
 
 use axum::Json;
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 use toolgate_gateway::approve::OnGiveUp;
@@ -78,7 +79,7 @@ pub async fn call(
     State(state): State<AppState>,
     caller: Caller,
     req: Request,
-) -> Result<Json<Envelope>, ApiError> {
+) -> Result<Response, ApiError> {
     if state.is_shutting_down() {
         return Err(
             ApiError::new(ErrorCode::Unavailable, "the server is shutting down")
@@ -98,5 +99,25 @@ pub async fn call(
     })?;
     let mut request = params.into_request(&caller);
     request.trace = crate::trace::from_headers(&parts.headers);
-    Ok(Json(state.run_call(request).await))
+    Ok(answer(state.run_call(request).await))
+}
+
+/// The envelope, with 200 — except a call over a quota: 429 and `Retry-After` (whole seconds,
+/// rounded up), so HTTP clients and proxies back off without reading the body.
+fn answer(envelope: Envelope) -> Response {
+    let retry_after_ms = match &envelope.error {
+        Some(error) if error.code == ErrorCode::RateLimited => error
+            .details
+            .as_ref()
+            .and_then(|d| d["retry_after_ms"].as_u64())
+            .unwrap_or(1000),
+        _ => return Json(envelope).into_response(),
+    };
+    let secs = retry_after_ms.div_ceil(1000).max(1);
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(header::RETRY_AFTER, secs.to_string())],
+        Json(envelope),
+    )
+        .into_response()
 }

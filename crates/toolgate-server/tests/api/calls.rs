@@ -251,3 +251,50 @@ async fn a_client_that_disconnects_cancels_its_call_and_the_cancellation_is_audi
     assert_eq!(record["outcome"], json!("cancelled"));
     assert_eq!(record["tool"], json!("echo"));
 }
+
+/// Over a quota, `POST /v1/calls` answers 429 with `Retry-After` (whole seconds) and the
+/// envelope; another principal is not affected; the refusal is audited.
+#[tokio::test]
+async fn over_a_quota_the_answer_is_429_with_retry_after() {
+    let mut gateway = crate::fixture::gateway_config();
+    gateway.quotas = vec![toolgate_gateway::quota::QuotaConfig {
+        id: "burst-2".into(),
+        principal: "*".into(),
+        tool: "*".into(),
+        per: toolgate_gateway::quota::QuotaKey::Principal,
+        calls: Some(2),
+        interval: "10s".into(),
+        burst: None,
+        max_in_flight: None,
+    }];
+    let s = TestServer::with(crate::fixture::Setup {
+        gateway,
+        ..crate::fixture::Setup::default()
+    })
+    .await;
+    let body = json!({"tool": "echo", "arguments": {}});
+    for _ in 0..2 {
+        assert_eq!(s.call(Some(OP), body.clone()).await["ok"], json!(true));
+    }
+    let resp = s.post("/v1/calls", Some(OP), &body).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    let retry: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=5).contains(&retry), "Retry-After: {retry}");
+    let envelope: Value = resp.json().await.unwrap();
+    assert_eq!(code(&envelope), "rate_limited");
+    assert_eq!(envelope["error"]["details"]["quota"], "burst-2");
+    assert_eq!(
+        s.call(Some(DEV), body).await["ok"],
+        json!(true),
+        "another principal"
+    );
+    let audited = s
+        .audit_lines()
+        .iter()
+        .any(|r| r["outcome"] == "rate_limited" && r["tool"] == "echo");
+    assert!(audited, "the refusal is in the audit");
+}

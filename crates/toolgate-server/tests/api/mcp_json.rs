@@ -368,3 +368,39 @@ async fn an_oversized_body_gets_rmcps_413() {
     );
     assert_eq!(answers[0], answers[1]);
 }
+
+/// Over a `[[quotas]]` limit on MCP: a tool error (`isError`) carrying `rate_limited` and when
+/// to retry — not a JSON-RPC error, so the model sees it like any failed call.
+#[tokio::test]
+async fn over_a_quota_a_call_is_a_tool_error_with_the_code() {
+    let mut gateway = crate::fixture::gateway_config();
+    gateway.quotas = vec![toolgate_gateway::quota::QuotaConfig {
+        id: "one-an-hour".into(),
+        principal: "*".into(),
+        tool: "echo".into(),
+        per: toolgate_gateway::quota::QuotaKey::Principal,
+        calls: Some(1),
+        interval: "1h".into(),
+        burst: None,
+        max_in_flight: None,
+    }];
+    let s = TestServer::with(crate::fixture::Setup {
+        gateway,
+        ..crate::fixture::Setup::default()
+    })
+    .await;
+    let session = Session::open(&s, OP).await;
+    let (_, first) = session.call(1, "echo", json!({}), Route::Json).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&first).unwrap()["result"]["isError"],
+        json!(false)
+    );
+    let (_, second) = session.call(2, "echo", json!({}), Route::Json).await;
+    let result = serde_json::from_str::<Value>(&second).unwrap()["result"].clone();
+    assert_eq!(result["isError"], json!(true), "{result}");
+    let error: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(error["code"], "rate_limited", "{result}");
+    assert_eq!(error["retryable"], json!(true));
+    assert!(error["details"]["retry_after_ms"].as_u64().unwrap() > 1_000_000);
+}

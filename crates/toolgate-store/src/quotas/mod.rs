@@ -50,7 +50,9 @@ impl Rate {
 pub enum Admission {
     Admitted,
     /// Refused; the bucket admits a call again after this many microseconds.
-    Refused { retry_after_us: u64 },
+    Refused {
+        retry_after_us: u64,
+    },
 }
 
 /// Where buckets live.

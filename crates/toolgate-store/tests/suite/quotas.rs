@@ -19,8 +19,14 @@ async fn buckets(b: &Backend) -> Arc<dyn QuotaBuckets> {
 async fn a_burst_then_a_refusal_with_the_wait(b: Backend) {
     let buckets = buckets(&b).await;
     let rate = Rate::new(2, Duration::from_secs(3600), 2);
-    assert_eq!(buckets.take("alice", rate).await.unwrap(), Admission::Admitted);
-    assert_eq!(buckets.take("alice", rate).await.unwrap(), Admission::Admitted);
+    assert_eq!(
+        buckets.take("alice", rate).await.unwrap(),
+        Admission::Admitted
+    );
+    assert_eq!(
+        buckets.take("alice", rate).await.unwrap(),
+        Admission::Admitted
+    );
     match buckets.take("alice", rate).await.unwrap() {
         Admission::Refused { retry_after_us } => {
             // One emission (30 min) minus the moments since the burst.
@@ -39,7 +45,10 @@ async fn a_burst_then_a_refusal_with_the_wait(b: Backend) {
     // A fast bucket refills.
     let fast = Rate::new(20, Duration::from_secs(1), 1);
     assert_eq!(buckets.take("c", fast).await.unwrap(), Admission::Admitted);
-    assert!(matches!(buckets.take("c", fast).await.unwrap(), Admission::Refused { .. }));
+    assert!(matches!(
+        buckets.take("c", fast).await.unwrap(),
+        Admission::Refused { .. }
+    ));
     tokio::time::sleep(Duration::from_millis(60)).await;
     assert_eq!(buckets.take("c", fast).await.unwrap(), Admission::Admitted);
 }

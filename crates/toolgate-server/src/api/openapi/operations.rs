@@ -95,6 +95,11 @@ pub fn call() -> Value {
         ),
         &["400", "401", "403", "413", "415", "503"],
     );
+    op["responses"]["429"] = json!({
+        "description": "The call is over a `[[quotas]]` limit: the envelope, `error.code` = `rate_limited`, `error.details.retry_after_ms`.",
+        "headers": {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 1}}},
+        "content": {"application/json": {"schema": r("Envelope")}}
+    });
     op["requestBody"] = body("CallRequest");
     op
 }
