@@ -17,11 +17,20 @@
 //! (callers, audit writer and indexer, kernel time included) over the phase, per call. The data directory lives under cargo's target tmp
 //! dir (a real disk, so fsync costs what it costs) unless `TOOLGATE_BENCH_DIR` says where.
 //! `TOOLGATE_BENCH_ONLY=direct,buffered` runs only the named modes (for profiling).
+//!
+//! Policy rules (issue 16): `policy0`, `policy50` and `policy50late` are `buffered` with a
+//! caller identity (issuer, subject, claims) and no `[[policy.rules]]`, 50 rules none of
+//! which matches (all evaluated), and 50 rules of which the last matches; their p50s side by
+//! side are the cost of the rules. They are not in the default run:
+//! `TOOLGATE_BENCH_ONLY=policy0,policy50,policy50late`. `rules` times the same rules alone
+//! (`PolicyRules::first_match` on the same call), without the pipeline around them.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "pipeline/machine.rs"]
 mod machine;
+#[path = "pipeline/rules.rs"]
+mod rules;
 #[path = "pipeline/stats.rs"]
 mod stats;
 
@@ -33,8 +42,10 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
-use toolgate_gateway::policy::{DecisionName, RoleConfig, RuleConfig};
-use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
+use toolgate_gateway::policy::{
+    DecisionName, PolicyConfig, PolicyInput, PolicyRules, RoleConfig, RuleConfig,
+};
+use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps, Identity};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
 use toolgate_store::approvals::ApprovalStore;
@@ -130,6 +141,10 @@ fn data_root() -> PathBuf {
 }
 
 fn open_bench(durability: Durability) -> Bench {
+    open_bench_with(durability, PolicyConfig::default())
+}
+
+fn open_bench_with(durability: Durability, policy: PolicyConfig) -> Bench {
     let root = data_root();
     std::fs::create_dir_all(&root).expect("create the bench data root");
     let dir = tempfile::tempdir_in(&root).expect("create a temp data dir");
@@ -163,6 +178,7 @@ fn open_bench(durability: Durability) -> Bench {
     };
     let cfg = GatewayConfig {
         roles: BTreeMap::from([("default".to_owned(), default_role)]),
+        policy,
         ..GatewayConfig::default()
     };
     let gateway = Arc::new(Gateway::new(deps, &cfg).expect("assemble the gateway"));
@@ -181,6 +197,8 @@ fn open_bench(durability: Durability) -> Bench {
 enum Target {
     Direct(DynTool),
     Gateway(Arc<Gateway>, &'static str),
+    /// A gateway call from an authenticated caller.
+    GatewayAs(Arc<Gateway>, &'static str, Arc<Identity>),
 }
 
 impl Target {
@@ -193,6 +211,12 @@ impl Target {
             }
             Target::Gateway(gateway, tool) => {
                 let request = CallRequest::new(*tool, Arguments::Json(args.clone()));
+                let envelope = gateway.call(request).await;
+                assert!(envelope.ok, "gateway call failed: {:?}", envelope.error);
+            }
+            Target::GatewayAs(gateway, tool, identity) => {
+                let mut request = CallRequest::new(*tool, Arguments::Json(args.clone()));
+                request.identity = Some(Arc::clone(identity));
                 let envelope = gateway.call(request).await;
                 assert!(envelope.ok, "gateway call failed: {:?}", envelope.error);
             }
@@ -255,6 +279,13 @@ impl Plan {
             .is_none_or(|only| only.iter().any(|m| m == mode))
     }
 
+    /// Modes outside the default run: only when named.
+    fn runs_named(&self, mode: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_some_and(|only| only.iter().any(|m| m == mode))
+    }
+
     /// Rounded to a multiple of 32 so every caller makes the same number of calls.
     fn n(&self, calls: usize) -> usize {
         let scaled = (calls as f64 * self.scale) as usize;
@@ -287,6 +318,73 @@ async fn run_mode(plan: &Plan, mode: &str, durability: Durability, rows: &mut Ve
     rows.push(scenario(mode, &target, 32, n32, w32).await);
     bench.calls = (n1 + w1 + n32 + w32) as u64;
     check_log(&bench, mode, 1).await;
+}
+
+/// The caller of the policy modes: an access token's worth of claims.
+fn bench_identity() -> Identity {
+    Identity {
+        issuer: "https://idp.example".to_owned(),
+        subject: "svc-checkout-bot".to_owned(),
+        claims: json!({
+            "iss": "https://idp.example", "sub": "svc-checkout-bot", "aud": "toolgate",
+            "exp": 1_900_000_000, "email": "checkout-bot@example.com",
+            "groups": ["engineers", "checkout", "oncall"], "scope": "tools:call tools:list"
+        }),
+    }
+}
+
+/// `buffered` with an authenticated caller and `policy` in force.
+async fn run_policy(plan: &Plan, mode: &str, policy: PolicyConfig, rows: &mut Vec<Row>) {
+    let mut bench = open_bench_with(Durability::Buffered, policy);
+    let identity = Arc::new(bench_identity());
+    let target = Target::GatewayAs(Arc::clone(&bench.gateway), READ_TOOL, identity);
+    let (n1, w1) = (plan.n(20_000), plan.n(2_000));
+    rows.push(scenario(mode, &target, 1, n1, w1).await);
+    let (n32, w32) = (plan.n(100_000), plan.n(5_000));
+    rows.push(scenario(mode, &target, 32, n32, w32).await);
+    bench.calls = (n1 + w1 + n32 + w32) as u64;
+    check_log(&bench, mode, 1).await;
+}
+
+/// The rules alone, without the pipeline's noise: `PolicyRules::first_match` on the bench's
+/// call (echo, its arguments, the identity's claims), timed call by call on one thread.
+fn rules_alone(plan: &Plan) {
+    let args = echo_args();
+    let identity = bench_identity();
+    let input = PolicyInput {
+        tool: READ_TOOL,
+        args: &args,
+        claims: Some(&identity.claims),
+        principal: "local",
+        role: "default",
+        risk: Risk::Read,
+        source: "builtin",
+        issuer: &identity.issuer,
+        subject: &identity.subject,
+    };
+    for (label, config) in [
+        ("0 rules", PolicyConfig::default()),
+        ("50, none match", rules::fifty(false)),
+        ("50, the last matches", rules::fifty(true)),
+    ] {
+        let rules = PolicyRules::compile(&config).expect("compile the bench rules");
+        let n = plan.n(100_000);
+        let mut lat = Vec::with_capacity(n);
+        let start = Instant::now();
+        for _ in 0..n {
+            let t = Instant::now();
+            let m = std::hint::black_box(rules.first_match(std::hint::black_box(input)));
+            lat.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            drop(m);
+        }
+        let stats = Stats::new(lat, start.elapsed(), 0);
+        println!(
+            "rules alone, {label:<21} p50 {:>6.2} µs   p90 {:>6.2} µs   p99 {:>6.2} µs",
+            stats.percentile_us(50.0),
+            stats.percentile_us(90.0),
+            stats.percentile_us(99.0),
+        );
+    }
 }
 
 async fn run_write(plan: &Plan, rows: &mut Vec<Row>) {
@@ -323,6 +421,10 @@ async fn check_log(bench: &Bench, mode: &str, records_per_call: u64) {
 fn main() {
     let plan = Plan::from_env();
     machine::print_header(&data_root(), plan.scale);
+    if plan.runs_named("rules") {
+        rules_alone(&plan);
+        println!();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -343,6 +445,15 @@ fn main() {
         }
         if plan.runs("write") {
             run_write(&plan, &mut rows).await;
+        }
+        if plan.runs_named("policy0") {
+            run_policy(&plan, "policy0", PolicyConfig::default(), &mut rows).await;
+        }
+        if plan.runs_named("policy50") {
+            run_policy(&plan, "policy50", rules::fifty(false), &mut rows).await;
+        }
+        if plan.runs_named("policy50late") {
+            run_policy(&plan, "policy50late", rules::fifty(true), &mut rows).await;
         }
         rows
     });

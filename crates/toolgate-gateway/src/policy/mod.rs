@@ -8,7 +8,11 @@
 //! - [`role`](RolePolicy): roles — allowlist, per-risk decisions, per-tool glob rules.
 //! - [`rules`](PolicyRules): `[[policy.rules]]`, compiled CEL conditions, fail closed.
 //! - `vars`: the variables a condition reads ([`PolicyInput`]), built once per call.
+//! - `guard`: `tool == "…"` conjuncts checked before evaluating (most rules skip most calls).
+//! - `patterns`: `matches` with the rules' literal regexes compiled once.
 
+mod guard;
+mod patterns;
 mod role;
 mod rules;
 mod vars;

@@ -9,7 +9,8 @@
 //! - Evaluation fails closed: a condition that errors (a missing key, a type mismatch, a
 //!   result that is not a bool) counts as true for a `deny` or `ask` rule and as false for an
 //!   `allow` rule, so a broken rule can only make a call harder, never easier.
-//! - With no rules nothing is evaluated and nothing is converted.
+//! - With no rules nothing is evaluated and nothing is converted; a rule whose tool guard
+//!   (`tool == "shell" && …`) fails is skipped without evaluating it ([`super::guard`]).
 
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use cel::{Context, Env, Program, Value};
 use serde::{Deserialize, Serialize};
 use toolgate_protocol::Risk;
 
+use super::guard::{ToolGuard, tool_guards};
+use super::patterns::Patterns;
 use super::role::{Decision, DecisionName};
 use super::vars::{CallVars, PolicyInput, VARIABLES, unknown_identifiers};
 
@@ -60,6 +63,8 @@ pub struct PolicyRuleError {
 pub struct PolicyRule {
     config: PolicyRuleConfig,
     program: Program,
+    /// All must hold for the condition to be true.
+    guards: Vec<ToolGuard>,
 }
 
 /// What one rule's condition said about a call.
@@ -110,7 +115,10 @@ impl PolicyRule {
         }
     }
 
-    fn verdict(&self, ctx: &Context<'_, '_>) -> Verdict {
+    fn verdict(&self, tool: &str, ctx: &Context<'_, '_>) -> Verdict {
+        if !self.guards.iter().all(|g| g.holds(tool)) {
+            return Verdict::False;
+        }
         match self.program.execute(ctx) {
             Ok(Value::Bool(true)) => Verdict::True,
             Ok(Value::Bool(false)) => Verdict::False,
@@ -137,9 +145,9 @@ impl PolicyRule {
 pub struct PolicyRules {
     rules: Vec<PolicyRule>,
     env: Arc<Env>,
-    /// Whether any rule reads `args` / `claims`: if none does, they are never converted.
-    reads_args: bool,
-    reads_claims: bool,
+    patterns: Arc<Patterns>,
+    /// Whether any rule calls `matches` (only then is it installed in the context).
+    uses_matches: bool,
 }
 
 impl std::fmt::Debug for PolicyRules {
@@ -155,8 +163,8 @@ impl Default for PolicyRules {
         PolicyRules {
             rules: Vec::new(),
             env: Arc::new(Env::stdlib()),
-            reads_args: false,
-            reads_claims: false,
+            patterns: Arc::default(),
+            uses_matches: false,
         }
     }
 }
@@ -165,19 +173,25 @@ impl PolicyRules {
     /// Compiles every rule; the first bad one is the error.
     pub fn compile(config: &PolicyConfig) -> Result<Self, PolicyRuleError> {
         let mut out = PolicyRules::default();
+        let mut patterns = Patterns::default();
         for (i, rule) in config.rules.iter().enumerate() {
             let compiled = compile_rule(&out.env, i, rule)?;
+            patterns
+                .add(&compiled.program)
+                .map_err(|message| PolicyRuleError {
+                    rule: format!("{:?}", rule.id),
+                    message,
+                })?;
             if out.rules.iter().any(|r| r.id() == rule.id) {
                 return Err(PolicyRuleError {
                     rule: format!("{:?}", rule.id),
                     message: format!("the id is already used by an earlier rule (rule {})", i + 1),
                 });
             }
-            let refs = compiled.program.references();
-            out.reads_args |= refs.has_variable("args");
-            out.reads_claims |= refs.has_variable("claims");
+            out.uses_matches |= compiled.program.references().has_function("matches");
             out.rules.push(compiled);
         }
+        out.patterns = Arc::new(patterns);
         Ok(out)
     }
 
@@ -222,13 +236,16 @@ impl PolicyRules {
         input: PolicyInput<'_>,
         mut f: impl FnMut(usize, &'r PolicyRule, Verdict) -> Option<T>,
     ) -> Option<T> {
-        let vars = CallVars::new(input, self.reads_args, self.reads_claims);
+        let vars = CallVars::new(input);
         let mut ctx = Context::with_env(Arc::clone(&self.env));
         ctx.set_variable_resolver(&vars);
+        if self.uses_matches {
+            self.patterns.install(&mut ctx);
+        }
         self.rules
             .iter()
             .enumerate()
-            .find_map(|(i, rule)| f(i, rule, rule.verdict(&ctx)))
+            .find_map(|(i, rule)| f(i, rule, rule.verdict(input.tool, &ctx)))
     }
 }
 
@@ -263,6 +280,7 @@ fn compile_rule(
     }
     Ok(PolicyRule {
         config: config.clone(),
+        guards: tool_guards(program.expression()),
         program,
     })
 }

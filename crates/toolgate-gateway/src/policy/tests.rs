@@ -329,3 +329,66 @@ async fn a_rule_cannot_widen_the_tools_own_check_and_no_match_leaves_the_role() 
     assert_eq!(call.decision, Some(Decision::Ask { confirm: false }));
     assert_eq!(call.policy_rule, None);
 }
+
+#[test]
+fn an_invalid_regex_is_a_compile_error_at_its_position() {
+    assert_eq!(
+        compile_error(
+            "bad-re",
+            "tool == \"shell\" &&\n  args.command.matches(\"rm(\")"
+        ),
+        "[[policy.rules]] \"bad-re\": line 2, column 24: invalid regex \"rm(\": error: unclosed group"
+    );
+}
+
+#[test]
+fn a_pattern_computed_at_run_time_is_compiled_then_and_fails_closed_when_invalid() {
+    let rules = rules(
+        "[[rules]]\nid = \"dyn\"\nwhen = 'args.text.matches(args.pattern)'\ndecision = \"deny\"\n",
+    );
+    let args = json!({"text": "abc", "pattern": "^a"});
+    assert!(
+        rules
+            .first_match(input("t", Risk::Read, &args, None))
+            .is_some()
+    );
+    let args = json!({"text": "abc", "pattern": "^b"});
+    assert!(
+        rules
+            .first_match(input("t", Risk::Read, &args, None))
+            .is_none()
+    );
+    let args = json!({"text": "abc", "pattern": "("});
+    let m = rules
+        .first_match(input("t", Risk::Read, &args, None))
+        .unwrap();
+    assert!(m.error.unwrap().contains("\"(\" is not a valid regex"));
+}
+
+/// A false `tool` guard skips the rule; the verdict is what CEL gives (`false && error` is
+/// false), wherever the guard stands among the conjuncts.
+#[test]
+fn a_failing_tool_guard_is_false_even_beside_an_error() {
+    let rules = rules(
+        r#"
+        [[rules]]
+        id = "guard-last"
+        when = 'args.missing == 1 && tool == "shell"'
+        decision = "deny"
+        [[rules]]
+        id = "prefix"
+        when = 'tool.startsWith("mcp__gh__") && args.missing == 1'
+        decision = "deny"
+        "#,
+    );
+    let args = json!({});
+    assert_eq!(
+        rules.verdicts(input("echo", Risk::Read, &args, None)),
+        [Verdict::False, Verdict::False]
+    );
+    let failed = |v: &Verdict| matches!(v, Verdict::Failed(_));
+    let shell = rules.verdicts(input("shell", Risk::Read, &args, None));
+    assert!(failed(&shell[0]) && shell[1] == Verdict::False, "{shell:?}");
+    let gh = rules.verdicts(input("mcp__gh__x", Risk::Read, &args, None));
+    assert!(failed(&gh[1]), "{gh:?}");
+}

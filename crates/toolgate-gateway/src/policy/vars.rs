@@ -6,6 +6,7 @@
 //! CEL map whose string keys and values point into the call's own `serde_json::Value`.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::common::types::{
@@ -61,38 +62,59 @@ pub struct PolicyInput<'a> {
     pub subject: &'a str,
 }
 
-/// The variables of one call, as CEL values. `args` and `claims` are converted only when
-/// some rule reads them.
+/// The variables of one call, as CEL values borrowing the call's data. `args` and `claims`
+/// are converted on first use, so a call whose rules all fail their tool guard converts
+/// nothing.
 pub(crate) struct CallVars<'a> {
     input: PolicyInput<'a>,
-    args: Option<Box<dyn Val + 'a>>,
-    claims: Option<Box<dyn Val + 'a>>,
+    strings: [CelString<'a>; 7],
+    args: OnceLock<Box<dyn Val + 'a>>,
+    claims: OnceLock<Box<dyn Val + 'a>>,
 }
 
 impl<'a> CallVars<'a> {
-    pub(crate) fn new(input: PolicyInput<'a>, reads_args: bool, reads_claims: bool) -> Self {
-        let empty = || -> Box<dyn Val + 'a> { Box::new(CelMap::from(HashMap::new())) };
+    pub(crate) fn new(input: PolicyInput<'a>) -> Self {
+        let i = input;
         CallVars {
-            args: reads_args.then(|| json_val(input.args)),
-            claims: reads_claims.then(|| input.claims.map_or_else(empty, json_val)),
+            strings: [
+                i.tool,
+                i.principal,
+                i.role,
+                i.risk.as_str(),
+                i.source,
+                i.issuer,
+                i.subject,
+            ]
+            .map(CelString::from),
             input,
+            args: OnceLock::new(),
+            claims: OnceLock::new(),
         }
     }
 }
 
 impl VariableResolver for CallVars<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        let text = |s: &'b str| Some(CowVal::owned(CelString::from(s)));
+        let string = |i: usize| Some(CowVal::Borrowed(&self.strings[i]));
         match variable {
-            "tool" => text(self.input.tool),
-            "args" => self.args.as_deref().map(CowVal::Borrowed),
-            "claims" => self.claims.as_deref().map(CowVal::Borrowed),
-            "principal" => text(self.input.principal),
-            "role" => text(self.input.role),
-            "risk" => text(self.input.risk.as_str()),
-            "source" => text(self.input.source),
-            "issuer" => text(self.input.issuer),
-            "subject" => text(self.input.subject),
+            "tool" => string(0),
+            "principal" => string(1),
+            "role" => string(2),
+            "risk" => string(3),
+            "source" => string(4),
+            "issuer" => string(5),
+            "subject" => string(6),
+            "args" => Some(CowVal::Borrowed(
+                self.args.get_or_init(|| json_val(self.input.args)).as_ref(),
+            )),
+            "claims" => Some(CowVal::Borrowed(
+                self.claims
+                    .get_or_init(|| match self.input.claims {
+                        Some(c) => json_val(c),
+                        None => Box::new(CelMap::from(HashMap::new())),
+                    })
+                    .as_ref(),
+            )),
             _ => None,
         }
     }
