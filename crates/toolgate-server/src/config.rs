@@ -41,13 +41,63 @@ pub struct WebhookConfig {
     pub url: String,
 }
 
-/// OAuth protected-resource metadata (RFC 9728) served at
-/// `/.well-known/oauth-protected-resource`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `[server.oauth]`: this server as an OAuth 2.1 resource server (MCP authorization). The
+/// protected-resource metadata (RFC 9728) at `/.well-known/oauth-protected-resource` lists
+/// `authorization_servers` and `scopes_supported`; once `authorization_servers` is not
+/// empty, a bearer token that is none of toolgate's own is validated as a JWT access token
+/// of one of them: signature against the issuer's JWKS (discovered from its metadata,
+/// fetched under `[egress]`), `iss`, `aud` = this server's resource URL, `exp`/`nbf`, the
+/// required scopes. Its claims name the principal, the role and whether it is an operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OAuthConfig {
+    /// Issuer identifiers of the authorization servers whose tokens are accepted.
     pub authorization_servers: Vec<String>,
     pub scopes_supported: Vec<String>,
+    /// Scopes every access token must carry (403 `insufficient_scope` otherwise).
+    pub required_scopes: Vec<String>,
+    /// The audience tokens must name: this server's canonical resource URL (RFC 8707).
+    /// Default: `<public_url>/mcp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The JWKS to verify with, instead of the one the issuer's metadata names (one issuer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
+    /// Signature algorithms accepted: `RS256`, `ES256`, `EdDSA` (and `PS256`, `RS384`,
+    /// `RS512`, `ES384`). Never `none` or an HMAC algorithm.
+    pub algorithms: Vec<String>,
+    /// Clock skew allowed on `exp` and `nbf`.
+    pub leeway_secs: u64,
+    /// The claim naming the principal (`sub`, `email`, …).
+    pub principal_claim: String,
+    /// The claim whose values (a string or a list) map to a role and to operator.
+    pub role_claim: String,
+    /// Claim value → role; the first value of the claim (in token order) that maps decides.
+    pub roles: std::collections::BTreeMap<String, String>,
+    /// The role when no claim value maps; absent: such tokens are refused (403).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_role: Option<String>,
+    /// Claim values (of `role_claim`) that make the caller an operator.
+    pub operator_values: Vec<String>,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        OAuthConfig {
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            required_scopes: Vec::new(),
+            resource: None,
+            jwks_uri: None,
+            algorithms: vec!["RS256".into(), "ES256".into(), "EdDSA".into()],
+            leeway_secs: 30,
+            principal_claim: "sub".into(),
+            role_claim: "groups".into(),
+            roles: std::collections::BTreeMap::new(),
+            default_role: None,
+            operator_values: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +176,8 @@ pub enum ServerConfigError {
     Webhook(#[from] crate::api::webhook::WebhookError),
     #[error("[server] public_url `{0}` must start with http:// or https://")]
     PublicUrl(String),
+    #[error("[server.oauth] {0}")]
+    OAuth(String),
 }
 
 impl ServerConfig {
@@ -158,6 +210,8 @@ impl ServerConfig {
         {
             return Err(ServerConfigError::PublicUrl(u.clone()));
         }
+        crate::auth::jwt::check_config(&self.oauth, &self.egress)
+            .map_err(ServerConfigError::OAuth)?;
         Ok(())
     }
 
@@ -168,6 +222,8 @@ impl ServerConfig {
             .iter()
             .map(|t| t.role.as_str())
             .chain(self.anonymous.iter().map(|a| a.role.as_str()))
+            .chain(self.oauth.roles.values().map(String::as_str))
+            .chain(self.oauth.default_role.iter().map(String::as_str))
     }
 }
 

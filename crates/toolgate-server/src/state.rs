@@ -22,6 +22,7 @@ use toolgate_store::ApprovalStore;
 
 use crate::api::feed::ApprovalFeed;
 use crate::auth::TokenBook;
+use crate::auth::jwt::JwtAuthority;
 use crate::config::ServerConfig;
 
 /// The federated MCP servers' status, one JSON object per server in config order (the
@@ -42,6 +43,9 @@ pub struct AppState {
     /// The tokens issued through the store (`toolgate token create`, the console); without
     /// it only `[[server.tokens]]` admit callers.
     tokens: Option<Arc<TokenBook>>,
+    /// Access tokens of `[server.oauth]`'s authorization servers; `None` when none is
+    /// configured (or the configuration could not be used: then no such token is admitted).
+    jwt: Option<Arc<JwtAuthority>>,
 }
 
 pub struct Inner {
@@ -70,6 +74,17 @@ const BODY_SLACK_BYTES: usize = 64 * 1024;
 
 impl AppState {
     pub fn new(inner: Inner) -> Self {
+        let jwt = match JwtAuthority::new(
+            &inner.config.oauth,
+            resource_url(&inner),
+            &inner.config.egress,
+        ) {
+            Ok(jwt) => jwt.map(Arc::new),
+            Err(e) => {
+                tracing::error!(error = %e, "[server.oauth] is unusable; access tokens of its authorization servers are refused");
+                None
+            }
+        };
         AppState {
             inner: Arc::new(inner),
             machinery: Arc::new(Machinery {
@@ -81,7 +96,20 @@ impl AppState {
             mcp_status: None,
             mcp_options: crate::mcp::McpOptions::default(),
             tokens: None,
+            jwt,
         }
+    }
+
+    /// The validator of `[server.oauth]` access tokens, when authorization servers are
+    /// configured.
+    pub fn jwt(&self) -> Option<&Arc<JwtAuthority>> {
+        self.jwt.as_ref()
+    }
+
+    /// This server's canonical resource URL: the audience access tokens must name, and the
+    /// `resource` of its protected-resource metadata.
+    pub fn resource_url(&self) -> String {
+        resource_url(&self.inner)
     }
 
     /// Admits the tokens `book` holds besides `[[server.tokens]]`; the server keeps it
@@ -188,6 +216,18 @@ impl AppState {
             .await
             .is_ok()
     }
+}
+
+/// `[server.oauth] resource`, else `<public URL>/mcp`.
+fn resource_url(inner: &Inner) -> String {
+    if let Some(r) = &inner.config.oauth.resource {
+        return r.clone();
+    }
+    let base = match &inner.config.public_url {
+        Some(u) => u.trim_end_matches('/').to_owned(),
+        None => format!("http://{}", inner.local_addr),
+    };
+    format!("{base}/mcp")
 }
 
 impl std::ops::Deref for AppState {

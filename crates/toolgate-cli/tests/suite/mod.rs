@@ -20,6 +20,7 @@ mod mcp_elicit;
 mod mcp_federated;
 mod mcp_login;
 mod mcp_trace;
+mod oauth;
 mod pins;
 mod pipes;
 mod policy;

@@ -113,9 +113,8 @@ pub async fn me(caller: Caller) -> Json<Value> {
 /// RFC 9728 protected-resource metadata, so remote MCP clients can discover how to
 /// authenticate.
 pub async fn protected_resource(State(state): State<AppState>) -> Json<Value> {
-    let base = super::public_url(&state);
     Json(json!({
-        "resource": format!("{base}/mcp"),
+        "resource": state.resource_url(),
         "authorization_servers": state.config.oauth.authorization_servers,
         "scopes_supported": state.config.oauth.scopes_supported,
         "bearer_methods_supported": ["header"],

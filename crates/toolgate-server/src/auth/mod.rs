@@ -18,6 +18,7 @@ mod authority;
 mod book;
 mod caller;
 mod host;
+pub mod jwt;
 mod token;
 
 pub use book::{Lookup, RELOAD_EVERY, TokenBook};

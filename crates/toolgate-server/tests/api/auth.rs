@@ -136,7 +136,15 @@ async fn a_valid_token_acts_as_its_principal_and_role() {
 #[tokio::test]
 async fn a_bad_token_is_401_pointing_at_the_metadata() {
     let s = TestServer::start().await;
-    for auth in ["Bearer wrong", "Basic YWxpY2U6c2VjcmV0"] {
+    // A token that is not one (RFC 6750 §3.1: `invalid_token`, with why), and no bearer
+    // token at all (no error code: the client should just authenticate).
+    for (auth, error) in [
+        (
+            "Bearer wrong",
+            ", error=\"invalid_token\", error_description=\"unknown bearer token\"",
+        ),
+        ("Basic YWxpY2U6c2VjcmV0", ""),
+    ] {
         let resp = s
             .client
             .get(s.url("/v1/tools"))
@@ -147,7 +155,7 @@ async fn a_bad_token_is_401_pointing_at_the_metadata() {
         assert_eq!(
             resp.headers()["www-authenticate"].to_str().unwrap(),
             format!(
-                "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
+                "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"{error}",
                 s.base
             )
         );

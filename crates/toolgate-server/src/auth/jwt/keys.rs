@@ -1,0 +1,257 @@
+//! The signing keys of one authorization server: its JWKS, found through its metadata (RFC
+//! 8414 `/.well-known/oauth-authorization-server`, else OpenID Connect discovery) or
+//! configured, fetched with the `[egress]` client, cached, and re-fetched when a token names
+//! a key id the cache does not hold (a key rotation) or the cache is old — at most once per
+//! [`MIN_REFRESH`], so a stream of tokens with made-up key ids cannot make toolgate hammer
+//! the issuer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+use url::Url;
+
+/// The least time between two fetches of one issuer's keys.
+pub const MIN_REFRESH: Duration = Duration::from_secs(10);
+/// Keys older than this are re-fetched on the next use (a removed key stops verifying).
+const MAX_AGE: Duration = Duration::from_secs(15 * 60);
+/// The largest metadata document or JWKS read.
+const MAX_BODY: usize = 1 << 20;
+
+/// One verification key.
+pub struct Key {
+    pub decoding: DecodingKey,
+    /// The `alg` the JWK pins, if it names one.
+    pub alg: Option<Algorithm>,
+}
+
+struct KeySet {
+    by_kid: HashMap<String, Arc<Key>>,
+    /// Keys without a `kid`, for tokens without one.
+    anonymous: Vec<Arc<Key>>,
+    fetched: Option<Instant>,
+}
+
+/// Why no key could be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyError {
+    /// The token names a key the issuer does not publish.
+    Unknown(String),
+    /// The issuer's metadata or keys could not be fetched.
+    Unreachable(String),
+}
+
+pub struct IssuerKeys {
+    issuer: String,
+    configured_jwks: Option<Url>,
+    client: reqwest::Client,
+    keys: ArcSwap<KeySet>,
+    /// Held while fetching; holds when the last fetch began.
+    fetching: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl IssuerKeys {
+    pub fn new(issuer: String, jwks_uri: Option<Url>, client: reqwest::Client) -> Self {
+        IssuerKeys {
+            issuer,
+            configured_jwks: jwks_uri,
+            client,
+            keys: ArcSwap::from_pointee(KeySet {
+                by_kid: HashMap::new(),
+                anonymous: Vec::new(),
+                fetched: None,
+            }),
+            fetching: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn cached(&self, kid: Option<&str>) -> Option<Arc<Key>> {
+        let set = self.keys.load();
+        match kid {
+            Some(kid) => set.by_kid.get(kid).cloned(),
+            None if set.anonymous.len() + set.by_kid.len() == 1 => set
+                .anonymous
+                .first()
+                .or_else(|| set.by_kid.values().next())
+                .cloned(),
+            None => None,
+        }
+    }
+
+    fn stale(&self) -> bool {
+        self.keys
+            .load()
+            .fetched
+            .is_none_or(|at| at.elapsed() > MAX_AGE)
+    }
+
+    /// The key `kid` names (or the only key, for a token without `kid`).
+    pub async fn key(&self, kid: Option<&str>) -> Result<Arc<Key>, KeyError> {
+        if !self.stale()
+            && let Some(key) = self.cached(kid)
+        {
+            return Ok(key);
+        }
+        let mut last = self.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        if !self.stale()
+            && let Some(key) = self.cached(kid)
+        {
+            return Ok(key);
+        }
+        let may_fetch = last.is_none_or(|at| at.elapsed() >= MIN_REFRESH);
+        if may_fetch {
+            *last = Some(Instant::now());
+            match self.fetch().await {
+                Ok(set) => self.keys.store(Arc::new(set)),
+                Err(e) => {
+                    // Keep what was known; a token signed with it still verifies.
+                    tracing::warn!(issuer = %self.issuer, error = %e, "cannot fetch the issuer's signing keys");
+                    return self.cached(kid).ok_or(KeyError::Unreachable(e));
+                }
+            }
+        }
+        self.cached(kid).ok_or_else(|| {
+            KeyError::Unknown(match kid {
+                Some(kid) => format!("the issuer publishes no key `{kid}`"),
+                None => {
+                    "the token names no key (`kid`) and the issuer publishes more than one".into()
+                }
+            })
+        })
+    }
+
+    async fn get_json(&self, url: &Url) -> Result<Value, String> {
+        let resp = self
+            .client
+            .get(url.clone())
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        if !resp.status().is_success() {
+            return Err(format!("GET {url}: HTTP {}", resp.status()));
+        }
+        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(format!("GET {url}: larger than {MAX_BODY} bytes"));
+        }
+        let bytes = resp.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
+        if bytes.len() > MAX_BODY {
+            return Err(format!("GET {url}: larger than {MAX_BODY} bytes"));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| format!("GET {url}: not JSON: {e}"))
+    }
+
+    /// The JWKS URL: configured, or from the issuer's metadata (whose `issuer` must be this
+    /// issuer exactly — RFC 8414 §3.3).
+    async fn jwks_uri(&self) -> Result<Url, String> {
+        if let Some(u) = &self.configured_jwks {
+            return Ok(u.clone());
+        }
+        let mut last_error = String::new();
+        for url in metadata_urls(&self.issuer)? {
+            match self.get_json(&url).await {
+                Ok(doc) => {
+                    if doc["issuer"].as_str() != Some(self.issuer.as_str()) {
+                        return Err(format!(
+                            "the metadata at {url} names issuer {}, not {}",
+                            doc["issuer"], self.issuer
+                        ));
+                    }
+                    let jwks = doc["jwks_uri"]
+                        .as_str()
+                        .ok_or_else(|| format!("the metadata at {url} has no jwks_uri"))?;
+                    return Url::parse(jwks).map_err(|e| format!("jwks_uri `{jwks}`: {e}"));
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        Err(last_error)
+    }
+
+    async fn fetch(&self) -> Result<KeySet, String> {
+        let uri = self.jwks_uri().await?;
+        let doc = self.get_json(&uri).await?;
+        let listed = doc["keys"]
+            .as_array()
+            .ok_or_else(|| format!("{uri} holds no `keys` array"))?;
+        let mut set = KeySet {
+            by_kid: HashMap::new(),
+            anonymous: Vec::new(),
+            fetched: Some(Instant::now()),
+        };
+        for raw in listed {
+            // Encryption keys and keys of kinds we cannot verify with are skipped, not fatal.
+            if raw.get("use").is_some_and(|u| u != "sig") {
+                continue;
+            }
+            let Ok(jwk) = serde_json::from_value::<Jwk>(raw.clone()) else {
+                continue;
+            };
+            let Ok(decoding) = DecodingKey::from_jwk(&jwk) else {
+                continue;
+            };
+            let alg = jwk
+                .common
+                .key_algorithm
+                .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+            let key = Arc::new(Key { decoding, alg });
+            match jwk.common.key_id {
+                Some(kid) => {
+                    set.by_kid.insert(kid, key);
+                }
+                None => set.anonymous.push(key),
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// Where an issuer's metadata may be: RFC 8414 (with the path inserted after the well-known
+/// segment), then OpenID Connect discovery (appended).
+fn metadata_urls(issuer: &str) -> Result<Vec<Url>, String> {
+    let base = Url::parse(issuer).map_err(|e| format!("issuer `{issuer}`: {e}"))?;
+    let path = base.path().trim_end_matches('/');
+    let mut oauth = base.clone();
+    oauth.set_path(&format!("/.well-known/oauth-authorization-server{path}"));
+    let mut oidc = base.clone();
+    oidc.set_path(&format!("{path}/.well-known/openid-configuration"));
+    Ok(vec![oauth, oidc])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_rfc_8414_and_oidc_put_it() {
+        let urls: Vec<String> = metadata_urls("https://as.example/tenant/1")
+            .unwrap()
+            .iter()
+            .map(Url::to_string)
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "https://as.example/.well-known/oauth-authorization-server/tenant/1",
+                "https://as.example/tenant/1/.well-known/openid-configuration"
+            ]
+        );
+        let root: Vec<String> = metadata_urls("https://as.example")
+            .unwrap()
+            .iter()
+            .map(Url::to_string)
+            .collect();
+        assert_eq!(
+            root,
+            [
+                "https://as.example/.well-known/oauth-authorization-server",
+                "https://as.example/.well-known/openid-configuration"
+            ]
+        );
+    }
+}
