@@ -43,7 +43,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{
-    DecisionName, PolicyConfig, PolicyInput, PolicyRules, RoleConfig, RuleConfig,
+    DecisionName, PolicyConfig, PolicyInput, PolicyRuleConfig, PolicyRules, RoleConfig, RuleConfig,
 };
 use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps, Identity};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
