@@ -1,7 +1,7 @@
 //! Fifty `[[policy.rules]]` of the kinds an operator writes — per-tool argument guards with
 //! regexes, MCP server gates on the caller's claims, path and URL guards over every call,
 //! principal and risk rules — none of which matches the bench's `echo` call, so every one
-//! is considered (45 are settled by their guards, 5 reach the interpreter). With
+//! is considered (all fifty are settled by their guards, without the interpreter). With
 //! `late_match`, the fiftieth matches (an allow: the call still runs), by a regex over the
 //! call's text.
 

@@ -88,6 +88,41 @@ when = '!(principal == "ci") && has(args.path) && args.path.startsWith("/etc/")'
 decision = "deny"
 
 [[rules]]
+id = "arg-order"
+when = 'args.count > 50 || 3 >= args.count'
+decision = "ask"
+
+[[rules]]
+id = "arg-equality"
+when = 'args.options.verbose == true && args.command != "ls" && args.count == 3'
+decision = "deny"
+
+[[rules]]
+id = "size-and-in"
+when = 'size(args.text) > 5 && "deploy" in args.tags && size(claims.groups) != 1'
+decision = "ask"
+
+[[rules]]
+id = "string-methods"
+when = 'args.text.matches("(?i)fail") || args.path.endsWith(".md") || args.url.contains("localhost")'
+decision = "deny"
+
+[[rules]]
+id = "claims-in"
+when = '"admins" in claims.groups && !(tool.endsWith("_0") || tool.contains("svc"))'
+decision = "allow"
+
+[[rules]]
+id = "mixed-types"
+when = 'args.x == 1 || args.x == "ls" || args.x == false || args.env < 2'
+decision = "deny"
+
+[[rules]]
+id = "size-alone"
+when = 'size(args.text) > 5 || size(args.tags) >= 2'
+decision = "deny"
+
+[[rules]]
 id = "bare-guard"
 when = 'principal == "alice"'
 decision = "allow"
@@ -119,6 +154,8 @@ impl Gen {
                 json!("DROP TABLE users"),
                 json!("list the failing health checks"),
                 json!("("),
+                json!("héllo"),
+                json!("hello"),
             ]),
             1 => self.pick(&[json!(3), json!(51), json!(100_001), json!(-1), json!(2.5)]),
             2 => json!(self.below(2) == 0),
@@ -283,9 +320,9 @@ fn guards_agree_with_the_interpreter_on_generated_calls() {
     assert!(settled.iter().all(|&n| n > 1000), "{settled:?}");
 }
 
-/// The benchmark's call: all but five of the fifty rules are settled without CEL.
+/// The benchmark's call: every one of the fifty rules is settled without CEL.
 #[test]
-fn the_bench_call_leaves_five_rules_to_the_interpreter() {
+fn the_bench_call_needs_no_interpreter() {
     let args = json!({
         "text": "Summarise the last deploy", "count": 3, "tags": ["deploy"],
         "options": {"verbose": false, "format": "text"}
@@ -302,23 +339,16 @@ fn the_bench_call_leaves_five_rules_to_the_interpreter() {
         issuer: "https://idp.example",
         subject: "svc-checkout-bot",
     };
-    let rules = PolicyRules::compile(&bench_rules::fifty(false)).unwrap();
-    let left: Vec<&str> = rules
-        .rules()
-        .iter()
-        .filter(|r| r.known_verdict(&input).is_none())
-        .map(PolicyRule::id)
-        .collect();
-    assert_eq!(
-        left,
-        [
-            "huge-text",
-            "many-tags",
-            "verbose-echo",
-            "bulk-count",
-            "echo-deploys"
-        ]
-    );
+    for late in [false, true] {
+        let rules = PolicyRules::compile(&bench_rules::fifty(late)).unwrap();
+        let left: Vec<&str> = rules
+            .rules()
+            .iter()
+            .filter(|r| r.known_verdict(&input).is_none())
+            .map(PolicyRule::id)
+            .collect();
+        assert_eq!(left, [""; 0], "late match: {late}");
+    }
 }
 
 /// A deny rule that errors is never skipped by its guard: it fails closed.
