@@ -20,7 +20,7 @@
 //!
 //! Policy rules (issue 16): `policy0`, `policy50` and `policy50late` are `buffered` with a
 //! caller identity (issuer, subject, claims) and no `[[policy.rules]]`, 50 rules none of
-//! which matches (all evaluated), and 50 rules of which the last matches; their p50s side by
+//! which matches (all considered), and 50 rules of which the last matches; their p50s side by
 //! side are the cost of the rules. They are not in the default run:
 //! `TOOLGATE_BENCH_ONLY=policy0,policy50,policy50late`. `rules` times the same rules alone
 //! (`PolicyRules::first_match` on the same call), without the pipeline around them.
@@ -43,7 +43,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{
-    DecisionName, PolicyConfig, PolicyInput, PolicyRules, RoleConfig, RuleConfig,
+    DecisionName, PolicyConfig, PolicyInput, PolicyRuleConfig, PolicyRules, RoleConfig, RuleConfig,
 };
 use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps, Identity};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};

@@ -1,10 +1,12 @@
 //! Fifty `[[policy.rules]]` of the kinds an operator writes — per-tool argument guards with
 //! regexes, MCP server gates on the caller's claims, path and URL guards over every call,
 //! principal and risk rules — none of which matches the bench's `echo` call, so every one
-//! is evaluated. With `late_match`, the fiftieth matches (an allow: the call still runs),
-//! by a regex over the call's text.
+//! is considered (all fifty are settled by their guards, without the interpreter). With
+//! `late_match`, the fiftieth matches (an allow: the call still runs), by a regex over the
+//! call's text.
 
-use toolgate_gateway::policy::{DecisionName, PolicyConfig, PolicyRuleConfig};
+// From the parent, so the unit tests can include this file too.
+use super::{DecisionName, PolicyConfig, PolicyRuleConfig};
 
 fn rule(id: String, when: String, decision: DecisionName) -> PolicyRuleConfig {
     PolicyRuleConfig {

@@ -8,7 +8,8 @@
 //! - [`role`](RolePolicy): roles — allowlist, per-risk decisions, per-tool glob rules.
 //! - [`rules`](PolicyRules): `[[policy.rules]]`, compiled CEL conditions, fail closed.
 //! - `vars`: the variables a condition reads ([`PolicyInput`]), built once per call.
-//! - `guard`: `tool == "…"` conjuncts checked before evaluating (most rules skip most calls).
+//! - `guard`: what Rust can tell of a condition (`tool == "…"`, `has(args.k)`, `&&`, …)
+//!   before evaluating it; most rules are settled for most calls without CEL.
 //! - `patterns`: `matches` with the rules' literal regexes compiled once.
 
 mod guard;
@@ -140,5 +141,7 @@ impl Layer for PolicyLayer {
     }
 }
 
+#[cfg(test)]
+mod guard_tests;
 #[cfg(test)]
 mod tests;

@@ -9,8 +9,10 @@
 //! - Evaluation fails closed: a condition that errors (a missing key, a type mismatch, a
 //!   result that is not a bool) counts as true for a `deny` or `ask` rule and as false for an
 //!   `allow` rule, so a broken rule can only make a call harder, never easier.
-//! - With no rules nothing is evaluated and nothing is converted; a rule whose tool guard
-//!   (`tool == "shell" && …`) fails is skipped without evaluating it ([`super::guard`]).
+//! - With no rules nothing is evaluated and nothing is converted; a rule whose guard settles
+//!   it (`tool == "shell" && …` for another tool, `has(args.path) && …` without `path`) is
+//!   decided without the interpreter, with the verdict the interpreter would give
+//!   ([`super::guard`] argues why).
 
 use std::sync::Arc;
 
@@ -18,7 +20,7 @@ use cel::{Context, Env, Program, Value};
 use serde::{Deserialize, Serialize};
 use toolgate_protocol::Risk;
 
-use super::guard::{ToolGuard, tool_guards};
+use super::guard::Guard;
 use super::patterns::Patterns;
 use super::role::{Decision, DecisionName};
 use super::vars::{CallVars, PolicyInput, VARIABLES, unknown_identifiers};
@@ -63,8 +65,8 @@ pub struct PolicyRuleError {
 pub struct PolicyRule {
     config: PolicyRuleConfig,
     program: Program,
-    /// All must hold for the condition to be true.
-    guards: Vec<ToolGuard>,
+    /// What Rust can tell about the condition before evaluating it.
+    guard: Option<Guard>,
 }
 
 /// What one rule's condition said about a call.
@@ -115,10 +117,16 @@ impl PolicyRule {
         }
     }
 
-    fn verdict(&self, tool: &str, ctx: &Context<'_, '_>) -> Verdict {
-        if !self.guards.iter().all(|g| g.holds(tool)) {
-            return Verdict::False;
+    /// The verdict when the guard settles it, without evaluating.
+    pub(super) fn known_verdict(&self, input: &PolicyInput<'_>) -> Option<Verdict> {
+        match self.guard.as_ref()?.value(input)? {
+            true => Some(Verdict::True),
+            false => Some(Verdict::False),
         }
+    }
+
+    /// The verdict of evaluating the condition with CEL.
+    fn evaluate(&self, ctx: &Context<'_, '_>) -> Verdict {
         match self.program.execute(ctx) {
             Ok(Value::Bool(true)) => Verdict::True,
             Ok(Value::Bool(false)) => Verdict::False,
@@ -231,21 +239,43 @@ impl PolicyRules {
     }
 
     /// Evaluates the rules in order against one set of variables until `f` returns `Some`.
+    /// The CEL context is built when the first rule needs the interpreter, so a call every
+    /// rule's guard settles costs no allocation.
     fn each_verdict<'r, T>(
         &'r self,
         input: PolicyInput<'_>,
         mut f: impl FnMut(usize, &'r PolicyRule, Verdict) -> Option<T>,
     ) -> Option<T> {
         let vars = CallVars::new(input);
+        let mut ctx = None;
+        for (i, rule) in self.rules.iter().enumerate() {
+            let verdict = match rule.known_verdict(&input) {
+                Some(verdict) => verdict,
+                None => rule.evaluate(ctx.get_or_insert_with(|| self.context(&vars))),
+            };
+            if let Some(out) = f(i, rule, verdict) {
+                return Some(out);
+            }
+        }
+        None
+    }
+
+    fn context<'p, 'v>(&self, vars: &'v CallVars<'_>) -> Context<'p, 'v> {
         let mut ctx = Context::with_env(Arc::clone(&self.env));
-        ctx.set_variable_resolver(&vars);
+        ctx.set_variable_resolver(vars);
         if self.uses_matches {
             self.patterns.install(&mut ctx);
         }
-        self.rules
-            .iter()
-            .enumerate()
-            .find_map(|(i, rule)| f(i, rule, rule.verdict(input.tool, &ctx)))
+        ctx
+    }
+
+    /// Every rule's verdict from the interpreter alone, no guard consulted: what
+    /// [`PolicyRules::verdicts`] must equal.
+    #[cfg(test)]
+    pub(crate) fn evaluated_verdicts(&self, input: PolicyInput<'_>) -> Vec<Verdict> {
+        let vars = CallVars::new(input);
+        let ctx = self.context(&vars);
+        self.rules.iter().map(|r| r.evaluate(&ctx)).collect()
     }
 }
 
@@ -280,7 +310,7 @@ fn compile_rule(
     }
     Ok(PolicyRule {
         config: config.clone(),
-        guards: tool_guards(program.expression()),
+        guard: Guard::of_condition(program.expression()),
         program,
     })
 }

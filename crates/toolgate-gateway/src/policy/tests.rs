@@ -51,7 +51,7 @@ async fn the_tools_own_check_runs_before_approval() {
     assert_eq!(call.decision, None);
 }
 
-const RULES: &str = r#"
+pub(super) const RULES: &str = r#"
 [[rules]]
 id = "no-rm-rf"
 when = 'tool == "shell" && args.command.matches("rm\\s+-rf")'
