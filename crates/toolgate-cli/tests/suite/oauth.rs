@@ -334,3 +334,58 @@ fn a_tokenless_caller_is_never_the_local_operator_when_an_issuer_is_trusted() {
     let (status, body) = http(&addr, "GET", "/v1/approvals", None);
     assert_eq!(status, 401, "{body}");
 }
+
+/// The MCP Python SDK's OAuth client (client credentials) through the whole flow: 401 with
+/// the metadata pointer, protected-resource metadata, authorization server metadata, a token
+/// for toolgate's resource, then `tools/list` and a tool call acting as the token's subject.
+#[test]
+fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
+    let auth = AuthServer::start();
+    let env = Env::with_config(&oauth_config(&auth.issuer));
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(repo.join(".venv/bin/python"))
+        .arg(repo.join("crates/toolgate-cli/tests/peers/oauth_client.py"))
+        .args(["--url", &format!("http://{addr}/mcp")])
+        .args(["--issuer", &auth.issuer])
+        .args([
+            "--client-id",
+            "test-client",
+            "--client-secret",
+            "test-secret",
+        ])
+        .args(["--tool", "list_dir"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["is_error"], json!(false), "{report}");
+    assert_eq!(report["token_requests"], json!(1));
+    assert!(
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("list_dir")),
+        "{report}"
+    );
+    // The token carried `groups: ["agents"]` → role readonly, principal = its `sub`.
+    let record = env
+        .audit_records()
+        .into_iter()
+        .rev()
+        .find(|r| r["tool"] == "list_dir")
+        .expect("the call is audited");
+    assert_eq!(
+        (&record["principal"], &record["role"], &record["issuer"]),
+        (
+            &json!("test-client"),
+            &json!("readonly"),
+            &json!(auth.issuer)
+        )
+    );
+}

@@ -91,6 +91,7 @@ pub async fn run_stateless_call(
             .with_role(caller.role.clone())
             .with_session(session);
             request.trace = trace;
+            request.identity = caller.identity.clone();
             // Only a request with a stream to wait on can be kept waiting for a human.
             request.wait_for_approval = Some(progress.is_some());
             let gateway = Arc::clone(gateway);
