@@ -93,6 +93,7 @@ impl Elicitor for ApprovalElicitor {
             risk: Risk::Write,
             arguments: &arguments,
             requires_confirmation: false,
+            identity: None,
         };
         let created = match self.desk.open(&question).await {
             Ok(created) => created,

@@ -18,6 +18,8 @@ pub fn new_approval(
     ttl: Duration,
 ) -> NewApproval {
     NewApproval {
+        issuer: None,
+        subject: None,
         principal: principal.into(),
         session: session.into(),
         role: "coder".into(),

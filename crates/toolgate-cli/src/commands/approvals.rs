@@ -193,6 +193,8 @@ mod tests {
     fn show_and_list_reveal_a_payload_hidden_after_padding() {
         let command = format!("echo hi{}; echo SNEAKY > f", " ".repeat(2100));
         let r = ApprovalRequest {
+            issuer: None,
+            subject: None,
             id: "apr_000000000001".into(),
             created_at_ms: 0,
             expires_at_ms: 1,

@@ -389,3 +389,48 @@ fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
         )
     );
 }
+
+/// An approval request records who vouched for its caller, as the audit does: a write call
+/// by a token's holder asks for approval, and the request an operator lists names the
+/// token's issuer and subject.
+#[test]
+fn approval_requests_record_the_issuer_and_subject() {
+    let auth = AuthServer::start();
+    let env = Env::with_config(&oauth_config(&auth.issuer));
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let resource = format!("http://{addr}/mcp");
+    let claims =
+        |sub: &str| json!({"aud": resource, "scope": "tools", "groups": ["admins"], "sub": sub});
+    let caller = format!("Bearer {}", auth.mint(claims("writer-1"), "ES256", "ec-1"));
+    let call = http_with(
+        &addr,
+        "POST",
+        "/v1/calls",
+        &[("Authorization", &caller)],
+        Some(&json!({"tool": "write_file", "arguments": {"path": "a.txt", "content": "x"}})),
+    );
+    assert_eq!(
+        call.body["error"]["code"], "approval_required",
+        "{}",
+        call.body
+    );
+    let operator = format!("Bearer {}", auth.mint(claims("op-1"), "EdDSA", "ed-1"));
+    let listed = http_with(
+        &addr,
+        "GET",
+        "/v1/approvals",
+        &[("Authorization", &operator)],
+        None,
+    );
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let request = &listed.body[0];
+    assert_eq!(
+        (
+            &request["principal"],
+            &request["issuer"],
+            &request["subject"]
+        ),
+        (&json!("writer-1"), &json!(auth.issuer), &json!("writer-1"))
+    );
+}

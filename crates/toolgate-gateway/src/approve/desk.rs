@@ -29,6 +29,8 @@ pub struct Question<'a> {
     pub arguments: &'a Value,
     /// Dangerous tools: approving requires typing the tool name.
     pub requires_confirmation: bool,
+    /// Who vouched for the caller, when a credential did (recorded with the request).
+    pub identity: Option<&'a crate::call::Identity>,
 }
 
 /// How a wait ended.
@@ -142,6 +144,8 @@ impl ApprovalDesk {
     ) -> StoreResult<ApprovalRequest> {
         self.store
             .create(NewApproval {
+                issuer: question.identity.map(|i| i.issuer.clone()),
+                subject: question.identity.map(|i| i.subject.clone()),
                 principal: question.principal.to_owned(),
                 session: question.session.to_owned(),
                 role: question.role.to_owned(),

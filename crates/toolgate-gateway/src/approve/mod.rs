@@ -225,6 +225,7 @@ impl Layer for ApproveLayer {
                     risk: spec.risk,
                     arguments: &args,
                     requires_confirmation: confirm,
+                    identity: r.identity.as_deref(),
                 };
                 self.desk
                     .open_hashed(&question, hash)

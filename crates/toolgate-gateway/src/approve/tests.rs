@@ -542,6 +542,7 @@ async fn of_an_approval_and_an_abandonment_racing_exactly_one_wins() {
                 risk: Risk::Write,
                 arguments: &args,
                 requires_confirmation: false,
+                identity: None,
             })
             .await
             .unwrap();

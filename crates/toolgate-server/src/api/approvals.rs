@@ -47,6 +47,7 @@ pub fn approval_json(r: &ApprovalRequest) -> Value {
         "created_at_ms": r.created_at_ms, "expires_at_ms": r.expires_at_ms,
         "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
         "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
+        "issuer": r.issuer, "subject": r.subject,
     })
 }
 

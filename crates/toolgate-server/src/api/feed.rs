@@ -166,6 +166,8 @@ mod tests {
 
     fn request(id: &str, status: ApprovalStatus, consumed: bool) -> ApprovalRequest {
         ApprovalRequest {
+            issuer: None,
+            subject: None,
             id: id.to_owned(),
             created_at_ms: 1,
             expires_at_ms: 2,

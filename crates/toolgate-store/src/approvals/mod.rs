@@ -193,6 +193,10 @@ pub struct ApprovalRequest {
     pub reason: Option<String>,
     /// An approved request lets exactly one call through; this marks that it did.
     pub consumed: bool,
+    /// Who vouched for the caller (an access token's `iss`, or `toolgate`), when known.
+    pub issuer: Option<String>,
+    /// The caller as the issuer names it (`sub`, or toolgate's token id).
+    pub subject: Option<String>,
 }
 
 /// What the gateway knows when it asks for a decision.
@@ -208,6 +212,9 @@ pub struct NewApproval {
     pub arguments: crate::redact::Redacted,
     pub requires_confirmation: bool,
     pub ttl: Duration,
+    /// Who vouched for the caller, when known (recorded with the request).
+    pub issuer: Option<String>,
+    pub subject: Option<String>,
 }
 
 /// An operator's answer to a request.

@@ -49,6 +49,8 @@ fn raw_approval(row: &Row) -> RawApproval {
         pattern: row.get(15),
         reason: row.get(16),
         consumed: row.get(17),
+        issuer: row.get(18),
+        subject: row.get(19),
     }
 }
 
@@ -110,8 +112,9 @@ impl ApprovalBackend for PgApprovals {
         let inserted = client
             .execute(
                 "INSERT INTO approvals (id, created_at_ms, expires_at_ms, status, principal, \
-                 session, role, tool, risk, args_hash, arguments, requires_confirmation) \
-                 VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11) \
+                 session, role, tool, risk, args_hash, arguments, requires_confirmation, \
+                 issuer, subject) \
+                 VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                  ON CONFLICT (id) DO NOTHING",
                 &[
                     &id,
@@ -125,6 +128,8 @@ impl ApprovalBackend for PgApprovals {
                     &new.args_hash,
                     &arguments,
                     &new.requires_confirmation,
+                    &new.issuer,
+                    &new.subject,
                 ],
             )
             .await

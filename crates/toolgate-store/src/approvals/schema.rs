@@ -30,7 +30,9 @@ CREATE TABLE IF NOT EXISTS approvals (
     scope                 TEXT,
     pattern               TEXT,
     reason                TEXT,
-    consumed              INTEGER NOT NULL DEFAULT 0
+    consumed              INTEGER NOT NULL DEFAULT 0,
+    issuer                TEXT,
+    subject               TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_by_call
     ON approvals (principal, tool, args_hash, created_at_ms);
@@ -53,13 +55,27 @@ CREATE INDEX IF NOT EXISTS approval_grants_by_tool ON approval_grants (principal
 /// Column list matching [`RawApproval::from_row`].
 pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, status, principal, \
      session, role, tool, risk, args_hash, arguments, requires_confirmation, decided_by, \
-     decided_at_ms, scope, pattern, reason, consumed";
+     decided_at_ms, scope, pattern, reason, consumed, issuer, subject";
 
 /// Column list matching [`RawGrant::from_row`].
 pub(super) const GRANT_COLUMNS: &str = "id, scope, principal, session, tool, args_hash, pattern, created_by, created_at_ms, approval_id";
 
 pub(super) fn create_tables(conn: &Connection) -> StoreResult<()> {
     conn.execute_batch(CREATE_TABLES)?;
+    // Databases made before schema 4 lack who vouched for the caller; another process may be
+    // adding the columns at the same moment (then ours fails as a duplicate, which is fine).
+    for column in ["issuer", "subject"] {
+        let present = conn
+            .prepare("SELECT 1 FROM pragma_table_info('approvals') WHERE name = ?1")?
+            .exists([column])?;
+        if !present
+            && let Err(e) =
+                conn.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {column} TEXT"))
+            && !e.to_string().contains("duplicate column")
+        {
+            return Err(e.into());
+        }
+    }
     Ok(())
 }
 
@@ -83,6 +99,8 @@ pub(super) struct RawApproval {
     pub(super) pattern: Option<String>,
     pub(super) reason: Option<String>,
     pub(super) consumed: bool,
+    pub(super) issuer: Option<String>,
+    pub(super) subject: Option<String>,
 }
 
 impl RawApproval {
@@ -106,6 +124,8 @@ impl RawApproval {
             pattern: row.get(15)?,
             reason: row.get(16)?,
             consumed: row.get(17)?,
+            issuer: row.get(18)?,
+            subject: row.get(19)?,
         })
     }
 
@@ -148,6 +168,8 @@ impl RawApproval {
             scope,
             reason: self.reason,
             consumed: self.consumed,
+            issuer: self.issuer,
+            subject: self.subject,
         })
     }
 }

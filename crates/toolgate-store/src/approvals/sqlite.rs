@@ -44,8 +44,9 @@ impl ApprovalBackend for SqliteApprovals {
             .run("approval", move |conn| {
                 let inserted = conn.execute(
                     "INSERT INTO approvals (id, created_at_ms, expires_at_ms, status, principal, \
-                 session, role, tool, risk, args_hash, arguments, requires_confirmation) \
-                 VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+                 session, role, tool, risk, args_hash, arguments, requires_confirmation, \
+                 issuer, subject) \
+                 VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
                  ON CONFLICT (id) DO NOTHING",
                     params![
                         id,
@@ -59,6 +60,8 @@ impl ApprovalBackend for SqliteApprovals {
                         new.args_hash,
                         arguments,
                         new.requires_confirmation,
+                        new.issuer,
+                        new.subject,
                     ],
                 )?;
                 Ok(inserted == 1)

@@ -66,6 +66,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "quota buckets",
         sql: include_str!("migrations/0009_quota_buckets.sql"),
     },
+    Migration {
+        version: 10,
+        name: "approval requesters",
+        sql: include_str!("migrations/0010_approval_requesters.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

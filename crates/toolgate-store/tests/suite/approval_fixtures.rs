@@ -63,6 +63,8 @@ pub(super) fn deny() -> Decision {
 
 pub(super) fn expected_pending(id: &str, args: Value) -> ApprovalRequest {
     ApprovalRequest {
+        issuer: None,
+        subject: None,
         id: id.into(),
         created_at_ms: T0,
         expires_at_ms: T0 + 60_000,

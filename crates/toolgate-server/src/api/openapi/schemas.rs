@@ -190,7 +190,9 @@ pub fn schemas() -> Value {
                 "decided_at": {"type": ["string", "null"], "format": "date-time"},
                 "scope": {"type": ["string", "null"], "enum": ["once", "session", "always", null]},
                 "reason": nullable("string"),
-                "consumed": {"type": "boolean", "description": "An approved request lets exactly one call through; set once it did."}
+                "consumed": {"type": "boolean", "description": "An approved request lets exactly one call through; set once it did."},
+                "issuer": {"type": ["string", "null"], "description": "Who vouched for the caller: the access token's `iss`, or `toolgate`."},
+                "subject": {"type": ["string", "null"], "description": "The caller as the issuer names it (`sub`, or the token id)."}
             }
         },
         "Decision": {
