@@ -117,11 +117,7 @@ fuzz_target!(|data: &[u8]| {
     let output = f.runtime.block_on(async {
         let (mut client_out, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, mut client_in) = tokio::io::duplex(1 << 16);
-        let caller = Caller {
-            principal: "fuzzer".to_owned(),
-            role: "fuzz".to_owned(),
-            operator: false,
-        };
+        let caller = Caller::named("fuzzer", "fuzz", false);
         let server = tokio::spawn(serve_io(
             Arc::clone(&f.gateway),
             caller,
