@@ -34,7 +34,7 @@
 //!     session: "s1".into(), principal: "alice".into(), role: "dev".into(), tool: "echo".into(),
 //!     source: None, risk: None, arguments: json!({"password": "hunter2"}),
 //!     outcome: AuditOutcome::Started, error: None, result: None, duration_us: None,
-//!     approver: None, approval_id: None,
+//!     approver: None, approval_id: None, issuer: None, subject: None, policy_rule: None,
 //! }).await?;
 //! assert_eq!(seq, 1);
 //! let found = log.query(&AuditQuery { tool: Some("echo".into()), ..Default::default() })?;
