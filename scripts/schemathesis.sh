@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 # An operator token, configured by its hash, as an operator would set one up.
-token="$("$bin" --workspace "$work/ws" token create --principal schemathesis --role default --operator 2>"$work/entry.toml")"
+token="$("$bin" --workspace "$work/ws" token create --config-entry --principal schemathesis --role default --operator 2>"$work/entry.toml")"
 sed -n '/^\[\[server.tokens\]\]/,$p' "$work/entry.toml" >"$work/toolgate.toml"
 grep -q sha256 "$work/toolgate.toml" || { echo "error: token create printed no [[server.tokens]] entry" >&2; exit 1; }
 

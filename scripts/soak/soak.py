@@ -41,7 +41,7 @@ def free_port():
 
 
 def make_token(bin_path, workspace, principal, role, operator):
-    args = [bin_path, "--workspace", workspace, "token", "create", "--principal", principal, "--role", role]
+    args = [bin_path, "--workspace", workspace, "token", "create", "--config-entry", "--principal", principal, "--role", role]
     if operator:
         args.append("--operator")
     done = subprocess.run(args, capture_output=True, text=True, check=True)
