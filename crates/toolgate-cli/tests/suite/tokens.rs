@@ -230,7 +230,7 @@ fn operators_manage_tokens_through_the_api_which_never_shows_one_again() {
         &auth,
         Some(&json!({"principal": "x", "role": "nope"})),
     );
-    assert_eq!(unknown_role.status, 400, "{}", unknown_role.body);
+    assert_eq!(unknown_role.status, 404, "{}", unknown_role.body);
 
     let revoked = http_with(
         &addr,

@@ -102,8 +102,24 @@ pub struct CreateParams {
     #[serde(default)]
     pub note: Option<String>,
     /// Seconds until it expires; absent: never.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_seconds")]
     pub expires_in_secs: Option<u64>,
+}
+
+/// A count of seconds as JSON Schema's `integer` has it: `30` or `30.0` (a whole number,
+/// however written); anything else is refused.
+fn whole_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let n: Option<serde_json::Number> = Option::deserialize(d)?;
+    let Some(n) = n else { return Ok(None) };
+    if let Some(v) = n.as_u64() {
+        return Ok(Some(v));
+    }
+    match n.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= MAX_SECS as f64 => Ok(Some(f as u64)),
+        _ => Err(serde::de::Error::custom(format!(
+            "{n} is not a whole number of seconds between 0 and {MAX_SECS}"
+        ))),
+    }
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
@@ -119,8 +135,9 @@ pub async fn create(
         return Err(bad("principal must not be empty"));
     }
     if state.gateway.roles().get(&params.role).is_none() {
+        // 404, like any other name that does not exist here.
         let names: Vec<&str> = state.gateway.roles().names().collect();
-        return Err(bad(format!("unknown role `{}`", params.role))
+        return Err(ApiError::not_found(format!("no role `{}`", params.role))
             .with_hint(format!("configured roles: {}", names.join(", "))));
     }
     if params
@@ -167,8 +184,8 @@ pub async fn revoke(
 #[serde(deny_unknown_fields)]
 pub struct RotateParams {
     /// Seconds the old token keeps working; 0 (default): it stops now.
-    #[serde(default)]
-    pub grace_secs: u64,
+    #[serde(default, deserialize_with = "whole_seconds")]
+    pub grace_secs: Option<u64>,
 }
 
 pub async fn rotate(
@@ -177,12 +194,13 @@ pub async fn rotate(
     ApiPath(id): ApiPath<String>,
     ApiJson(params): ApiJson<RotateParams>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    if params.grace_secs > MAX_SECS {
+    let grace_secs = params.grace_secs.unwrap_or(0);
+    if grace_secs > MAX_SECS {
         return Err(bad(format!("grace_secs must be at most {MAX_SECS}")));
     }
     let store = store(&state)?;
     let Some((record, secret)) = store
-        .rotate(&id, params.grace_secs * 1000, &caller.principal)
+        .rotate(&id, grace_secs * 1000, &caller.principal)
         .await?
     else {
         return Err(match store.get(&id).await? {

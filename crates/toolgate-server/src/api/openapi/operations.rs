@@ -188,7 +188,7 @@ pub fn create_token() -> Value {
         "tokens",
         "Issue a bearer token (operators). The answer is the only time the token is shown; every server sharing the store admits it within a second.",
         ok("The token, with `token` set.", r("IssuedToken")),
-        &["400", "401", "403", "415", "500", "503"],
+        &["400", "401", "403", "404", "415", "500", "503"],
     ));
     op["requestBody"] = body("NewToken");
     op

@@ -336,8 +336,8 @@ fn token_schemas() -> Value {
             "required": ["principal", "role"],
             "additionalProperties": false,
             "properties": {
-                "principal": {"type": "string", "minLength": 1},
-                "role": {"type": "string", "description": "A configured role."},
+                "principal": {"type": "string", "pattern": "\\S", "description": "Not blank."},
+                "role": {"type": "string", "description": "A configured role (404 otherwise)."},
                 "operator": {"type": "boolean", "default": false},
                 "note": {"type": "string"},
                 "expires_in_secs": {"type": "integer", "minimum": 1, "maximum": 315360000}
