@@ -56,6 +56,22 @@ pub struct QuotaConfig {
     pub max_in_flight: Option<u32>,
 }
 
+impl QuotaConfig {
+    /// `calls` per `interval` for each principal, on every tool (refine with struct update).
+    pub fn per_principal(id: &str, calls: u32, interval: &str) -> Self {
+        QuotaConfig {
+            id: id.to_owned(),
+            principal: any(),
+            tool: any(),
+            per: QuotaKey::Principal,
+            calls: Some(calls),
+            interval: interval.to_owned(),
+            burst: None,
+            max_in_flight: None,
+        }
+    }
+}
+
 fn any() -> String {
     "*".to_owned()
 }

@@ -257,16 +257,9 @@ async fn a_client_that_disconnects_cancels_its_call_and_the_cancellation_is_audi
 #[tokio::test]
 async fn over_a_quota_the_answer_is_429_with_retry_after() {
     let mut gateway = crate::fixture::gateway_config();
-    gateway.quotas = vec![toolgate_gateway::quota::QuotaConfig {
-        id: "burst-2".into(),
-        principal: "*".into(),
-        tool: "*".into(),
-        per: toolgate_gateway::quota::QuotaKey::Principal,
-        calls: Some(2),
-        interval: "10s".into(),
-        burst: None,
-        max_in_flight: None,
-    }];
+    gateway.quotas = vec![toolgate_gateway::quota::QuotaConfig::per_principal(
+        "burst-2", 2, "10s",
+    )];
     let s = TestServer::with(crate::fixture::Setup {
         gateway,
         ..crate::fixture::Setup::default()

@@ -375,14 +375,8 @@ async fn an_oversized_body_gets_rmcps_413() {
 async fn over_a_quota_a_call_is_a_tool_error_with_the_code() {
     let mut gateway = crate::fixture::gateway_config();
     gateway.quotas = vec![toolgate_gateway::quota::QuotaConfig {
-        id: "one-an-hour".into(),
-        principal: "*".into(),
         tool: "echo".into(),
-        per: toolgate_gateway::quota::QuotaKey::Principal,
-        calls: Some(1),
-        interval: "1h".into(),
-        burst: None,
-        max_in_flight: None,
+        ..toolgate_gateway::quota::QuotaConfig::per_principal("one-an-hour", 1, "1h")
     }];
     let s = TestServer::with(crate::fixture::Setup {
         gateway,
