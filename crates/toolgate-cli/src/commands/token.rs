@@ -6,11 +6,12 @@
 //! what was stored goes to stderr. `create --config-entry` stores nothing and prints the
 //! `[[server.tokens]]` entry for toolgate.toml instead (a token only a restart can revoke).
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use toolgate_app::Config;
 use toolgate_gateway::policy::Roles;
+use toolgate_server::api::approvals::time;
 use toolgate_server::api::tokens::{state_name, token_json};
 use toolgate_store::tokens::{NewToken, TokenRecord, TokenSecret};
 
@@ -30,10 +31,6 @@ pub fn entry(sha256: &str, principal: &str, role: &str, operator: bool) -> Strin
         toml_string(principal),
         toml_string(role)
     )
-}
-
-fn time(ms: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
 fn millis(d: Duration) -> u64 {

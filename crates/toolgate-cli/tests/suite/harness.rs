@@ -392,3 +392,15 @@ pub fn http_with(
         body: serde_json::from_str(&text).unwrap_or(Value::Null),
     }
 }
+
+/// The Python of the test peers (`.venv`, installed by `scripts/test.sh`), or a panic that
+/// says how to get it.
+pub fn peer_python() -> PathBuf {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test.sh, which installs the Python peers",
+        python.display()
+    );
+    python
+}

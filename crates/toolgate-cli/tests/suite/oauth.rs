@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::harness::{Answer, Env, http, http_with};
+use super::harness::{Answer, Env, http, http_with, peer_python};
 
 /// The test authorization server, killed on drop.
 pub struct AuthServer {
@@ -33,13 +33,7 @@ impl Drop for AuthServer {
 impl AuthServer {
     pub fn start() -> AuthServer {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let python = repo.join(".venv/bin/python");
-        assert!(
-            python.exists(),
-            "{} is missing: run scripts/test.sh, which installs the Python peers",
-            python.display()
-        );
-        let mut child = Command::new(python)
+        let mut child = Command::new(peer_python())
             .arg(repo.join("crates/toolgate-cli/tests/peers/auth_server.py"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -345,7 +339,7 @@ fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
     let (child, addr) = env.serve();
     let _served = Served(child);
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(repo.join(".venv/bin/python"))
+    let out = Command::new(peer_python())
         .arg(repo.join("crates/toolgate-cli/tests/peers/oauth_client.py"))
         .args(["--url", &format!("http://{addr}/mcp")])
         .args(["--issuer", &auth.issuer])

@@ -28,7 +28,9 @@ use crate::state::AppState;
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LIMIT: usize = 1000;
 
-fn time(ms: u64) -> String {
+/// Milliseconds since the Unix epoch as RFC 3339 UTC to the second: the one time format of
+/// the API's objects (approvals, tokens) and of the CLI's listings of them.
+pub fn time(ms: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 

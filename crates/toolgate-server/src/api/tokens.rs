@@ -4,8 +4,6 @@
 //! listings never show a token or its hash. A change takes effect on this server at once and
 //! on every other server sharing the store within a second.
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -14,6 +12,7 @@ use serde_json::{Value, json};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::tokens::{NewToken, TokenRecord, TokenSecret, TokenState, TokenStore};
 
+use super::approvals::time;
 use super::extract::{ApiJson, ApiPath};
 use crate::auth::{Operator, TokenBook};
 use crate::error::ApiError;
@@ -21,10 +20,6 @@ use crate::state::AppState;
 
 /// The longest expiry and rotation grace accepted: ten years, in seconds.
 const MAX_SECS: u64 = 10 * 365 * 24 * 3600;
-
-fn time(ms: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
-}
 
 /// `active`, `revoked` or `expired`.
 pub fn state_name(state: TokenState) -> &'static str {
