@@ -4,7 +4,7 @@
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use toolgate_core::{CancellationToken, ProgressSink, ProgressUpdate, ToolContext};
@@ -170,6 +170,11 @@ pub struct Call {
     pub approval: Option<ApprovalInfo>,
     /// Set by result governance when the output was cut.
     pub governance: Option<Governance>,
+    /// Set by approval: how long the call waited for a human.
+    pub approval_wait: Option<Duration>,
+    /// Each layer the call entered and when, kept only while a recording span wants them
+    /// (set by the telemetry layer; [`crate::Next::run`] appends).
+    pub stages: Option<Vec<(&'static str, Instant)>>,
 }
 
 impl Call {
@@ -187,6 +192,8 @@ impl Call {
             policy_rule: None,
             approval: None,
             governance: None,
+            approval_wait: None,
+            stages: None,
         }
     }
 

@@ -31,7 +31,12 @@ impl<'a> Next<'a> {
     /// the end means the pipeline was assembled without an executor.
     pub async fn run(self, call: &mut Call) -> Outcome {
         match self.rest.split_first() {
-            Some((layer, rest)) => layer.handle(call, Next { rest }).await,
+            Some((layer, rest)) => {
+                if let Some(stages) = call.stages.as_mut() {
+                    stages.push((layer.name(), std::time::Instant::now()));
+                }
+                layer.handle(call, Next { rest }).await
+            }
             None => Err(internal("the pipeline has no execution layer")),
         }
     }

@@ -4,7 +4,7 @@
 //! # Layout
 //! - [`call`]: [`CallRequest`] (what a front end asks) and [`Call`] (the call in flight).
 //! - [`layer`]: the [`Layer`] trait and [`Next`].
-//! - one folder per layer: [`audit`], [`lookup`], [`authorize`], [`validate`], [`policy`],
+//! - one folder per layer: [`telemetry`], [`audit`], [`lookup`], [`authorize`], [`validate`], [`policy`],
 //!   [`idempotency`], [`approve`], [`govern`], [`execute`].
 //! - [`pipeline`]: the order, and [`Gateway`].
 //! - [`config`]: the gateway's part of `toolgate.toml`.
@@ -25,6 +25,7 @@ pub mod lookup;
 pub mod pipeline;
 pub mod policy;
 pub mod quota;
+pub mod telemetry;
 pub mod validate;
 
 #[cfg(test)]

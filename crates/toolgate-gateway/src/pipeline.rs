@@ -1,6 +1,7 @@
 //! THE order of the pipeline (R-EXE-1), declared once. Outermost first:
 //!
 //! ```text
+//! telemetry    counts and times every call; with tracing on, the execute_tool span
 //! audit        records the outcome of every attempt (fsynced before returning, durable mode)
 //! lookup       unknown_tool | unavailable | quarantined → policy_denied
 //! authorize    role allowlist → forbidden
@@ -42,6 +43,7 @@ use crate::layer::{Layer, Next};
 use crate::lookup::LookupLayer;
 use crate::policy::{PolicyError, PolicyLayer, PolicyRules, Roles};
 use crate::quota::{Quota, QuotaLayer};
+use crate::telemetry::TelemetryLayer;
 use crate::validate::ValidateLayer;
 
 /// What the gateway is wired to.
@@ -117,6 +119,7 @@ fn layers(
         approve = approve.with_approver(Arc::clone(a));
     }
     vec![
+        Arc::new(TelemetryLayer::new(Arc::clone(&deps.redactor))),
         Arc::new(AuditLayer::new(Arc::clone(&deps.audit))),
         Arc::new(LookupLayer::new(
             Arc::clone(&deps.catalog),

@@ -2,7 +2,8 @@
 //! the arguments script ([`tools`]), the roles the suites test against ([`roles`]),
 //! approval requests as the stores' tests build them ([`approvals`]), a Hugging Face Hub
 //! stand-in for model pulls ([`hub`]), the packaged test embedding model ([`model`]) and a
-//! scratch PostgreSQL schema per test ([`pg`]).
+//! scratch PostgreSQL schema per test ([`pg`]) and an OTLP/HTTP collector that keeps what
+//! it receives ([`otlp`]).
 //! The fake model server stays in `toolgate-agent` (feature `fake`), beside the wire formats it speaks.
 //!
 //! A dev-dependency only: nothing here is part of toolgate.
@@ -10,10 +11,12 @@
 pub mod approvals;
 pub mod hub;
 pub mod model;
+pub mod otlp;
 pub mod pg;
 pub mod roles;
 pub mod tools;
 
 pub use hub::{FakeHub, HubRequest};
 pub use model::packaged_model_dir;
+pub use otlp::{OtlpSink, ReceivedSpan};
 pub use tools::{Scripted, SpecOnly, scripted};

@@ -12,7 +12,8 @@ use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 
 /// Behaviour by argument: `sleep_ms` (waits, cancellable), `fail` (fails with that message),
 /// `big` (that many bytes of text), `say` (returned as the result, to test redaction of
-/// results); otherwise echoes `{"echo": arguments}`. Counts its calls.
+/// results), `show_trace` (returns the trace context the tool was handed as
+/// `{"traceparent": …}`); otherwise echoes `{"echo": arguments}`. Counts its calls.
 pub struct Scripted {
     spec: ToolSpec,
     pub calls: AtomicUsize,
@@ -46,6 +47,10 @@ impl Tool for Scripted {
             let n = usize::try_from(n).unwrap_or(usize::MAX);
             return Ok(ToolOutput::text("x".repeat(n)));
         }
+        if args.get("show_trace").is_some() {
+            let parent = ctx.trace.as_ref().map(|t| t.traceparent().to_owned());
+            return Ok(ToolOutput::json(json!({"traceparent": parent})));
+        }
         if let Some(s) = args.get("say") {
             return Ok(ToolOutput::json(s.clone()));
         }
@@ -65,6 +70,7 @@ pub fn scripted_schema() -> Value {
             "path": {"type": "string"},
             "token": {"type": "string"},
             "note": {"type": "string"},
+            "show_trace": {"type": "boolean"},
             "idempotency_key": {"type": "string"}
         },
         "additionalProperties": false

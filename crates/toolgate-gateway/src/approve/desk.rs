@@ -142,6 +142,13 @@ impl ApprovalDesk {
         question: &Question<'_>,
         args_hash: String,
     ) -> StoreResult<ApprovalRequest> {
+        toolgate_telemetry::metrics().approval_requests.add(
+            1,
+            &[opentelemetry::KeyValue::new(
+                toolgate_telemetry::names::GEN_AI_TOOL_NAME,
+                question.tool.to_owned(),
+            )],
+        );
         self.store
             .create(NewApproval {
                 issuer: question.identity.map(|i| i.issuer.clone()),

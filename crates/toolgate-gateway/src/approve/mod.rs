@@ -53,7 +53,7 @@ impl ApproveLayer {
 
     async fn settle(
         &self,
-        call: &Call,
+        call: &mut Call,
         mut request: ApprovalRequest,
     ) -> Result<ApprovalInfo, CallError> {
         if request.status == ApprovalStatus::Pending
@@ -81,6 +81,7 @@ impl ApproveLayer {
             (_, configured) => configured,
         };
         if let WaitMode::Wait { poll } = mode {
+            let waiting = std::time::Instant::now();
             if request.status == ApprovalStatus::Pending {
                 call.request.emit(CallEvent::AwaitingApproval {
                     approval_id: request.id.clone(),
@@ -95,8 +96,12 @@ impl ApproveLayer {
                 .await
                 .map_err(store_error)?
             {
-                Waited::Decided(request) => request,
+                Waited::Decided(request) => {
+                    waited(call, waiting.elapsed(), request.status.as_str());
+                    request
+                }
                 Waited::Cancelled(request) => {
+                    waited(call, waiting.elapsed(), "cancelled");
                     let what = if request.status == ApprovalStatus::Abandoned {
                         "; the request is abandoned and can no longer be approved"
                     } else {
@@ -182,6 +187,18 @@ impl ApproveLayer {
             }
         }
     }
+}
+
+/// Records how long a call waited for a human and how the request ended.
+fn waited(call: &mut Call, wait: std::time::Duration, status: &'static str) {
+    toolgate_telemetry::metrics().approval_wait.record(
+        wait.as_secs_f64(),
+        &[opentelemetry::KeyValue::new(
+            toolgate_telemetry::names::APPROVAL_STATUS,
+            status,
+        )],
+    );
+    call.approval_wait = Some(wait);
 }
 
 #[async_trait]

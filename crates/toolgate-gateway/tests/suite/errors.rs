@@ -139,6 +139,7 @@ async fn layers_run_in_the_declared_order() {
     assert_eq!(
         h.gateway.layer_names(),
         [
+            "telemetry",
             "audit",
             "lookup",
             "authorize",

@@ -6,3 +6,4 @@ mod quarantine;
 mod quotas;
 mod redaction;
 mod restart;
+mod telemetry;
