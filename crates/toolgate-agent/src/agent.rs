@@ -26,8 +26,12 @@ use toolgate_gateway::govern::READ_RESULT;
 use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
 use toolgate_protocol::{ContentBlock, Envelope, ToolSpec};
 
+use toolgate_core::TraceContext;
+use toolgate_telemetry::spans;
+
 use crate::client::{ModelClient, ModelError};
 use crate::select::{AllVisible, StepView, ToolSelector};
+use crate::telemetry::{self, ModelOp};
 use crate::types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, StopReason, StreamEvent, ToolCall,
     ToolChoice, ToolResult, Usage,
@@ -211,7 +215,10 @@ impl Agent {
     ) -> Result<RunOutcome, AgentError> {
         let mut usage = Usage::default();
         let mut offloaded = history.iter().any(has_offloaded_result);
+        let run_span = telemetry::run_span(self.client.provider(), self.client.model());
+        let trace = spans::pass_on(run_span.as_ref(), None);
         for step in 1..=self.options.max_steps {
+            let op = ModelOp::start(self.client.provider(), self.client.model(), trace.as_ref());
             let request = ModelRequest {
                 system: self.options.system.clone(),
                 messages: history.clone(),
@@ -224,11 +231,14 @@ impl Agent {
                 parallel_tool_calls: self.options.parallel_tool_calls,
                 max_tokens: self.options.max_tokens,
                 temperature: None,
+                trace: op.trace(trace.clone()),
             };
             let response = tokio::select! {
                 () = cancel.cancelled() => return Err(AgentError::Cancelled),
-                r = self.ask(&request, observer) => r?,
+                r = self.ask(&request, observer) => r,
             };
+            op.end(&response);
+            let response = response?;
             usage.add(response.usage);
             let ModelResponse { turn, stop, .. } = response;
             history.push(Message::Assistant(turn.clone()));
@@ -245,7 +255,9 @@ impl Agent {
                     usage,
                 });
             }
-            let results = self.execute(&turn.tool_calls, cancel, observer).await;
+            let results = self
+                .execute_under(&turn.tool_calls, cancel, observer, trace.as_ref())
+                .await;
             offloaded |= results.iter().any(result_was_offloaded);
             history.push(Message::ToolResults { results });
             if cancel.is_cancelled() {
@@ -277,7 +289,23 @@ impl Agent {
         cancel: &CancellationToken,
         observer: &dyn Observer,
     ) -> Vec<ToolResult> {
-        join_all(calls.iter().map(|c| self.execute_one(c, cancel, observer))).await
+        self.execute_under(calls, cancel, observer, None).await
+    }
+
+    /// [`Agent::execute`] with the calls under the trace context `trace`.
+    async fn execute_under(
+        &self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+        observer: &dyn Observer,
+        trace: Option<&TraceContext>,
+    ) -> Vec<ToolResult> {
+        join_all(
+            calls
+                .iter()
+                .map(|c| self.execute_one(c, cancel, observer, trace)),
+        )
+        .await
     }
 
     async fn execute_one(
@@ -285,6 +313,7 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         observer: &dyn Observer,
+        trace: Option<&TraceContext>,
     ) -> ToolResult {
         observer.event(AgentEvent::ToolStarted(call.clone()));
         // Models write "" for a call without arguments.
@@ -299,6 +328,7 @@ impl Agent {
             .with_session(self.options.session_id.clone())
             .with_principal(self.options.principal.clone());
         request.cancel = cancel.child_token();
+        request.trace = trace.cloned();
         request.wait_for_approval = self.options.wait_for_approval;
         request.events = Some(tx);
         let running = self.gateway.call(request);

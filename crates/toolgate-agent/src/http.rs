@@ -43,6 +43,21 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
+/// `headers` with the request's trace context, when it has one.
+pub(crate) fn traced(mut headers: HeaderMap, request: &crate::types::ModelRequest) -> HeaderMap {
+    if let Some(t) = &request.trace {
+        if let Ok(v) = HeaderValue::from_str(t.traceparent()) {
+            headers.insert(HeaderName::from_static("traceparent"), v);
+        }
+        if let Some(state) = t.tracestate()
+            && let Ok(v) = HeaderValue::from_str(state)
+        {
+            headers.insert(HeaderName::from_static("tracestate"), v);
+        }
+    }
+    headers
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     pub max_retries: u32,

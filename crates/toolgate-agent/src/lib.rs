@@ -12,6 +12,7 @@
 //!   Tool RAG's retrieval selector lives in toolgate-app, beside this crate and toolgate-rag).
 //! - [`session`]: [`HistoryStore`], conversations saved per session id.
 //! - `fake` (feature `fake`): a scripted model server speaking all three wire formats.
+//! - [`telemetry`]: the run's and each model request's spans and metrics.
 //! - `http`, [`sse`]: the shared POST with retries (429 retry-after, 5xx backoff) and the
 //!   server-sent-events parser.
 //!
@@ -38,6 +39,7 @@ pub mod providers;
 pub mod select;
 pub mod session;
 pub mod sse;
+pub mod telemetry;
 pub mod types;
 
 pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};

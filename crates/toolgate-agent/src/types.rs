@@ -127,6 +127,8 @@ pub struct ModelRequest {
     /// Output token cap (Anthropic requires one: the client's configured default applies).
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// The trace context the request carries (`traceparent`, `tracestate` headers).
+    pub trace: Option<toolgate_core::TraceContext>,
 }
 
 /// Why the model stopped.

@@ -192,6 +192,8 @@ pub struct FileConfig {
     pub rag: toolgate_rag::RagConfig,
     /// Where shared state lives (`[store] url`; embedded when absent).
     pub store: StoreSettings,
+    /// OpenTelemetry (`[telemetry]`; off by default): OTLP export, sampling, `/metrics`.
+    pub telemetry: toolgate_telemetry::TelemetryConfig,
 }
 
 /// Everything resolved: paths absolute, defaults applied.
@@ -346,6 +348,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
     cfg.browser.check()?;
     cfg.model.check()?;
+    cfg.telemetry.check()?;
     toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
     if let Some(url) = cfg.store.url.as_deref().filter(|u| !u.contains("${")) {
         url.trim()

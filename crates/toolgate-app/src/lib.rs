@@ -12,6 +12,7 @@
 //! - [`sandbox`]: the confinement of stdio MCP servers.
 //! - [`elicit`]: MCP elicitation through the gateway's approval desk.
 //! - [`rag`]: Tool RAG over the catalog (`search_tools`, the agent's selector).
+//! - [`telemetry`]: the OpenTelemetry SDK from `[telemetry]`, and the runtime's gauges.
 //! - [`runtime`]: the [`Runtime`] itself.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -25,6 +26,7 @@ pub mod rag;
 pub mod runtime;
 pub mod sandbox;
 pub mod stores;
+pub mod telemetry;
 
 pub use config::{CONFIG_FILE, Config, DEFAULT_DATA_DIR, FileConfig, Overrides};
 pub use mcp::McpServers;

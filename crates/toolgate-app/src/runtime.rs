@@ -21,6 +21,9 @@ use crate::rag::{self, Rag};
 /// log anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// How long [`Runtime::shutdown`] gives the exporters to send the last spans and metrics.
+const TELEMETRY_FLUSH: Duration = Duration::from_secs(5);
+
 /// How long the runtime lives, which decides how MCP servers and Tool RAG start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifetime {
@@ -108,6 +111,8 @@ pub struct Runtime {
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
     watchers: Vec<JoinHandle<()>>,
+    /// The OpenTelemetry SDK, when installed (servers, or a command that exports).
+    telemetry: Option<&'static toolgate_telemetry::Telemetry>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -126,6 +131,7 @@ impl Runtime {
     /// `options` asks for. On an error after MCP servers were started they are stopped
     /// again: no child outlives a failed open.
     pub async fn open(config: &Config, options: RuntimeOptions<'_>) -> anyhow::Result<Runtime> {
+        let telemetry = crate::telemetry::install(config, options.lifetime == Lifetime::Service)?;
         let (gateway, shared) = open_gateway(config, options.approver).await?;
         let gateway = Arc::new(gateway);
         let hub = match options.lifetime {
@@ -142,6 +148,7 @@ impl Runtime {
             hub,
             rag: None,
             watchers: Vec::new(),
+            telemetry,
         };
         match options.lifetime {
             Lifetime::Command { rag: false } => {}
@@ -161,6 +168,12 @@ impl Runtime {
                 }
                 let watch = rag::watch(&runtime.config, &runtime.gateway, runtime.hub.as_deref());
                 runtime.watchers.extend(watch);
+                if runtime.telemetry.is_some() {
+                    runtime.watchers.push(crate::telemetry::observe_runtime(
+                        &runtime.gateway,
+                        runtime.hub.as_ref(),
+                    ));
+                }
             }
         }
         Ok(runtime)
@@ -193,6 +206,11 @@ impl Runtime {
     /// The bearer tokens issued through the store (`toolgate token create`, the console).
     pub fn tokens(&self) -> &toolgate_store::TokenStore {
         &self.tokens
+    }
+
+    /// The OpenTelemetry SDK, when this runtime installed it.
+    pub fn telemetry(&self) -> Option<&'static toolgate_telemetry::Telemetry> {
+        self.telemetry
     }
 
     /// The MCP hub, when any configured server was selected.
@@ -234,6 +252,13 @@ impl Runtime {
             .await
             .context("flushing the audit log");
         self.store_stop.cancel();
+        if let Some(telemetry) = self.telemetry {
+            // The exporters post with a blocking client: off the async threads.
+            let _ = tokio::task::spawn_blocking(move || {
+                telemetry.shutdown(TELEMETRY_FLUSH);
+            })
+            .await;
+        }
         flushed
     }
 }

@@ -42,14 +42,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(log_colours())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    init_logs(cli.global.log_format);
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -58,6 +51,26 @@ fn main() {
         }
     };
     std::process::exit(output::finish(code));
+}
+
+/// Log lines on stderr, at `TOOLGATE_LOG`'s level (default `warn`). JSON lines carry no
+/// colour; text lines only at a terminal.
+fn init_logs(format: cli::LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match format {
+        cli::LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_ansi(false)
+            .init(),
+        cli::LogFormat::Text => logs.with_ansi(log_colours()).init(),
+    }
 }
 
 /// Colour in log lines only for a person at a terminal: never into a pipe or a file, and

@@ -54,6 +54,7 @@ mod link;
 mod offers;
 pub mod sandbox;
 mod server;
+mod span;
 pub mod status;
 mod subscribe;
 pub mod tool;

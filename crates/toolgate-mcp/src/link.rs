@@ -21,6 +21,8 @@ const ROUTES_KEPT: usize = 1024;
 
 pub(crate) struct ServerLink {
     pub(crate) server: String,
+    /// How the server is reached, as telemetry names it.
+    pub(crate) wire: crate::span::Wire,
     pub(crate) call_timeout: Duration,
     pub(crate) events: broadcast::Sender<McpEvent>,
     /// The server said its tool list changed: the supervisor re-lists.
@@ -43,10 +45,12 @@ pub(crate) struct ServerLink {
 impl ServerLink {
     pub(crate) fn new(
         server: String,
+        wire: crate::span::Wire,
         call_timeout: Duration,
         events: broadcast::Sender<McpEvent>,
     ) -> Self {
         ServerLink {
+            wire,
             current: RwLock::new(Err(format!("MCP server `{server}` is starting"))),
             server,
             call_timeout,

@@ -120,6 +120,7 @@ impl McpServer {
         let filter = config.tool_filter()?;
         let link = Arc::new(ServerLink::new(
             config.name.clone(),
+            crate::span::Wire::of(config.url.as_deref()),
             config.call_timeout,
             events,
         ));

@@ -30,6 +30,7 @@ use crate::connect::error_chain;
 use crate::content::tool_output;
 use crate::handler::{MAX_INPUT_ROUNDS, McpClientHandler};
 use crate::link::{Connected, ServerLink};
+use crate::span::ClientOp;
 use crate::transport::Limit;
 
 /// A tool federated from an MCP server.
@@ -311,6 +312,19 @@ impl Tool for McpTool {
     }
 }
 
+/// The `error.type` of a request that failed before the server answered.
+fn error_type(e: &ToolError) -> &'static str {
+    match e {
+        ToolError::Timeout => "timeout",
+        ToolError::Cancelled => "cancelled",
+        ToolError::Unavailable(_) => "unavailable",
+        ToolError::ResultTooLarge(_) => "result_too_large",
+        ToolError::InvalidArguments(_) => "invalid_arguments",
+        ToolError::PolicyDenied(_) => "policy_denied",
+        ToolError::Failed { .. } => "execution_failed",
+    }
+}
+
 /// Whether `peer` speaks 2026-07-28, where each request declares the client's
 /// capabilities itself.
 fn is_stateless(peer: &Peer<RoleClient>) -> bool {
@@ -321,7 +335,8 @@ fn is_stateless(peer: &Peer<RoleClient>) -> bool {
 
 impl McpTool {
     /// Sends one `tools/call` round and waits for its result until `deadline`, telling the
-    /// server when the caller cancels or the time is up.
+    /// server when the caller cancels or the time is up: one client operation (a CLIENT
+    /// span under the caller's, whose context the request carries; its duration).
     async fn send(
         &self,
         peer: &Peer<RoleClient>,
@@ -330,13 +345,53 @@ impl McpTool {
         ctx: &ToolContext,
         deadline: tokio::time::Instant,
     ) -> Result<ServerResult, ToolError> {
+        let tool = match &request {
+            ClientRequest::CallToolRequest(r) => Some(r.params.name.to_string()),
+            _ => None,
+        };
+        let mut op = ClientOp::start(
+            &self.link.server,
+            &self.link.wire,
+            "tools/call",
+            tool.as_deref(),
+            peer.peer_info().map(|i| i.protocol_version.to_string()),
+            ctx.trace.as_ref(),
+        );
+        let trace = op.trace(ctx.trace.clone());
+        let result = self
+            .exchange(
+                peer,
+                lost,
+                request,
+                ctx,
+                deadline,
+                (trace.as_ref(), &mut op),
+            )
+            .await;
+        op.end(match &result {
+            Ok(ServerResult::CallToolResult(r)) if r.is_error == Some(true) => Some("tool_error"),
+            Ok(_) => None,
+            Err(e) => Some(error_type(e)),
+        });
+        result
+    }
+
+    async fn exchange(
+        &self,
+        peer: &Peer<RoleClient>,
+        lost: &CancellationToken,
+        request: ClientRequest,
+        ctx: &ToolContext,
+        deadline: tokio::time::Instant,
+        (trace, op): (Option<&toolgate_core::TraceContext>, &mut ClientOp),
+    ) -> Result<ServerResult, ToolError> {
         let mut options = PeerRequestOptions::no_options();
         let mut meta = RequestMetaObject::default();
         if is_stateless(peer) {
             meta.set_client_capabilities(self.inputs.capabilities_for(&ctx.caller));
         }
-        // The upstream joins the caller's trace (SEP-414).
-        if let Some(trace) = &ctx.trace {
+        // The upstream joins the trace (SEP-414), under this request's span when tracing.
+        if let Some(trace) = trace {
             trace.write_meta(&mut meta);
         }
         if !meta.is_empty() {
@@ -347,6 +402,10 @@ impl McpTool {
             .await
             .map_err(|e| self.service_error(e, lost))?;
         let id = handle.id.clone();
+        op.request_id(match &id {
+            rmcp::model::NumberOrString::Number(n) => n.to_string(),
+            rmcp::model::NumberOrString::String(s) => s.to_string(),
+        });
         self.link.track(
             handle.progress_token.clone(),
             ctx.call_id.clone(),

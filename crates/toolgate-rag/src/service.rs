@@ -150,8 +150,24 @@ impl ToolSearch {
         Ok(stats)
     }
 
-    /// Embeds the query when the mode needs it and an embedder exists, then searches.
+    /// Embeds the query when the mode needs it and an embedder exists, then searches;
+    /// timed as `toolgate.rag.search.duration`.
     pub async fn search(
+        &self,
+        text: &str,
+        k: usize,
+        mode: Mode,
+        admit: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<Hit>, RagError> {
+        let began = std::time::Instant::now();
+        let hits = self.search_untimed(text, k, mode, admit).await;
+        toolgate_telemetry::metrics()
+            .rag_search
+            .record(began.elapsed().as_secs_f64(), &[]);
+        hits
+    }
+
+    async fn search_untimed(
         &self,
         text: &str,
         k: usize,

@@ -32,6 +32,8 @@ mod limits;
 mod list_changed;
 #[path = "api/mcp_json.rs"]
 mod mcp_json;
+#[path = "api/metrics.rs"]
+mod metrics;
 #[path = "api/pins.rs"]
 mod pins;
 #[path = "api/routes.rs"]

@@ -237,7 +237,12 @@ impl ModelClient for AnthropicClient {
         let body = self.body(request, false);
         let v = self
             .http
-            .post_json("messages", &self.headers()?, &body, "the message")
+            .post_json(
+                "messages",
+                &crate::http::traced(self.headers()?, request),
+                &body,
+                "the message",
+            )
             .await?;
         parse_message(&v)
     }
@@ -249,7 +254,11 @@ impl ModelClient for AnthropicClient {
     ) -> Result<ModelResponse, ModelError> {
         let resp = self
             .http
-            .post("messages", &self.headers()?, &self.body(request, true))
+            .post(
+                "messages",
+                &crate::http::traced(self.headers()?, request),
+                &self.body(request, true),
+            )
             .await?;
         let mut blocks: BTreeMap<usize, Value> = BTreeMap::new();
         let mut partial_json: BTreeMap<usize, String> = BTreeMap::new();

@@ -239,7 +239,7 @@ impl ModelClient for OpenAiChatClient {
             .http
             .post_json(
                 "chat/completions",
-                &self.headers()?,
+                &crate::http::traced(self.headers()?, request),
                 &body,
                 "the completion",
             )
@@ -256,7 +256,7 @@ impl ModelClient for OpenAiChatClient {
             .http
             .post(
                 "chat/completions",
-                &self.headers()?,
+                &crate::http::traced(self.headers()?, request),
                 &self.body(request, true),
             )
             .await?;

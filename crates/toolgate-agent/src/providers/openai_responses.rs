@@ -265,7 +265,12 @@ impl ModelClient for OpenAiResponsesClient {
         let body = self.body(request, false);
         let v = self
             .http
-            .post_json("responses", &self.headers()?, &body, "the response")
+            .post_json(
+                "responses",
+                &crate::http::traced(self.headers()?, request),
+                &body,
+                "the response",
+            )
             .await?;
         parse_response(&v)
     }
@@ -277,7 +282,11 @@ impl ModelClient for OpenAiResponsesClient {
     ) -> Result<ModelResponse, ModelError> {
         let resp = self
             .http
-            .post("responses", &self.headers()?, &self.body(request, true))
+            .post(
+                "responses",
+                &crate::http::traced(self.headers()?, request),
+                &self.body(request, true),
+            )
             .await?;
         // item id → call id, for argument deltas that name only the item.
         let mut call_ids: BTreeMap<String, String> = BTreeMap::new();

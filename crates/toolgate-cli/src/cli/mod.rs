@@ -38,6 +38,17 @@ pub struct GlobalArgs {
     /// Role to act in (see `[roles]` in the configuration) [default: default].
     #[arg(long, global = true, env = "TOOLGATE_ROLE")]
     pub role: Option<String>,
+    /// Log lines on stderr as `text` (for people; coloured only at a terminal) or `json`
+    /// (one object per line, for log shippers). `TOOLGATE_LOG` sets the level.
+    #[arg(long, global = true, env = "TOOLGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 impl GlobalArgs {

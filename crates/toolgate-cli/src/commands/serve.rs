@@ -53,8 +53,25 @@ pub async fn run(settings: &Config, args: ServeArgs) -> anyhow::Result<i32> {
             config.listen
         )
     })?;
+    let metrics = match settings.file.telemetry.metrics_listen {
+        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| {
+            format!("cannot listen on {addr} for /metrics ([telemetry] metrics_listen)")
+        })?),
+        None => None,
+    };
     let runtime = Runtime::open(settings, RuntimeOptions::service()).await?;
+    let stop_metrics = CancellationToken::new();
+    let metrics = metrics.map(|listener| {
+        tokio::spawn(toolgate_server::api::metrics::serve_separately(
+            listener,
+            stop_metrics.clone(),
+        ))
+    });
     let served = serve_http(settings, &runtime, config, listener).await;
+    stop_metrics.cancel();
+    if let Some(task) = metrics {
+        let _ = task.await;
+    }
     runtime.shutdown().await?;
     served.context("serving")?;
     Ok(0)

@@ -84,6 +84,7 @@ pub fn request_for(case: &Case, options: &RunOptions) -> ModelRequest {
         parallel_tool_calls: None,
         max_tokens: options.max_tokens,
         temperature: options.temperature,
+        trace: None,
     }
 }
 

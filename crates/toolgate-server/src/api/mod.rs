@@ -4,7 +4,8 @@
 //! - [`ROUTES`]: every route, its method, who may call it, its handler and its documented
 //!   operation — the one list the router, the authentication middleware (public paths) and the
 //!   OpenAPI document are built from.
-//! - one file per resource: [`health`] (health, ready, me, OAuth metadata), [`tools`],
+//! - one file per resource: [`health`] (health, ready, me, OAuth metadata), [`metrics`]
+//!   (Prometheus text), [`tools`],
 //!   [`calls`], [`approvals`], [`stream`] (approval events), [`tokens`], [`audit`],
 //!   [`openapi`].
 //! - [`feed`]: the one task polling the approval store for new and changed requests, which
@@ -20,6 +21,7 @@ pub mod calls;
 pub mod extract;
 pub mod feed;
 pub mod health;
+pub mod metrics;
 pub mod openapi;
 pub mod stream;
 pub mod tokens;
@@ -100,6 +102,7 @@ pub const ROUTES: &[Route] = &[
     route!(POST "/v1/tokens/{id}/rotate", Operator, tokens::rotate, op::rotate_token),
     route!(GET "/v1/audit", Operator, audit::query, op::query_audit),
     route!(POST "/v1/audit/verify", Operator, audit::verify_chain, op::verify_audit),
+    route!(GET "/metrics", Operator, metrics::scrape, op::metrics),
     route!(GET "/openapi.json", Public, openapi_json, op::openapi),
     route!(
         GET "/.well-known/oauth-protected-resource",

@@ -39,6 +39,7 @@
 //!   answered with an empty event stream;
 //! - the session is deleted (`DELETE /mcp`), again answered with an empty event stream.
 
+use super::span::{Arrival, ServerOp, Transport, request_id, tool_error};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -145,9 +146,24 @@ impl FastCalls {
                         let params_meta = call.params.meta.as_deref().map(|m| &**m);
                         crate::trace::for_mcp(params_meta, Some(&parts.headers))
                     });
+                    let op = ServerOp::start(Arrival {
+                        method: "tools/call",
+                        tool: Some(&call.params.name),
+                        request_id: Some(request_id(&message.id)),
+                        session: Some(&session),
+                        protocol: parts
+                            .headers
+                            .get("mcp-protocol-version")
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned),
+                        transport: Transport::Tcp,
+                        parent: trace.as_ref(),
+                    });
+                    let trace = op.trace(trace);
                     let answer = self
                         .call(&caller, (session, trace), call.params, entry)
                         .await;
+                    op.end(answer.as_ref().and_then(tool_error));
                     return Route::Answered(match answer {
                         Some(result) => json_answer(message.id, result),
                         None => no_answer(),

@@ -2,6 +2,7 @@
 //! translates: `tools/list` is the caller's view of the catalog, `tools/call` is one
 //! `Gateway::call`, everything else is delegated to the [`McpExtras`].
 
+use super::span::{Arrival, ServerOp, Transport, request_id, tool_error};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -140,6 +141,36 @@ impl McpHandler {
     }
 
     /// The caller and session a request acts as.
+    /// What telemetry records of a request as it arrives.
+    fn arrival<'a>(
+        &self,
+        method: &'static str,
+        tool: Option<&'a str>,
+        context: &RequestContext<RoleServer>,
+        session: &'a str,
+        parent: Option<&'a toolgate_core::TraceContext>,
+    ) -> Arrival<'a> {
+        let stateless = context.meta.protocol_version();
+        let transport = match self.identity {
+            Identity::Http => Transport::Tcp,
+            Identity::Fixed { .. } => Transport::Pipe,
+        };
+        Arrival {
+            method,
+            tool,
+            request_id: Some(request_id(&context.id)),
+            session: stateless.is_none().then_some(session),
+            protocol: stateless.map(|v| v.to_string()).or_else(|| {
+                context
+                    .peer
+                    .peer_info()
+                    .map(|i| i.protocol_version.to_string())
+            }),
+            transport,
+            parent,
+        }
+    }
+
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<(Caller, String), ErrorData> {
         match &self.identity {
             Identity::Fixed { caller, session } => Ok((caller.clone(), session.clone())),
@@ -275,8 +306,10 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (caller, _) = self.caller(&context)?;
+        let (caller, session) = self.caller(&context)?;
+        let op = ServerOp::start(self.arrival("tools/list", None, &context, &session, None));
         let tools = visible_tools(&self.gateway, &caller.role);
+        op.end(None);
         self.served.set(fingerprint(&tools));
         let mut result = ListToolsResult::with_all_items(tools);
         // The list depends on the caller's role: no shared cache may serve it to another.
@@ -291,6 +324,14 @@ impl ServerHandler for McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let (caller, session) = self.caller(&context)?;
         let trace = call_trace(&context, &request);
+        let op = ServerOp::start(self.arrival(
+            "tools/call",
+            Some(&request.name),
+            &context,
+            &session,
+            trace.as_ref(),
+        ));
+        let trace = op.trace(trace);
         // A stateless (2026-07-28) request: no server request can reach its client, so what
         // its tool asks mid-call becomes an InputRequiredResult; its progress (and a wait for
         // approval) goes out on the request's own response stream.
@@ -312,7 +353,15 @@ impl ServerHandler for McpHandler {
                 progress,
             };
             let rounds = &self.options.rounds;
-            return run_stateless_call(&self.gateway, rounds, &self.lifecycle.calls, call).await;
+            let response =
+                run_stateless_call(&self.gateway, rounds, &self.lifecycle.calls, call).await;
+            let code = match &response {
+                Ok(CallToolResponse::Complete(result)) => tool_error(result).map(str::to_owned),
+                Ok(_) => None,
+                Err(e) => Some(e.code.0.to_string()),
+            };
+            op.end(code.as_deref());
+            return response;
         }
         let call = ToolCall {
             caller: &caller,
@@ -322,6 +371,7 @@ impl ServerHandler for McpHandler {
         };
         let call = run_tool_call(&self.gateway, &self.lifecycle.shutdown, call, &context);
         let result = self.lifecycle.calls.track_future(call).await;
+        op.end(tool_error(&result));
         Ok(result.into())
     }
 

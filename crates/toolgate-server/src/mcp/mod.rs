@@ -18,6 +18,7 @@
 //! - [`listening`]: sessions whose client hears from running tools (their calls keep rmcp's
 //!   path).
 //! - [`sessions`]: sessions any replica can continue (the cluster store).
+//! - [`span`]: the SERVER span and `mcp.server.operation.duration` of a request.
 //! - [`http`]: the `/mcp` route. [`stdio`]: `toolgate serve --stdio`.
 //! - [`fast`]: in front of rmcp on `/mcp`, a plain `tools/call` in a session (no progress
 //!   token) answered with one `application/json` response instead of an SSE stream; every
@@ -42,6 +43,7 @@ pub mod listening;
 pub mod result;
 pub mod rounds;
 pub mod sessions;
+pub mod span;
 pub mod stateless;
 pub mod stdio;
 pub mod tools;

@@ -176,7 +176,7 @@ async fn non_operators_get_403_on_every_operator_route() {
         .iter()
         .filter(|r| r.access == Access::Operator)
         .collect();
-    assert_eq!(operator_routes.len(), 10);
+    assert_eq!(operator_routes.len(), 11);
     for r in operator_routes {
         let path = sample_path(r.path);
         let resp = match r.method {

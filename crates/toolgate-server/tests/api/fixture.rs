@@ -135,6 +135,10 @@ impl TestServer {
     }
 
     pub async fn with(setup: Setup) -> TestServer {
+        // As `toolgate serve` does: metrics are collected for /metrics (each test is its
+        // own process, so this is per test).
+        toolgate_telemetry::Telemetry::install(&toolgate_telemetry::TelemetryConfig::default())
+            .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
         let catalog = Arc::new(match setup.pins {

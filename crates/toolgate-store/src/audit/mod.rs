@@ -407,6 +407,7 @@ impl AuditLog {
         ack: Option<oneshot::Sender<StoreResult<u64>>>,
     ) -> StoreResult<()> {
         let (body, fields) = prepare(&self.file()?.redactor, record)?;
+        queued();
         self.send(WriterCommand::Append(PendingRecord { body, fields, ack }))
     }
 
@@ -422,6 +423,26 @@ impl AuditLog {
                 .map_or_else(|| "in PostgreSQL".into(), |p| p.display().to_string())
         ))
     }
+}
+
+/// Records handed to a writer (the file's thread, or the PostgreSQL task) and not yet
+/// written, across every log of this process: `toolgate.audit.queue.depth`.
+static QUEUED: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// How many records wait for a writer now.
+pub fn queue_depth() -> i64 {
+    QUEUED.load(std::sync::atomic::Ordering::Relaxed).max(0)
+}
+
+fn queued() {
+    QUEUED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn dequeued(n: usize) {
+    QUEUED.fetch_sub(
+        i64::try_from(n).unwrap_or(i64::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
 }
 
 /// Masks the record's secrets and serialises it: the line's body and its index fields.

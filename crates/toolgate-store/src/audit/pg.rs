@@ -122,6 +122,7 @@ impl PgAudit {
         durable: bool,
     ) -> StoreResult<u64> {
         let stopped = || StoreError::WriterStopped("the audit writer task has exited".into());
+        super::queued();
         if !durable {
             self.tx
                 .send(Command::Append {
@@ -212,6 +213,7 @@ impl Writer {
     }
 
     async fn commit(&mut self, batch: Vec<Pending>) {
+        super::dequeued(batch.len());
         if self.stale {
             match self.reload_tip().await {
                 // Only forward: a head ahead of ours is our own batch that committed after
@@ -262,7 +264,12 @@ impl Writer {
             });
             acks.push((tip.seq, ack));
         }
-        match self.insert(&rows, &tip).await {
+        let began = std::time::Instant::now();
+        let inserted = self.insert(&rows, &tip).await;
+        toolgate_telemetry::metrics()
+            .audit_sync
+            .record(began.elapsed().as_secs_f64(), &[]);
+        match inserted {
             Ok(()) => {
                 self.tip = tip;
                 for (seq, ack) in acks {

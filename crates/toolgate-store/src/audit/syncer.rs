@@ -67,7 +67,12 @@ impl Shared {
 
     /// One sync for everything written before batch `batch` was submitted.
     fn sync(&self, batch: u64) {
-        let outcome = self.file.sync_data().map_err(|e| {
+        let began = std::time::Instant::now();
+        let outcome = self.file.sync_data();
+        toolgate_telemetry::metrics()
+            .audit_sync
+            .record(began.elapsed().as_secs_f64(), &[]);
+        let outcome = outcome.map_err(|e| {
             StoreError::io(
                 format!("cannot sync the audit log {}", self.path.display()),
                 e,

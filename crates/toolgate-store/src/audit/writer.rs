@@ -157,6 +157,7 @@ impl ChainWriter {
         for cmd in batch {
             match cmd {
                 WriterCommand::Append(rec) => {
+                    super::dequeued(1);
                     acks.push(rec.ack);
                     records.push((rec.body, rec.fields));
                 }

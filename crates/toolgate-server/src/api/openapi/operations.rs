@@ -275,6 +275,16 @@ pub fn verify_audit() -> Value {
     )
 }
 
+pub fn metrics() -> Value {
+    operation(
+        "metrics",
+        "server",
+        "This process's metrics in the Prometheus text format (0.0.4): calls by tool, outcome and role, durations, MCP operations, approvals, MCP servers up, the audit queue (docs/telemetry.md).",
+        json!({"description": "Prometheus text.", "content": {"text/plain": {"schema": {"type": "string"}}}}),
+        &["401", "403", "503"],
+    )
+}
+
 pub fn openapi() -> Value {
     operation(
         "openapi",
