@@ -27,7 +27,7 @@ apt_install() {
   need apt-get "install $* by hand"
   local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null \
-    || { echo "error: could not install $* (needed by the console browser tests)" >&2; exit 1; }
+    || { echo "error: could not install $* (needed by the tests)" >&2; exit 1; }
 }
 [ -x /usr/bin/chromium ] || apt_install chromium
 [ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is missing after installing chromium" >&2; exit 1; }
@@ -86,6 +86,23 @@ if ! grep -qs "\"version\": \"$CONFORMANCE_NEXT\"" tests/peers/conformance-2026/
     || { echo "error: could not install @modelcontextprotocol/conformance@$CONFORMANCE_NEXT into tests/peers/conformance-2026" >&2; exit 1; }
 fi
 # --- end MCP ----------------------------------------------------------------------------------
+
+# --- telemetry (crates/toolgate-cli/tests/suite/telemetry.rs) --------------------------------
+# The OTLP receiver decodes what toolgate exports with the official protobuf definitions
+# (opentelemetry-proto from PyPI, pinned, into .venv); a real Prometheus (Debian's) scrapes
+# /metrics on its own port and storage, started by the test itself.
+OTEL_PROTO_VERSION=1.45.2
+step "telemetry peers: opentelemetry-proto $OTEL_PROTO_VERSION (.venv), prometheus"
+if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sys.exit(version('opentelemetry-proto') != '$OTEL_PROTO_VERSION')" 2>/dev/null; then
+  { [ -x .venv/bin/python ] || python3 -m venv .venv; } \
+    && .venv/bin/pip install -q "opentelemetry-proto==$OTEL_PROTO_VERSION" \
+    || { echo "error: could not install opentelemetry-proto $OTEL_PROTO_VERSION into .venv (the telemetry tests' OTLP receiver)" >&2; exit 1; }
+fi
+.venv/bin/python -c "import opentelemetry.proto.collector.trace.v1.trace_service_pb2" \
+  || { echo "error: opentelemetry-proto does not import from .venv" >&2; exit 1; }
+command -v prometheus >/dev/null 2>&1 || apt_install prometheus
+command -v prometheus >/dev/null 2>&1 || { echo "error: prometheus is not on PATH after installing Debian's prometheus" >&2; exit 1; }
+# --- end telemetry ----------------------------------------------------------------------------
 
 # --- BFCL (crates/toolgate-eval tests, `toolgate eval bfcl`) --------------------------------
 # The official BFCL data and AST checker: bfcl-eval from PyPI into .venv, --no-deps (its model

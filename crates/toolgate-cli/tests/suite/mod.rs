@@ -30,5 +30,6 @@ mod rag_export;
 mod rag_pull;
 mod redaction;
 mod tamper;
+mod telemetry;
 mod tokens;
 mod web;
