@@ -24,11 +24,18 @@
 //! side are the cost of the rules. They are not in the default run:
 //! `TOOLGATE_BENCH_ONLY=policy0,policy50,policy50late`. `rules` times the same rules alone
 //! (`PolicyRules::first_match` on the same call), without the pipeline around them.
+//!
+//! Telemetry (issue 17): `otel_metrics` (metrics only, as `serve` runs by default) and
+//! `otel_traces` (every call traced and exported over OTLP/HTTP to a local collector) are
+//! `buffered` with the SDK installed; one per process, after the rest:
+//! `TOOLGATE_BENCH_ONLY=buffered,otel_traces`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "pipeline/machine.rs"]
 mod machine;
+#[path = "pipeline/otel.rs"]
+mod otel;
 #[path = "pipeline/rules.rs"]
 mod rules;
 #[path = "pipeline/stats.rs"]
@@ -55,6 +62,10 @@ use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
 use stats::{Row, Stats};
+
+/// The allocator the `toolgate` binary uses, so the pipeline costs what it costs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const READ_TOOL: &str = "echo";
 const WRITE_TOOL: &str = "echo_write";
@@ -454,6 +465,16 @@ fn main() {
         }
         if plan.runs_named("policy50late") {
             run_policy(&plan, "policy50late", rules::fifty(true), &mut rows).await;
+        }
+        // Last: the SDK stays installed for the rest of the process.
+        match (
+            plan.runs_named("otel_metrics"),
+            plan.runs_named("otel_traces"),
+        ) {
+            (true, true) => panic!("otel_metrics and otel_traces need a process each"),
+            (true, false) => otel::run(&plan, "otel_metrics", &mut rows).await,
+            (false, true) => otel::run(&plan, "otel_traces", &mut rows).await,
+            (false, false) => {}
         }
         rows
     });
