@@ -6,8 +6,10 @@
 //! over `/v1/calls` are decided by click, typed confirmation and keyboard; the audit chain is
 //! verified before and after tampering; every page is screenshotted into
 //! `target/console-screenshots/`. A second server federates real MCP servers (one quarantined
-//! tool, one server down, one disabled) for the Tools page's Pin column and the Health page's
-//! MCP servers panel (`tests/console/pins.cjs`).
+//! tool, one server down, one disabled) for the Tools page's Pin column, the Health page's
+//! MCP servers panel and the Dashboard's (`tests/console/pins.cjs`). A third server starts
+//! fresh for the Dashboard: known calls over `/v1/calls` and the numbers the page reads from
+//! `/metrics` (`tests/console/dashboard.cjs`).
 //!
 //! Needs `node`, `/usr/bin/chromium` (or `TOOLGATE_CHROMIUM`), playwright-core under
 //! `tests/peers/console/` and the Python MCP peers in `.venv` — `scripts/test.sh` installs
@@ -325,6 +327,29 @@ fn console_in_headless_chromium() {
         })
         .collect();
     assert_eq!(pngs, SCREENSHOTS.map(|n| (n, true)));
+}
+
+/// The Dashboard on a fresh server: 5 ok calls and 2 to an unknown tool over `/v1/calls`, then
+/// an approval request and steady traffic, each checked against what the page shows.
+#[test]
+fn console_dashboard_shows_the_servers_metrics() {
+    let p = prerequisites();
+    let (_tmp, ws, data) = dirs();
+    std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("console-screenshots");
+    let _ = std::fs::remove_file(shots.join("dashboard.png"));
+
+    let server = start_server(&ws, &data);
+    run_browser(&p, "dashboard.cjs", &server, &ws, &data, &shots);
+    drop(server);
+    let png = std::fs::read(shots.join("dashboard.png")).unwrap_or_default();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "no dashboard screenshot"
+    );
 }
 
 /// Three MCP servers: the Python SDK peer `py`, `gone` (its command does not exist) and `off`

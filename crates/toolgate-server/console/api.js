@@ -1,5 +1,6 @@
-// api.js — the console's only way to the server: JSON requests to /v1 with the bearer token
-// (kept in sessionStorage, so it dies with the tab), and a server-sent-events reader.
+// api.js — the console's only way to the server: requests to /v1 and /metrics with the
+// bearer token (kept in sessionStorage, so it dies with the tab), and a server-sent-events
+// reader.
 //
 // The stream is read with fetch() rather than EventSource because EventSource cannot send an
 // Authorization header, and tokens must never travel in URLs. The wire format is the same
@@ -47,9 +48,12 @@ function headers(accept) {
   return h;
 }
 
-/** GET or POST `path`; resolves to the parsed JSON, rejects with an ApiError. */
-export async function api(path, { method = 'GET', body, signal } = {}) {
-  const h = headers('application/json');
+/**
+ * GET or POST `path`; resolves to the parsed JSON (or, with `as: 'text'`, the body as it
+ * came, e.g. /metrics), rejects with an ApiError.
+ */
+export async function api(path, { method = 'GET', body, signal, as = 'json' } = {}) {
+  const h = headers(as === 'text' ? 'text/plain' : 'application/json');
   if (body !== undefined) h['Content-Type'] = 'application/json';
   let res;
   try {
@@ -77,7 +81,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     if (res.status === 401) authListeners.forEach((fn) => fn(err));
     throw err;
   }
-  return data;
+  return as === 'text' ? text : data;
 }
 
 /** Builds `path?k=v&…` from the non-empty entries of `params`. */

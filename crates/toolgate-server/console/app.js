@@ -1,4 +1,4 @@
-// app.js — the console shell: hash routing between the five pages, who the caller is, the
+// app.js — the console shell: hash routing between the six pages, who the caller is, the
 // token prompt, the live approvals badge, and the keyboard.
 //
 // A page module exports `mount(el, ctx)` returning a handle `{unmount?, focusFilter?,
@@ -8,14 +8,17 @@ import { api, onUnauthorized, setToken, token } from './api.js';
 import { feed } from './feed.js';
 import { installKeys } from './keys.js';
 import { fill, h } from './ui.js';
+import * as dashboard from './dashboard.js';
 import * as tools from './tools.js';
 import * as approvals from './approvals.js';
 import * as audit from './audit.js';
 import * as health from './health.js';
 import * as tokens from './tokens.js';
 
-const PAGES = { tools, approvals, audit, health, tokens };
-const TITLES = { tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health', tokens: 'Tokens' };
+const PAGES = { dashboard, tools, approvals, audit, health, tokens };
+const TITLES = {
+  dashboard: 'Dashboard', tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health', tokens: 'Tokens',
+};
 
 const state = { me: null, page: null, handle: null };
 

@@ -2,7 +2,8 @@
 // against a `toolgate serve` federating three MCP servers: `py`, the Python SDK peer, whose
 // `add` was pinned with another definition (so it is quarantined) while its other tools are
 // pinned on first sight; `gone`, whose command does not exist; `off`, disabled). The Tools
-// page's Pin column and the Health page's MCP servers panel must show what the API says.
+// page's Pin column, the Health page's MCP servers panel and the Dashboard's MCP servers
+// (from /metrics) must show what the API says.
 'use strict';
 
 const { assert, cfg, http, launch, watchErrors, shot, texts, step } = require('./lib.cjs');
@@ -84,6 +85,16 @@ async function main() {
     assert.equal((await detail.textContent()).replace(/\s+/g, ' ').trim(),
       `Quarantined: the definition now served (sha256 ${shown.hash}…) differs from the one sha256 ${shown.pinned_hash}… pinned ${shown.since} by first sight. Review and approve it with toolgate tools approve-change ${ADD}.`);
     await shot(page, 'tools-pins');
+
+    step('dashboard: each MCP server up or down, from toolgate_mcp_server_up in /metrics');
+    await page.goto(`${cfg.url}/#/dashboard`);
+    await page.locator('#dash-mcp-table tr[data-key="gone"]').waitFor();
+    assert.deepEqual(await texts(page, '#dash-mcp-table tbody tr[data-key="py"] td, #dash-mcp-table tbody tr[data-key="off"] td'),
+      ['off', 'down', 'disabled', 'py', 'up', 'ready']);
+    assert.deepEqual(await texts(page, '#dash-mcp-table tbody tr td:first-child'), ['gone', 'off', 'py']);
+    assert.deepEqual((await texts(page, '#dash-mcp-table tr[data-key="gone"] td')).slice(0, 2), ['gone', 'down']);
+    assert.equal(await page.locator('#dash-mcp-table tr[data-key="gone"]').getAttribute('data-up'), '0');
+    assert.equal(await page.locator('#dash-mcp-table tr[data-key="py"] .avail').getAttribute('class'), 'avail avail-ok');
     assert.deepEqual(errors, []);
   } finally {
     await close();

@@ -17,7 +17,7 @@ pub struct Asset {
     pub etag: String,
 }
 
-const FILES: [(&str, &str, &[u8]); 13] = [
+const FILES: [(&str, &str, &[u8]); 17] = [
     (
         "index.html",
         "text/html; charset=utf-8",
@@ -77,6 +77,26 @@ const FILES: [(&str, &str, &[u8]); 13] = [
         "tokens.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../console/tokens.js"),
+    ),
+    (
+        "dashboard.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/dashboard.js"),
+    ),
+    (
+        "metrics.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/metrics.js"),
+    ),
+    (
+        "stats.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/stats.js"),
+    ),
+    (
+        "charts.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/charts.js"),
     ),
     (
         "favicon.svg",
