@@ -5,11 +5,12 @@
 //! duration` and `gen_ai.client.token.usage` for every request, traced or not. The tool
 //! calls of a run are gateway calls under the run's span.
 
-use std::time::Instant;
+use std::borrow::Cow;
 
-use opentelemetry::KeyValue;
-use opentelemetry::trace::{Span as _, SpanKind};
+use opentelemetry::trace::SpanKind;
+use opentelemetry::{KeyValue, StringValue};
 use toolgate_core::TraceContext;
+use toolgate_telemetry::operation::Operation;
 use toolgate_telemetry::{metrics, names, spans};
 
 use crate::client::ModelError;
@@ -42,11 +43,7 @@ pub(crate) fn run_span(provider: &str, model: &str) -> Option<spans::Span> {
 }
 
 /// One model request in flight.
-pub(crate) struct ModelOp {
-    span: Option<spans::Span>,
-    started: Instant,
-    attributes: Vec<KeyValue>,
-}
+pub(crate) struct ModelOp(Operation);
 
 impl ModelOp {
     pub(crate) fn start(provider: &str, model: &str, parent: Option<&TraceContext>) -> ModelOp {
@@ -58,73 +55,48 @@ impl ModelOp {
             ),
             KeyValue::new(names::GEN_AI_REQUEST_MODEL, model.to_owned()),
         ];
-        let span = spans::start(
-            format!("chat {model}"),
+        ModelOp(Operation::start(
+            || Cow::Owned(format!("chat {model}")),
             SpanKind::Client,
             parent,
-            attributes.clone(),
-        );
-        ModelOp {
-            span,
-            started: Instant::now(),
             attributes,
-        }
+            |m| &m.model_duration,
+        ))
     }
 
     /// The context the request carries: this span's, else the run's.
     pub(crate) fn trace(&self, run: Option<TraceContext>) -> Option<TraceContext> {
-        spans::pass_on(self.span.as_ref(), run)
+        self.0.trace(run)
     }
 
     pub(crate) fn end(mut self, outcome: &Result<ModelResponse, ModelError>) {
-        let m = metrics();
-        let mut attributes = self.attributes;
-        match outcome {
-            Ok(response) => {
-                for (kind, n) in [
-                    ("input", response.usage.input_tokens),
-                    ("output", response.usage.output_tokens),
-                ] {
-                    let mut a = attributes.clone();
-                    a.push(KeyValue::new(names::GEN_AI_TOKEN_TYPE, kind));
-                    m.model_tokens.record(n, &a);
-                }
-                if let Some(span) = self.span.as_mut() {
-                    let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-                    span.set_attributes([
-                        KeyValue::new(
-                            names::GEN_AI_USAGE_INPUT_TOKENS,
-                            to_i64(response.usage.input_tokens),
-                        ),
-                        KeyValue::new(
-                            names::GEN_AI_USAGE_OUTPUT_TOKENS,
-                            to_i64(response.usage.output_tokens),
-                        ),
-                        KeyValue::new(
-                            names::GEN_AI_RESPONSE_FINISH_REASONS,
-                            opentelemetry::Value::Array(
-                                vec![opentelemetry::StringValue::from(finish_reason(
-                                    &response.stop,
-                                ))]
-                                .into(),
-                            ),
-                        ),
-                    ]);
-                }
-            }
-            Err(e) => {
-                let kind = error_type(e);
-                attributes.push(KeyValue::new(names::ERROR_TYPE, kind.clone()));
-                if let Some(span) = self.span.as_mut() {
-                    spans::fail(span, &kind);
-                }
-            }
+        let response = match outcome {
+            Ok(response) => response,
+            Err(e) => return self.0.end(Some(&error_type(e))),
+        };
+        let usage = response.usage;
+        for (kind, n) in [
+            ("input", usage.input_tokens),
+            ("output", usage.output_tokens),
+        ] {
+            let mut a = self.0.attributes().to_vec();
+            a.push(KeyValue::new(names::GEN_AI_TOKEN_TYPE, kind));
+            metrics().model_tokens.record(n, &a);
         }
-        m.model_duration
-            .record(self.started.elapsed().as_secs_f64(), &attributes);
-        if let Some(mut span) = self.span.take() {
-            span.end();
-        }
+        let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let reasons = vec![StringValue::from(finish_reason(&response.stop))];
+        self.0.span_attributes(vec![
+            KeyValue::new(names::GEN_AI_USAGE_INPUT_TOKENS, to_i64(usage.input_tokens)),
+            KeyValue::new(
+                names::GEN_AI_USAGE_OUTPUT_TOKENS,
+                to_i64(usage.output_tokens),
+            ),
+            KeyValue::new(
+                names::GEN_AI_RESPONSE_FINISH_REASONS,
+                opentelemetry::Value::Array(reasons.into()),
+            ),
+        ]);
+        self.0.end(None);
     }
 }
 

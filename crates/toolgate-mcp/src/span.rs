@@ -4,12 +4,13 @@
 //! `params._meta` (SEP-414) so the server's span joins the trace; and
 //! `mcp.client.operation.duration`.
 
-use std::time::Instant;
+use std::borrow::Cow;
 
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{Span as _, SpanKind};
+use opentelemetry::trace::SpanKind;
 use toolgate_core::TraceContext;
-use toolgate_telemetry::{metrics, names, spans};
+use toolgate_telemetry::names;
+use toolgate_telemetry::operation::Operation;
 
 /// How a server is reached: `network.transport`, and `server.address` / `server.port`
 /// for HTTP.
@@ -39,11 +40,7 @@ impl Wire {
 }
 
 /// One request in flight.
-pub(crate) struct ClientOp {
-    span: Option<spans::Span>,
-    started: Instant,
-    attributes: Vec<KeyValue>,
-}
+pub(crate) struct ClientOp(Operation);
 
 impl ClientOp {
     /// Starts `method` (naming `tool` for `tools/call`) to `server` under `parent`.
@@ -76,46 +73,32 @@ impl ClientOp {
         if let Some(p) = wire.port {
             attributes.push(KeyValue::new(names::SERVER_PORT, i64::from(p)));
         }
-        let span = spans::tracer().and_then(|_| {
-            let name = match tool {
-                Some(tool) => format!("{method} {tool}"),
-                None => method.to_owned(),
-            };
-            spans::start(name, SpanKind::Client, parent, attributes.clone())
-        });
-        ClientOp {
-            span,
-            started: Instant::now(),
+        let name = || match tool {
+            Some(tool) => Cow::Owned(format!("{method} {tool}")),
+            None => Cow::Borrowed(method),
+        };
+        ClientOp(Operation::start(
+            name,
+            SpanKind::Client,
+            parent,
             attributes,
-        }
+            |m| &m.mcp_client_duration,
+        ))
     }
 
     /// The context the request carries: this span's, else the caller's.
     pub(crate) fn trace(&self, caller: Option<TraceContext>) -> Option<TraceContext> {
-        spans::pass_on(self.span.as_ref(), caller)
+        self.0.trace(caller)
     }
 
     /// Records the request's JSON-RPC id once it has one.
     pub(crate) fn request_id(&mut self, id: String) {
-        if let Some(span) = self.span.as_mut() {
-            span.set_attribute(KeyValue::new(names::JSONRPC_REQUEST_ID, id));
-        }
+        self.0
+            .span_attribute(KeyValue::new(names::JSONRPC_REQUEST_ID, id));
     }
 
     /// Ends the operation; `error` is its `error.type` when it failed.
-    pub(crate) fn end(mut self, error: Option<&str>) {
-        if let Some(e) = error {
-            self.attributes
-                .push(KeyValue::new(names::ERROR_TYPE, e.to_owned()));
-        }
-        metrics()
-            .mcp_client_duration
-            .record(self.started.elapsed().as_secs_f64(), &self.attributes);
-        if let Some(mut span) = self.span.take() {
-            if let Some(e) = error {
-                spans::fail(&mut span, e);
-            }
-            span.end();
-        }
+    pub(crate) fn end(self, error: Option<&str>) {
+        self.0.end(error);
     }
 }

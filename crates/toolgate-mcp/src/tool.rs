@@ -402,10 +402,7 @@ impl McpTool {
             .await
             .map_err(|e| self.service_error(e, lost))?;
         let id = handle.id.clone();
-        op.request_id(match &id {
-            rmcp::model::NumberOrString::Number(n) => n.to_string(),
-            rmcp::model::NumberOrString::String(s) => s.to_string(),
-        });
+        op.request_id(id.to_string());
         self.link.track(
             handle.progress_token.clone(),
             ctx.call_id.clone(),

@@ -9,6 +9,8 @@
 //!   `toolgate.*` where they name none).
 //! - [`spans`]: the tracer, and the bridge between a [`toolgate_core::TraceContext`] (what
 //!   crosses HTTP and MCP `_meta`) and the spans toolgate starts.
+//! - [`operation`]: an operation timed into a histogram and, traced, a span (MCP requests
+//!   answered and sent, model requests).
 //! - [`prometheus`]: the Prometheus text exposition of a metrics collection.
 //! - [`names`]: the attribute names used, in one place.
 //!
@@ -23,6 +25,7 @@ pub mod config;
 pub mod install;
 pub mod metrics;
 pub mod names;
+pub mod operation;
 pub mod prometheus;
 pub mod spans;
 

@@ -7,12 +7,13 @@
 //! a stateless (2026-07-28) request has none. A `tools/call` whose result is an error
 //! (`isError`) is `error.type = tool_error`, as the conventions say.
 
-use std::time::Instant;
+use std::borrow::Cow;
 
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{Span as _, SpanKind};
+use opentelemetry::trace::SpanKind;
 use toolgate_core::TraceContext;
-use toolgate_telemetry::{metrics, names, spans};
+use toolgate_telemetry::names;
+use toolgate_telemetry::operation::Operation;
 
 /// How the request arrived (`network.transport`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,11 +49,7 @@ pub struct Arrival<'a> {
 }
 
 /// One request being answered.
-pub struct ServerOp {
-    span: Option<spans::Span>,
-    started: Instant,
-    attributes: Vec<KeyValue>,
-}
+pub struct ServerOp(Operation);
 
 impl ServerOp {
     pub fn start(a: Arrival<'_>) -> ServerOp {
@@ -70,47 +67,32 @@ impl ServerOp {
         if let Some(v) = &a.protocol {
             attributes.push(KeyValue::new(names::MCP_PROTOCOL_VERSION, v.clone()));
         }
-        let span = spans::tracer().and_then(|_| {
-            let name = match a.tool {
-                Some(tool) => format!("{} {tool}", a.method),
-                None => a.method.to_owned(),
-            };
-            let mut span_attributes = attributes.clone();
-            if let Some(id) = a.request_id {
-                span_attributes.push(KeyValue::new(names::JSONRPC_REQUEST_ID, id));
-            }
-            if let Some(session) = a.session {
-                span_attributes.push(KeyValue::new(names::MCP_SESSION_ID, session.to_owned()));
-            }
-            spans::start(name, SpanKind::Server, a.parent, span_attributes)
+        let name = || match a.tool {
+            Some(tool) => Cow::Owned(format!("{} {tool}", a.method)),
+            None => Cow::Borrowed(a.method),
+        };
+        let mut op = Operation::start(name, SpanKind::Server, a.parent, attributes, |m| {
+            &m.mcp_server_duration
         });
-        ServerOp {
-            span,
-            started: Instant::now(),
-            attributes,
+        let mut ids = Vec::new();
+        if let Some(id) = a.request_id {
+            ids.push(KeyValue::new(names::JSONRPC_REQUEST_ID, id));
         }
+        if let Some(session) = a.session {
+            ids.push(KeyValue::new(names::MCP_SESSION_ID, session.to_owned()));
+        }
+        op.span_attributes(ids);
+        ServerOp(op)
     }
 
     /// The context the gateway call continues under: this span's, else the caller's.
     pub fn trace(&self, caller: Option<TraceContext>) -> Option<TraceContext> {
-        spans::pass_on(self.span.as_ref(), caller)
+        self.0.trace(caller)
     }
 
     /// Ends the operation; `error` is its `error.type` when it failed.
-    pub fn end(mut self, error: Option<&str>) {
-        if let Some(e) = error {
-            self.attributes
-                .push(KeyValue::new(names::ERROR_TYPE, e.to_owned()));
-        }
-        metrics()
-            .mcp_server_duration
-            .record(self.started.elapsed().as_secs_f64(), &self.attributes);
-        if let Some(mut span) = self.span.take() {
-            if let Some(e) = error {
-                spans::fail(&mut span, e);
-            }
-            span.end();
-        }
+    pub fn end(self, error: Option<&str>) {
+        self.0.end(error);
     }
 }
 
@@ -121,8 +103,5 @@ pub fn tool_error(result: &rmcp::model::CallToolResult) -> Option<&'static str> 
 
 /// A JSON-RPC request id as text.
 pub fn request_id(id: &rmcp::model::RequestId) -> String {
-    match id {
-        rmcp::model::NumberOrString::Number(n) => n.to_string(),
-        rmcp::model::NumberOrString::String(s) => s.to_string(),
-    }
+    id.to_string()
 }
