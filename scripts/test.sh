@@ -13,6 +13,11 @@ need cargo "install the Rust toolchain with rustup"
 # One target directory for every step, so nothing is built twice.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A clean clone gains nothing from incremental compilation, which would add ~10 GB of
+# incremental state to the ~15 GB the debug build and the fuzz build take.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+free_gb() { df -Pk "$1" | awk 'NR==2 {print int($4 / 1048576)}'; }
+echo "free disk: $(free_gb "$PWD") GB here, $(free_gb "${TMPDIR:-/tmp}") GB in the temp dir (the run needs about 25 GB)"
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -203,6 +208,12 @@ echo "PostgreSQL for the tests: $TOOLGATE_TEST_PG_URL"
 # failed property or a hang fails the run. The long runs are recorded in docs/security.md.
 step "fuzz smoke: each fuzz target for ${FUZZ_SMOKE_SECS:-10}s (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SMOKE_SECS:-10}"
+# The fuzz build (instrumented release code, ~5 GB) is not needed again in this run: on a
+# machine short of disk, make room for the test build.
+if [ "$(free_gb "$PWD")" -lt 30 ]; then
+  echo "less than 30 GB free: removing the fuzz build artifacts (fuzz/target/*/release)"
+  rm -rf fuzz/target/x86_64-unknown-linux-gnu/release fuzz/target/release
+fi
 # --- end fuzz smoke ---------------------------------------------------------------------------
 
 step "cargo test"
