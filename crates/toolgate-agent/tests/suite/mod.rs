@@ -3,3 +3,4 @@ mod golden;
 mod scenarios;
 mod sdk_peers;
 mod selector;
+mod telemetry;
