@@ -44,3 +44,34 @@ pub const RESULT_OFFLOADED: &str = "toolgate.result.offloaded";
 pub const RESULT_ID: &str = "toolgate.result.id";
 pub const MCP_SERVER: &str = "toolgate.mcp.server";
 pub const STAGE: &str = "toolgate.stage";
+
+/// What metrics call a tool the catalog does not have: a caller choosing names must not grow
+/// the series (and the SDK's memory) without bound. Spans keep the name, cut by [`bounded`].
+pub const UNKNOWN_TOOL: &str = "_unknown";
+
+/// The longest caller-chosen name a span carries, in bytes.
+pub const MAX_NAME: usize = 128;
+
+/// `name` cut to [`MAX_NAME`] bytes on a character boundary.
+pub fn bounded(name: &str) -> &str {
+    if name.len() <= MAX_NAME {
+        return name;
+    }
+    let mut cut = MAX_NAME;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &name[..cut]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_names_are_cut_on_a_character_boundary() {
+        assert_eq!(super::bounded("read_file"), "read_file");
+        let long = "é".repeat(100);
+        let cut = super::bounded(&long);
+        assert_eq!(cut.len(), 128);
+        assert!(long.starts_with(cut));
+    }
+}

@@ -37,7 +37,7 @@ pub struct ReceivedSpan {
 #[derive(Default)]
 struct Received {
     traces: Vec<Vec<u8>>,
-    metrics: usize,
+    metrics: Vec<Vec<u8>>,
 }
 
 /// The collector; it runs until the test process ends.
@@ -75,7 +75,55 @@ impl OtlpSink {
 
     /// How many metric exports arrived.
     pub fn metric_exports(&self) -> usize {
-        self.received.lock().expect("lock").metrics
+        self.received.lock().expect("lock").metrics.len()
+    }
+
+    /// The name of every metric received, with the sum of its data points' values for
+    /// sums (counters) and of their counts for histograms, from the latest export that
+    /// has it (cumulative temporality: the latest is the total).
+    pub fn metrics(&self) -> BTreeMap<String, f64> {
+        use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+        use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+        use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as N;
+        let bodies = self.received.lock().expect("lock").metrics.clone();
+        let mut out = BTreeMap::new();
+        for body in bodies {
+            let Ok(request) = ExportMetricsServiceRequest::decode(body.as_slice()) else {
+                continue;
+            };
+            for rm in request.resource_metrics {
+                for sm in rm.scope_metrics {
+                    for m in sm.metrics {
+                        let total = match m.data {
+                            Some(Data::Sum(s)) => s
+                                .data_points
+                                .iter()
+                                .map(|p| match p.value {
+                                    Some(N::AsInt(i)) => i as f64,
+                                    Some(N::AsDouble(d)) => d,
+                                    None => 0.0,
+                                })
+                                .sum(),
+                            Some(Data::Histogram(h)) => {
+                                h.data_points.iter().map(|p| p.count as f64).sum()
+                            }
+                            Some(Data::Gauge(g)) => g
+                                .data_points
+                                .iter()
+                                .map(|p| match p.value {
+                                    Some(N::AsInt(i)) => i as f64,
+                                    Some(N::AsDouble(d)) => d,
+                                    None => 0.0,
+                                })
+                                .sum(),
+                            _ => 0.0,
+                        };
+                        out.insert(m.name, total);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Waits up to `timeout` for a span named `name`.
@@ -129,7 +177,7 @@ fn serve(stream: TcpStream, received: &Mutex<Received>) {
             let mut r = received.lock().expect("lock");
             match path.as_str() {
                 "/v1/traces" => r.traces.push(body),
-                "/v1/metrics" => r.metrics += 1,
+                "/v1/metrics" => r.metrics.push(body),
                 _ => {}
             }
         }

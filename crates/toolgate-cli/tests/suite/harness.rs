@@ -134,7 +134,6 @@ impl Env {
 
     /// `toolgate serve` on this workspace with the data dir `data`: another replica.
     pub fn serve_with(&self, data: &Path) -> (std::process::Child, String) {
-        use std::io::BufRead;
         let mut child = self
             .command_for(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -142,16 +141,7 @@ impl Env {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn toolgate serve");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the serving line");
-        let addr = line
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("http://"))
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .trim_end_matches('/')
-            .to_owned();
+        let addr = serving_address(&mut child);
         (child, addr)
     }
 
@@ -403,4 +393,18 @@ pub fn peer_python() -> PathBuf {
         python.display()
     );
     python
+}
+
+/// The `ADDR:PORT` a `toolgate serve` child (stdout piped) prints on its first line.
+pub fn serving_address(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the serving line");
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches('/')
+        .to_owned()
 }

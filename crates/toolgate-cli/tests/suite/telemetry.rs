@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, http_with, peer_python};
+use super::harness::{Env, http_with, peer_python, serving_address};
 
 /// The caller's trace: its id and the caller's own span id.
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
@@ -74,16 +74,7 @@ fn serve(mut cmd: Command) -> (Killed, String) {
             .spawn()
             .expect("spawn toolgate serve"),
     );
-    let mut line = String::new();
-    std::io::BufReader::new(child.0.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the serving line");
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
+    let addr = serving_address(&mut child.0);
     (child, addr)
 }
 

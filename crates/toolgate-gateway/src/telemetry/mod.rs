@@ -6,6 +6,9 @@
 //! layer the call entered is an event at the time it entered. The span's context replaces
 //! the caller's on the call, so a federated MCP server's span hangs under this one.
 //!
+//! A tool the catalog does not have is counted as `_unknown` ([`names::UNKNOWN_TOOL`]), so
+//! made-up names cannot grow the series without bound; spans carry names cut to 128 bytes.
+//!
 //! Arguments and results are on the span only when `[telemetry] record_arguments` is on,
 //! and then only as the redactor leaves them — the same redaction as the audit log.
 
@@ -43,13 +46,14 @@ impl Layer for TelemetryLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
+        let named = names::bounded(&call.request.tool);
         let mut span = spans::start(
-            format!("{} {}", names::EXECUTE_TOOL, call.request.tool),
+            format!("{} {named}", names::EXECUTE_TOOL),
             SpanKind::Internal,
             call.request.trace.as_ref(),
             vec![
                 KeyValue::new(names::GEN_AI_OPERATION_NAME, names::EXECUTE_TOOL),
-                KeyValue::new(names::GEN_AI_TOOL_NAME, call.request.tool.clone()),
+                KeyValue::new(names::GEN_AI_TOOL_NAME, named.to_owned()),
             ],
         )
         .filter(|s| s.is_recording());
@@ -64,7 +68,12 @@ impl Layer for TelemetryLayer {
             Err(e) => e.code.as_str(),
         };
         let m = metrics();
-        let tool = KeyValue::new(names::GEN_AI_TOOL_NAME, call.request.tool.clone());
+        // Only catalog names label a series; anything a caller made up is one series.
+        let label = match &call.entry {
+            Some(_) => call.request.tool.clone(),
+            None => names::UNKNOWN_TOOL.to_owned(),
+        };
+        let tool = KeyValue::new(names::GEN_AI_TOOL_NAME, label);
         let result = KeyValue::new(names::OUTCOME, code);
         m.calls.add(
             1,

@@ -28,15 +28,19 @@ async fn every_call_is_counted_by_tool_outcome_and_role() {
             .await;
         assert!(ok.ok);
     }
-    let unknown = h
-        .gateway
-        .call(CallRequest::new("nope", Arguments::Json(json!({}))))
-        .await;
-    assert!(!unknown.ok);
+    // Names a caller makes up are one series, however many and however long.
+    for name in ["nope", "nada", &"x".repeat(100_000)] {
+        let unknown = h
+            .gateway
+            .call(CallRequest::new(name, Arguments::Json(json!({}))))
+            .await;
+        assert!(!unknown.ok);
+    }
     let text = t.prometheus();
+    assert!(!text.contains("nope") && !text.contains("xxxx"), "{text}");
     for line in [
         r#"toolgate_calls_total{gen_ai_tool_name="echo",toolgate_outcome="ok",toolgate_role="default"} 2"#,
-        r#"toolgate_calls_total{gen_ai_tool_name="nope",toolgate_outcome="unknown_tool",toolgate_role="default"} 1"#,
+        r#"toolgate_calls_total{gen_ai_tool_name="_unknown",toolgate_outcome="unknown_tool",toolgate_role="default"} 3"#,
         r#"toolgate_call_duration_seconds_count{gen_ai_tool_name="echo",toolgate_outcome="ok"} 2"#,
     ] {
         assert!(
@@ -125,4 +129,13 @@ async fn a_call_is_an_execute_tool_span_under_the_callers_trace() {
     assert_eq!(refused.attributes["error.type"], "forbidden");
     assert_eq!(refused.status, 2, "error status");
     assert_eq!(refused.trace_id, span.trace_id);
+
+    // The metrics went out over OTLP too (the flush above exported them).
+    let metrics = sink.metrics();
+    assert_eq!(metrics.get("toolgate.calls"), Some(&2.0), "{metrics:?}");
+    assert_eq!(
+        metrics.get("toolgate.call.duration"),
+        Some(&2.0),
+        "{metrics:?}"
+    );
 }

@@ -149,6 +149,7 @@ impl FastCalls {
                     let op = ServerOp::start(Arrival {
                         method: "tools/call",
                         tool: Some(&call.params.name),
+                        tool_known: self.state.gateway.catalog().has(&call.params.name),
                         request_id: Some(request_id(&message.id)),
                         session: Some(&session),
                         protocol: parts

@@ -145,7 +145,7 @@ impl McpHandler {
     fn arrival<'a>(
         &self,
         method: &'static str,
-        tool: Option<&'a str>,
+        tool: Option<(&'a str, bool)>,
         context: &RequestContext<RoleServer>,
         session: &'a str,
         parent: Option<&'a toolgate_core::TraceContext>,
@@ -157,7 +157,8 @@ impl McpHandler {
         };
         Arrival {
             method,
-            tool,
+            tool: tool.map(|(name, _)| name),
+            tool_known: tool.is_some_and(|(_, known)| known),
             request_id: Some(request_id(&context.id)),
             session: stateless.is_none().then_some(session),
             protocol: stateless.map(|v| v.to_string()).or_else(|| {
@@ -326,7 +327,7 @@ impl ServerHandler for McpHandler {
         let trace = call_trace(&context, &request);
         let op = ServerOp::start(self.arrival(
             "tools/call",
-            Some(&request.name),
+            Some((&request.name, self.gateway.catalog().has(&request.name))),
             &context,
             &session,
             trace.as_ref(),

@@ -39,6 +39,8 @@ pub struct Arrival<'a> {
     pub method: &'static str,
     /// The tool of a `tools/call`.
     pub tool: Option<&'a str>,
+    /// Whether the catalog has that tool (else metrics count it as `_unknown`).
+    pub tool_known: bool,
     pub request_id: Option<String>,
     /// `None` for stateless requests.
     pub session: Option<&'a str>,
@@ -58,17 +60,27 @@ impl ServerOp {
             KeyValue::new(names::NETWORK_TRANSPORT, a.transport.as_str()),
         ];
         if let Some(tool) = a.tool {
-            attributes.push(KeyValue::new(names::GEN_AI_TOOL_NAME, tool.to_owned()));
+            let label = if a.tool_known {
+                tool
+            } else {
+                names::UNKNOWN_TOOL
+            };
+            attributes.push(KeyValue::new(names::GEN_AI_TOOL_NAME, label.to_owned()));
             attributes.push(KeyValue::new(
                 names::GEN_AI_OPERATION_NAME,
                 names::EXECUTE_TOOL,
             ));
         }
         if let Some(v) = &a.protocol {
-            attributes.push(KeyValue::new(names::MCP_PROTOCOL_VERSION, v.clone()));
+            // A version is a metric label: only the ones rmcp knows, never a caller's string.
+            let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .any(|k| k.as_str() == v);
+            let v = if known { v.clone() } else { "other".to_owned() };
+            attributes.push(KeyValue::new(names::MCP_PROTOCOL_VERSION, v));
         }
         let name = || match a.tool {
-            Some(tool) => Cow::Owned(format!("{} {tool}", a.method)),
+            Some(tool) => Cow::Owned(format!("{} {}", a.method, names::bounded(tool))),
             None => Cow::Borrowed(a.method),
         };
         let mut op = Operation::start(name, SpanKind::Server, a.parent, attributes, |m| {

@@ -43,7 +43,7 @@ async fn operators_read_the_calls_made_as_prometheus_text() {
     for line in [
         "# TYPE toolgate_calls_total counter",
         r#"toolgate_calls_total{gen_ai_tool_name="echo",toolgate_outcome="ok",toolgate_role="default"} 3"#,
-        r#"toolgate_calls_total{gen_ai_tool_name="missing",toolgate_outcome="unknown_tool",toolgate_role="default"} 1"#,
+        r#"toolgate_calls_total{gen_ai_tool_name="_unknown",toolgate_outcome="unknown_tool",toolgate_role="default"} 1"#,
         "# TYPE toolgate_call_duration_seconds histogram",
         r#"toolgate_call_duration_seconds_count{gen_ai_tool_name="echo",toolgate_outcome="ok"} 3"#,
     ] {
