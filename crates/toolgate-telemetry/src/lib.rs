@@ -5,7 +5,7 @@
 //!   exporter when tracing is on, and a meter provider whose readers are the periodic OTLP
 //!   export and this process's own `/metrics`. Nothing is installed: spans are never
 //!   started and every instrument is a no-op.
-//! - [`metrics`]: every instrument toolgate records into, named by the conventions (or
+//! - [`metrics`](mod@metrics): every instrument toolgate records into, named by the conventions (or
 //!   `toolgate.*` where they name none).
 //! - [`spans`]: the tracer, and the bridge between a [`toolgate_core::TraceContext`] (what
 //!   crosses HTTP and MCP `_meta`) and the spans toolgate starts.
