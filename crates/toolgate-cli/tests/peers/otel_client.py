@@ -4,6 +4,8 @@ trace context in `params._meta`, for the telemetry test to find the spans toolga
 Usage: otel_client.py --url http://127.0.0.1:PORT CALL...
 where each CALL is a JSON object {"tool", "arguments", "traceparent"}.
 
+First lists the tools, under the trace 5ca1ab1e… of its own.
+
 Prints one JSON array: per call {"is_error", "text"} (the first text content), or {"raised"}
 when the SDK raised (a JSON-RPC error).
 """
@@ -22,6 +24,8 @@ async def main():
     a = p.parse_args()
     out = []
     async with Client(a.url + "/mcp") as c:
+        # A request of another method, with a trace of its own (the test looks for its span).
+        await c.list_tools(meta={"traceparent": "00-5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e-5ca1ab1e5ca1ab1e-01"})
         for raw in a.calls:
             call = json.loads(raw)
             try:

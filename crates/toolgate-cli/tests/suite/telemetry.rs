@@ -291,6 +291,17 @@ fn a_federated_call_is_one_exported_trace_from_the_caller_to_the_upstream() {
     );
     let spans = spans_in(&spans_file);
 
+    // Other methods are SERVER spans too: the client's tools/list, under its own trace.
+    let listed = the_span(
+        &spans,
+        "5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e",
+        "tools/list",
+        SERVER,
+    );
+    assert_eq!(listed["parent_span_id"], "5ca1ab1e5ca1ab1e", "{listed:#}");
+    assert_eq!(attr(listed, "mcp.method.name"), "tools/list");
+    assert_eq!(attr(listed, "network.transport"), "tcp");
+
     // One trace, the caller's: SERVER → execute_tool → CLIENT → the upstream.
     let in_trace: Vec<&Value> = spans.iter().filter(|s| s["trace_id"] == TRACE).collect();
     assert_eq!(in_trace.len(), 3, "the caller's trace: {in_trace:#?}");

@@ -141,6 +141,24 @@ impl McpHandler {
     }
 
     /// The caller and session a request acts as.
+    /// Runs `work`, the answer to `method`, as one observed request: a SERVER span under
+    /// the request's trace context, `mcp.server.operation.duration`, and the JSON-RPC error
+    /// code as `error.type` when it fails.
+    async fn observed<T>(
+        &self,
+        method: &'static str,
+        context: &RequestContext<RoleServer>,
+        work: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let session = self.caller(context).map(|(_, s)| s).unwrap_or_default();
+        let parent = request_trace(context);
+        let op = ServerOp::start(self.arrival(method, None, context, &session, parent.as_ref()));
+        let result = work.await;
+        let code = result.as_ref().err().map(|e| e.code.0.to_string());
+        op.end(code.as_deref());
+        result
+    }
+
     /// What telemetry records of a request as it arrives.
     fn arrival<'a>(
         &self,
@@ -308,7 +326,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let (caller, session) = self.caller(&context)?;
-        let op = ServerOp::start(self.arrival("tools/list", None, &context, &session, None));
+        let parent = request_trace(&context);
+        let op =
+            ServerOp::start(self.arrival("tools/list", None, &context, &session, parent.as_ref()));
         let tools = visible_tools(&self.gateway, &caller.role);
         op.end(None);
         self.served.set(fingerprint(&tools));
@@ -382,7 +402,12 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.list_resources(&who).await
+        self.observed(
+            "resources/list",
+            &context,
+            self.options.extras.list_resources(&who),
+        )
+        .await
     }
 
     async fn list_resource_templates(
@@ -391,7 +416,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.list_resource_templates(&who).await
+        let work = self.options.extras.list_resource_templates(&who);
+        self.observed("resources/templates/list", &context, work)
+            .await
     }
 
     async fn read_resource(
@@ -400,9 +427,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let who = self.requester(&context)?;
-        self.options
-            .extras
-            .read_resource(&who, request)
+        let work = self.options.extras.read_resource(&who, request);
+        self.observed("resources/read", &context, work)
             .await
             .map(Into::into)
     }
@@ -414,7 +440,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.subscribe(&who, request.uri).await
+        let work = self.options.extras.subscribe(&who, request.uri);
+        self.observed("resources/subscribe", &context, work).await
     }
 
     #[allow(deprecated)]
@@ -424,7 +451,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.unsubscribe(&who, request.uri).await
+        let work = self.options.extras.unsubscribe(&who, request.uri);
+        self.observed("resources/unsubscribe", &context, work).await
     }
 
     async fn list_prompts(
@@ -433,7 +461,12 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.list_prompts(&who).await
+        self.observed(
+            "prompts/list",
+            &context,
+            self.options.extras.list_prompts(&who),
+        )
+        .await
     }
 
     async fn get_prompt(
@@ -443,23 +476,22 @@ impl ServerHandler for McpHandler {
     ) -> Result<GetPromptResponse, ErrorData> {
         let who = self.requester(&context)?;
         if context.meta.protocol_version().is_none() {
+            let work = self.options.extras.get_prompt(&who, request);
             return self
-                .options
-                .extras
-                .get_prompt(&who, request)
+                .observed("prompts/get", &context, work)
                 .await
                 .map(Into::into);
         }
         let capabilities = context.meta.client_capabilities().unwrap_or_default();
         let extras = Arc::clone(&self.options.extras);
-        run_stateless_prompt(
+        let work = run_stateless_prompt(
             &self.options.prompt_rounds,
             extras,
             who,
             request,
             capabilities,
-        )
-        .await
+        );
+        self.observed("prompts/get", &context, work).await
     }
 
     async fn complete(
@@ -468,7 +500,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.complete(&who, request).await
+        let work = self.options.extras.complete(&who, request);
+        self.observed("completion/complete", &context, work).await
     }
 
     #[allow(deprecated)]
@@ -478,10 +511,21 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let who = self.requester(&context)?;
-        self.options.extras.set_level(&who, request.level).await?;
+        let work = self.options.extras.set_level(&who, request.level);
+        self.observed("logging/setLevel", &context, work).await?;
         self.options.listening.record(&who.session, true);
         Ok(())
     }
+}
+
+/// The caller's trace context of any request: its `_meta`, else the headers of the POST
+/// that carried it.
+fn request_trace(context: &RequestContext<RoleServer>) -> Option<toolgate_core::TraceContext> {
+    let headers = context
+        .extensions
+        .get::<http::request::Parts>()
+        .map(|parts| &parts.headers);
+    crate::trace::for_mcp(std::iter::once(&**context.meta), headers)
 }
 
 /// The caller's trace context of a `tools/call`: its `_meta` (which rmcp's parser may have

@@ -1,7 +1,8 @@
 //! The server side of an MCP request as telemetry sees it (GenAI semantic conventions
 //! v0.1.0, MCP): a SERVER span `{mcp.method.name} {target}` under the caller's context, and
 //! `mcp.server.operation.duration` — for `tools/call` from every transport (rmcp's
-//! sessions, stateless requests, the JSON answers of `fast`, stdio) and for `tools/list`.
+//! sessions, stateless requests, the JSON answers of `fast`, stdio) and for every other
+//! request the handler answers (`tools/list`, resources, prompts, completion, logging).
 //!
 //! `mcp.session.id` is recorded for requests in a session, as the conventions recommend;
 //! a stateless (2026-07-28) request has none. A `tools/call` whose result is an error
