@@ -270,15 +270,20 @@ fn run_browser(
     );
 }
 
+/// Where the browser runs leave their screenshots (docs/img holds the published ones).
+fn screenshots_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("console-screenshots")
+}
+
 #[test]
 fn console_in_headless_chromium() {
     let p = prerequisites();
     let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("console-screenshots");
+    let shots = screenshots_dir();
     for name in SCREENSHOTS {
         let _ = std::fs::remove_file(shots.join(format!("{name}.png")));
     }
@@ -336,10 +341,7 @@ fn console_dashboard_shows_the_servers_metrics() {
     let p = prerequisites();
     let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("console-screenshots");
+    let shots = screenshots_dir();
     let _ = std::fs::remove_file(shots.join("dashboard.png"));
 
     let server = start_server(&ws, &data);
@@ -384,10 +386,7 @@ fn console_shows_pins_and_federated_mcp_servers() {
     pins.observe_spec(&earlier)
         .expect("pin the earlier definition");
     drop(pins);
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("console-screenshots");
+    let shots = screenshots_dir();
 
     let server = start_server(&ws, &data);
     run_browser(&p, "pins.cjs", &server, &ws, &data, &shots);
@@ -401,10 +400,7 @@ fn console_decides_an_approval_across_a_server_restart() {
     let p = prerequisites();
     let (_tmp, ws, data) = dirs();
     std::fs::write(ws.join("toolgate.toml"), config()).expect("write config");
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("console-screenshots");
+    let shots = screenshots_dir();
 
     let first = start_server(&ws, &data);
     let requested = restart_phase(&p, "request", "", &first, &ws, &data, &shots);

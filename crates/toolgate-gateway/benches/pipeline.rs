@@ -320,15 +320,21 @@ async fn scenario(
 async fn run_mode(plan: &Plan, mode: &str, durability: Durability, rows: &mut Vec<Row>) {
     let mut bench = open_bench(durability);
     let target = Target::Gateway(Arc::clone(&bench.gateway), READ_TOOL);
-    let (n1, w1) = match durability {
+    measure(plan, mode, &mut bench, &target, rows).await;
+}
+
+/// One caller, then 32, on `bench` (fewer calls for one durable caller: each waits for an
+/// fsync); then the log is checked to hold one record per call.
+async fn measure(plan: &Plan, mode: &str, bench: &mut Bench, target: &Target, rows: &mut Vec<Row>) {
+    let (n1, w1) = match bench.audit.durability() {
         Durability::Buffered => (plan.n(20_000), plan.n(2_000)),
         Durability::Durable => (plan.n(5_000), plan.n(500)),
     };
-    rows.push(scenario(mode, &target, 1, n1, w1).await);
+    rows.push(scenario(mode, target, 1, n1, w1).await);
     let (n32, w32) = (plan.n(100_000), plan.n(5_000));
-    rows.push(scenario(mode, &target, 32, n32, w32).await);
+    rows.push(scenario(mode, target, 32, n32, w32).await);
     bench.calls = (n1 + w1 + n32 + w32) as u64;
-    check_log(&bench, mode, 1).await;
+    check_log(bench, mode, 1).await;
 }
 
 /// The caller of the policy modes: an access token's worth of claims.
@@ -349,12 +355,7 @@ async fn run_policy(plan: &Plan, mode: &str, policy: PolicyConfig, rows: &mut Ve
     let mut bench = open_bench_with(Durability::Buffered, policy);
     let identity = Arc::new(bench_identity());
     let target = Target::GatewayAs(Arc::clone(&bench.gateway), READ_TOOL, identity);
-    let (n1, w1) = (plan.n(20_000), plan.n(2_000));
-    rows.push(scenario(mode, &target, 1, n1, w1).await);
-    let (n32, w32) = (plan.n(100_000), plan.n(5_000));
-    rows.push(scenario(mode, &target, 32, n32, w32).await);
-    bench.calls = (n1 + w1 + n32 + w32) as u64;
-    check_log(&bench, mode, 1).await;
+    measure(plan, mode, &mut bench, &target, rows).await;
 }
 
 /// The rules alone, without the pipeline's noise: `PolicyRules::first_match` on the bench's

@@ -83,6 +83,7 @@ impl OtlpSink {
     /// has it (cumulative temporality: the latest is the total).
     pub fn metrics(&self) -> BTreeMap<String, f64> {
         use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+        use opentelemetry_proto::tonic::metrics::v1::NumberDataPoint;
         use opentelemetry_proto::tonic::metrics::v1::metric::Data;
         use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as N;
         let bodies = self.received.lock().expect("lock").metrics.clone();
@@ -94,28 +95,17 @@ impl OtlpSink {
             for rm in request.resource_metrics {
                 for sm in rm.scope_metrics {
                     for m in sm.metrics {
+                        let number = |p: &NumberDataPoint| match p.value {
+                            Some(N::AsInt(i)) => i as f64,
+                            Some(N::AsDouble(d)) => d,
+                            None => 0.0,
+                        };
                         let total = match m.data {
-                            Some(Data::Sum(s)) => s
-                                .data_points
-                                .iter()
-                                .map(|p| match p.value {
-                                    Some(N::AsInt(i)) => i as f64,
-                                    Some(N::AsDouble(d)) => d,
-                                    None => 0.0,
-                                })
-                                .sum(),
+                            Some(Data::Sum(s)) => s.data_points.iter().map(number).sum(),
+                            Some(Data::Gauge(g)) => g.data_points.iter().map(number).sum(),
                             Some(Data::Histogram(h)) => {
                                 h.data_points.iter().map(|p| p.count as f64).sum()
                             }
-                            Some(Data::Gauge(g)) => g
-                                .data_points
-                                .iter()
-                                .map(|p| match p.value {
-                                    Some(N::AsInt(i)) => i as f64,
-                                    Some(N::AsDouble(d)) => d,
-                                    None => 0.0,
-                                })
-                                .sum(),
                             _ => 0.0,
                         };
                         out.insert(m.name, total);

@@ -19,7 +19,7 @@ use toolgate_telemetry::{Telemetry, TelemetryConfig};
 use toolgate_testkit::OtlpSink;
 
 use crate::stats::Row;
-use crate::{Plan, READ_TOOL, Target, check_log, open_bench_with, scenario};
+use crate::{Plan, READ_TOOL, Target, measure, open_bench_with};
 
 pub async fn run(plan: &Plan, mode: &str, rows: &mut Vec<Row>) {
     let sink = (mode == "otel_traces").then(OtlpSink::start);
@@ -33,12 +33,7 @@ pub async fn run(plan: &Plan, mode: &str, rows: &mut Vec<Row>) {
     assert_eq!(telemetry.exporting(), sink.is_some());
     let mut bench = open_bench_with(Durability::Buffered, PolicyConfig::default());
     let target = Target::Gateway(Arc::clone(&bench.gateway), READ_TOOL);
-    let (n1, w1) = (plan.n(20_000), plan.n(2_000));
-    rows.push(scenario(mode, &target, 1, n1, w1).await);
-    let (n32, w32) = (plan.n(100_000), plan.n(5_000));
-    rows.push(scenario(mode, &target, 32, n32, w32).await);
-    bench.calls = (n1 + w1 + n32 + w32) as u64;
-    check_log(&bench, mode, 1).await;
+    measure(plan, mode, &mut bench, &target, rows).await;
     if let Some(sink) = sink {
         let mode = mode.to_owned();
         tokio::task::spawn_blocking(move || {
