@@ -50,18 +50,31 @@ done
 [ -n "$base" ] || { cat "$work/serve.err" >&2; echo "error: toolgate serve printed no address" >&2; exit 1; }
 echo "schemathesis against $base (toolgate serve, $examples examples per operation)"
 
-status=0
 # From the throwaway directory: schemathesis leaves its hypothesis state in the working dir.
-(cd "$work" && "$st" --config-file "$repo/scripts/schemathesis.toml" run "${base}openapi.json" \
-  --checks all \
-  --max-examples "$examples" \
-  --seed 20261204 \
-  --request-timeout 20 \
-  --workers 2 \
-  --header "Authorization: Bearer $token" \
-  --no-color \
-  --generation-database none \
-  --report junit --report-dir "$report") || status=$?
+run_schemathesis() {
+  (cd "$work" && "$st" --config-file "$repo/scripts/schemathesis.toml" run "${base}openapi.json" \
+    --checks all \
+    --max-examples "$examples" \
+    --seed 20261204 \
+    --request-timeout 20 \
+    --workers 2 \
+    --header "Authorization: Bearer $token" \
+    --no-color \
+    --generation-database none \
+    --report junit --report-dir "$report") 2>&1 | tee "$work/schemathesis.out"
+  return "${PIPESTATUS[0]}"
+}
+status=0
+run_schemathesis || status=$?
+# CPython 3.11's ast module can raise "AST constructor recursion depth mismatch" inside
+# hypothesis while it describes a strategy (a SystemError in the tool, seen once in a dozen
+# runs; no request of toolgate's involved). That alone is not a finding: run once more, loudly.
+if [ "$status" -ne 0 ] && grep -q "AST constructor recursion depth mismatch" "$work/schemathesis.out" \
+  && ! grep -qE "^_+ .* _+$" <(grep -v "AST constructor" "$work/schemathesis.out" | sed -n '/FAILURES/,$p'); then
+  echo "warning: schemathesis itself crashed (CPython ast recursion bug), not a finding; running it again" >&2
+  status=0
+  run_schemathesis || status=$?
+fi
 
 kill -0 "$server_pid" 2>/dev/null || { echo "error: toolgate serve died during the run" >&2; cat "$work/serve.err" >&2; exit 1; }
 if grep -q "panicked" "$work/serve.err"; then
