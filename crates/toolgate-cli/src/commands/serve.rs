@@ -54,9 +54,16 @@ pub async fn run(settings: &Config, args: ServeArgs) -> anyhow::Result<i32> {
         )
     })?;
     let metrics = match settings.file.telemetry.metrics_listen {
-        Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| {
-            format!("cannot listen on {addr} for /metrics ([telemetry] metrics_listen)")
-        })?),
+        Some(addr) => {
+            if !addr.ip().is_loopback() {
+                tracing::warn!(
+                    "[telemetry] metrics_listen {addr} serves /metrics without a token beyond loopback: keep it on a private network"
+                );
+            }
+            Some(TcpListener::bind(addr).await.with_context(|| {
+                format!("cannot listen on {addr} for /metrics ([telemetry] metrics_listen)")
+            })?)
+        }
         None => None,
     };
     let runtime = Runtime::open(settings, RuntimeOptions::service()).await?;
@@ -64,6 +71,7 @@ pub async fn run(settings: &Config, args: ServeArgs) -> anyhow::Result<i32> {
     let metrics = metrics.map(|listener| {
         tokio::spawn(toolgate_server::api::metrics::serve_separately(
             listener,
+            settings.file.server.allowed_hosts.clone(),
             stop_metrics.clone(),
         ))
     });

@@ -14,7 +14,7 @@
 //!   callers act as `anonymous` in role `readonly`, as operators; once any token exists, or
 //!   beyond loopback, they are refused (401).
 
-mod authority;
+pub(crate) mod authority;
 mod book;
 mod caller;
 mod host;
