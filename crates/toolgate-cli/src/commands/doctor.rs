@@ -6,7 +6,8 @@
 //! own files from commands, the shell sandbox end to end (`true` run through the configured shell tool), the data dir, the workspace,
 //! chromium (report only), Tool RAG (`[rag]`: the model loads and embeds, the embeddings
 //! endpoint and the reranker answer), and one `mcp server NAME` check per configured MCP
-//! server (connected as `serve` would; an enabled server that cannot be reached fails).
+//! server (connected as `serve` would; an enabled server that cannot be reached fails), and
+//! with `[telemetry]` exporting, whether the collector accepts connections (warn if not).
 
 use std::path::Path;
 
@@ -124,6 +125,7 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     ];
     checks.extend(rag(settings).await);
     checks.extend(mcp_servers(settings).await);
+    checks.extend(telemetry(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
         output::json(&json!({ "ok": ok, "checks": checks }))?;
@@ -142,6 +144,60 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
         output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// `[telemetry]`, when it exports: whether the collector accepts connections. A warning at
+/// worst — a collector that is down never fails a call, its spans are dropped.
+async fn telemetry(settings: &Config) -> Option<Check> {
+    let cfg = &settings.file.telemetry;
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if !cfg.exports(env) {
+        return None;
+    }
+    let url = cfg
+        .signal_url("traces")
+        .or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+        .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        .unwrap_or_else(|| "http://localhost:4318".to_owned());
+    let target = url::Url::parse(&url).ok().and_then(|u| {
+        let host = u
+            .host_str()?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        Some((host, u.port_or_known_default()?))
+    });
+    let Some((host, port)) = target else {
+        return Some(check(
+            "telemetry",
+            Status::Warn,
+            format!("the collector URL {url} has no host and port"),
+        ));
+    };
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    Some(
+        match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
+            Ok(Ok(_)) => check(
+                "telemetry",
+                Status::Ok,
+                format!("exporting over OTLP/HTTP to {url}: the collector accepts connections"),
+            ),
+            Ok(Err(e)) => check(
+                "telemetry",
+                Status::Warn,
+                format!(
+                    "the collector at {url} refuses connections ({e}): spans and metrics are dropped, calls are unaffected"
+                ),
+            ),
+            Err(_) => check(
+                "telemetry",
+                Status::Warn,
+                format!(
+                    "the collector at {url} did not answer within 3 s: spans and metrics are dropped, calls are unaffected"
+                ),
+            ),
+        },
+    )
 }
 
 /// `[rag]`: which retrieval is active (BM25 only names the command that upgrades it), one

@@ -83,3 +83,35 @@ fn a_write_outside_the_workspace_is_refused_by_the_sandbox_and_audited() {
         (&json!("shell"), &json!("ok"), &json!(stderr))
     );
 }
+
+#[test]
+fn doctor_says_whether_the_telemetry_collector_answers() {
+    let statuses = |endpoint: &str| {
+        let env = Env::with_config(&format!(
+            "[telemetry]\nenabled = true\nendpoint = \"{endpoint}\"\n"
+        ));
+        let report = env.run(&["doctor", "--json"]).json();
+        let check = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "telemetry")
+            .cloned()
+            .unwrap_or_else(|| panic!("no telemetry check: {report:#}"));
+        (
+            check["status"].as_str().unwrap().to_owned(),
+            check["detail"].to_string(),
+        )
+    };
+    let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = listening.local_addr().unwrap();
+    let (status, detail) = statuses(&format!("http://{open}"));
+    assert_eq!(status, "ok", "{detail}");
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let (status, detail) = statuses(&format!("http://{closed}"));
+    assert_eq!(status, "warn", "{detail}");
+    assert!(detail.contains("calls are unaffected"), "{detail}");
+}
