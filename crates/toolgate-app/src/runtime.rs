@@ -169,10 +169,7 @@ impl Runtime {
                 let watch = rag::watch(&runtime.config, &runtime.gateway, runtime.hub.as_deref());
                 runtime.watchers.extend(watch);
                 if runtime.telemetry.is_some() {
-                    runtime.watchers.push(crate::telemetry::observe_runtime(
-                        &runtime.gateway,
-                        runtime.hub.as_ref(),
-                    ));
+                    crate::telemetry::observe_runtime(runtime.hub.as_ref());
                 }
             }
         }

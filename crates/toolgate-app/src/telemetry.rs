@@ -1,24 +1,16 @@
 //! Telemetry for a runtime: the SDK installed from `[telemetry]` (servers always, for
 //! `/metrics` and the dashboard; one-off commands only when they export), and the gauges
-//! read at collection time — MCP servers up, approvals pending, the audit queue.
+//! read at collection time — MCP servers up, the audit queue.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use anyhow::Context;
 use opentelemetry::KeyValue;
-use tokio::task::JoinHandle;
-use toolgate_gateway::Gateway;
 use toolgate_mcp::{McpHub, ServerState};
-use toolgate_store::approvals::ApprovalStatus;
 use toolgate_telemetry::metrics::observe;
 use toolgate_telemetry::{Telemetry, names};
 
 use crate::config::Config;
-
-/// How often the count of pending approvals is re-read for `toolgate.approvals.pending`.
-const PENDING_EVERY: Duration = Duration::from_secs(1);
 
 /// Installs the SDK when `server` or the configuration exports; `None` otherwise (nothing
 /// is recorded anywhere, at no cost).
@@ -32,9 +24,9 @@ pub fn install(config: &Config, server: bool) -> anyhow::Result<Option<&'static 
         .map(Some)
 }
 
-/// Registers the gauges of a server's runtime and starts the task that keeps the pending
-/// approvals count fresh.
-pub fn observe_runtime(gateway: &Arc<Gateway>, hub: Option<&Arc<McpHub>>) -> JoinHandle<()> {
+/// Registers the gauges of a server's runtime (approvals pending comes from the server's
+/// approval feed, which reads the store anyway).
+pub fn observe_runtime(hub: Option<&Arc<McpHub>>) {
     observe(
         "toolgate.audit.queue.depth",
         "{record}",
@@ -71,25 +63,4 @@ pub fn observe_runtime(gateway: &Arc<Gateway>, hub: Option<&Arc<McpHub>>) -> Joi
             },
         );
     }
-    let pending = Arc::new(AtomicI64::new(0));
-    let read = Arc::clone(&pending);
-    observe(
-        "toolgate.approvals.pending",
-        "{request}",
-        "Approval requests waiting for a human",
-        move || vec![(Vec::new(), read.load(Ordering::Relaxed))],
-    );
-    let store = Arc::clone(gateway.desk().store());
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(PENDING_EVERY);
-        loop {
-            tick.tick().await;
-            if let Ok(list) = store.list(Some(ApprovalStatus::Pending), 100_000).await {
-                pending.store(
-                    i64::try_from(list.len()).unwrap_or(i64::MAX),
-                    Ordering::Relaxed,
-                );
-            }
-        }
-    })
 }

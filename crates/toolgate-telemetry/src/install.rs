@@ -82,16 +82,16 @@ impl Telemetry {
         let telemetry = build(config, |name| std::env::var(name).ok())?;
         let tracer = telemetry.tracing.as_ref().map(|p| p.tracer("toolgate"));
         let instruments = Instruments::new(telemetry.meters.meter("toolgate"));
+        // Another thread may have installed first: then its installation stands.
         if INSTALLED.set(telemetry).is_ok() {
             if let Some(tracer) = tracer {
                 set_tracer(tracer);
             }
             set_installed(instruments);
         }
-        INSTALLED.get().ok_or(TelemetryError::Exporter {
-            signal: "metrics",
-            message: "installation raced and lost".to_owned(),
-        })
+        Ok(INSTALLED
+            .get()
+            .unwrap_or_else(|| unreachable!("set just above")))
     }
 
     /// Whether spans and metrics leave the process over OTLP.
@@ -103,7 +103,7 @@ impl Telemetry {
     pub fn collect(&self) -> ResourceMetrics {
         let mut metrics = ResourceMetrics::default();
         if let Err(e) = self.reader.0.collect(&mut metrics) {
-            tracing_fallback(&format!("collecting metrics failed: {e}"));
+            tracing::warn!("collecting metrics failed: {e}");
         }
         metrics
     }
@@ -119,12 +119,12 @@ impl Telemetry {
         if let Some(p) = &self.tracing
             && let Err(e) = p.shutdown_with_timeout(timeout)
         {
-            tracing_fallback(&format!("flushing spans failed: {e}"));
+            tracing::warn!("flushing spans failed: {e}");
         }
         if self.exporting
             && let Err(e) = self.meters.shutdown_with_timeout(timeout)
         {
-            tracing_fallback(&format!("flushing metrics failed: {e}"));
+            tracing::warn!("flushing metrics failed: {e}");
         }
     }
 
@@ -139,11 +139,6 @@ impl Telemetry {
     }
 }
 
-/// The SDK's own failures go to the log, never to a caller.
-fn tracing_fallback(message: &str) {
-    tracing::warn!(target: "toolgate::telemetry", "{message}");
-}
-
 fn build(
     config: &TelemetryConfig,
     env: impl Fn(&str) -> Option<String> + Copy,
@@ -151,17 +146,18 @@ fn build(
     config.check()?;
     let exporting = config.exports(env);
     let resource = resource(config, env);
-    let reader = SharedReader(Arc::new(ManualReader::builder().build()));
+    let reader = SharedReader::new();
     let mut meters = SdkMeterProvider::builder()
         .with_resource(resource.clone())
         .with_reader(reader.clone());
     let mut tracing = None;
     if exporting {
-        let headers = config.headers(env)?.into_iter().collect();
+        let headers: std::collections::HashMap<String, String> =
+            config.headers(env)?.into_iter().collect();
         let mut spans = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
-            .with_headers(headers);
+            .with_headers(headers.clone());
         if let Some(url) = config.signal_url("traces") {
             spans = spans.with_endpoint(url);
         }
@@ -182,7 +178,7 @@ fn build(
         let mut points = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
-            .with_headers(config.headers(env)?.into_iter().collect());
+            .with_headers(headers);
         if let Some(url) = config.signal_url("metrics") {
             points = points.with_endpoint(url);
         }
@@ -223,7 +219,13 @@ fn resource(config: &TelemetryConfig, env: impl Fn(&str) -> Option<String>) -> R
 /// The manual reader, shared between the provider (which registers with it) and
 /// [`Telemetry::collect`].
 #[derive(Debug, Clone)]
-struct SharedReader(Arc<ManualReader>);
+pub(crate) struct SharedReader(pub(crate) Arc<ManualReader>);
+
+impl SharedReader {
+    pub(crate) fn new() -> Self {
+        SharedReader(Arc::new(ManualReader::builder().build()))
+    }
+}
 
 impl MetricReader for SharedReader {
     fn register_pipeline(&self, pipeline: Weak<Pipeline>) {

@@ -120,6 +120,12 @@ pub fn metrics() -> &'static Instruments {
     INSTALLED.get().unwrap_or_else(|| &UNINSTALLED)
 }
 
+/// The installed instruments, `None` before [`crate::install`]: for the per-call path,
+/// which then builds no attributes at all.
+pub fn recording() -> Option<&'static Instruments> {
+    INSTALLED.get()
+}
+
 pub(crate) fn set_installed(instruments: Instruments) {
     let _ = INSTALLED.set(instruments);
 }

@@ -9,8 +9,6 @@ pub const GEN_AI_TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
 pub const GEN_AI_TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
 pub const GEN_AI_PROVIDER_NAME: &str = "gen_ai.provider.name";
 pub const GEN_AI_REQUEST_MODEL: &str = "gen_ai.request.model";
-pub const GEN_AI_RESPONSE_MODEL: &str = "gen_ai.response.model";
-pub const GEN_AI_RESPONSE_ID: &str = "gen_ai.response.id";
 pub const GEN_AI_RESPONSE_FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
 pub const GEN_AI_USAGE_INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
 pub const GEN_AI_USAGE_OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
@@ -20,7 +18,6 @@ pub const MCP_METHOD_NAME: &str = "mcp.method.name";
 pub const MCP_PROTOCOL_VERSION: &str = "mcp.protocol.version";
 pub const MCP_SESSION_ID: &str = "mcp.session.id";
 pub const JSONRPC_REQUEST_ID: &str = "jsonrpc.request.id";
-pub const RPC_RESPONSE_STATUS_CODE: &str = "rpc.response.status_code";
 pub const NETWORK_TRANSPORT: &str = "network.transport";
 pub const SERVER_ADDRESS: &str = "server.address";
 pub const SERVER_PORT: &str = "server.port";
@@ -43,7 +40,6 @@ pub const APPROVAL_WAIT_MS: &str = "toolgate.approval.wait_ms";
 pub const RESULT_OFFLOADED: &str = "toolgate.result.offloaded";
 pub const RESULT_ID: &str = "toolgate.result.id";
 pub const MCP_SERVER: &str = "toolgate.mcp.server";
-pub const STAGE: &str = "toolgate.stage";
 
 /// What metrics call a tool the catalog does not have: a caller choosing names must not grow
 /// the series (and the SDK's memory) without bound. Spans keep the name, cut by [`bounded`].

@@ -200,44 +200,18 @@ fn fmt_f64(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::SdkMeterProvider;
     use opentelemetry_sdk::metrics::reader::MetricReader as _;
-    use opentelemetry_sdk::metrics::{ManualReader, SdkMeterProvider};
 
     use super::*;
+    use crate::install::SharedReader;
 
     /// A provider with one shared manual reader, as [`crate::install`] builds it.
-    fn provider() -> (SdkMeterProvider, Arc<ManualReader>) {
-        #[derive(Debug, Clone)]
-        struct R(Arc<ManualReader>);
-        impl opentelemetry_sdk::metrics::reader::MetricReader for R {
-            fn register_pipeline(&self, p: std::sync::Weak<opentelemetry_sdk::metrics::Pipeline>) {
-                self.0.register_pipeline(p);
-            }
-            fn collect(&self, rm: &mut ResourceMetrics) -> opentelemetry_sdk::error::OTelSdkResult {
-                self.0.collect(rm)
-            }
-            fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
-                self.0.force_flush()
-            }
-            fn shutdown_with_timeout(
-                &self,
-                t: std::time::Duration,
-            ) -> opentelemetry_sdk::error::OTelSdkResult {
-                self.0.shutdown_with_timeout(t)
-            }
-            fn temporality(
-                &self,
-                k: opentelemetry_sdk::metrics::InstrumentKind,
-            ) -> opentelemetry_sdk::metrics::Temporality {
-                self.0.temporality(k)
-            }
-        }
-        let reader = Arc::new(ManualReader::builder().build());
+    fn provider() -> (SdkMeterProvider, SharedReader) {
+        let reader = SharedReader::new();
         let p = SdkMeterProvider::builder()
-            .with_reader(R(Arc::clone(&reader)))
+            .with_reader(reader.clone())
             .build();
         (p, reader)
     }

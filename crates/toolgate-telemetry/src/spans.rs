@@ -32,7 +32,8 @@ pub(crate) fn set_tracer(tracer: SdkTracer) {
 }
 
 /// Starts a span under `parent` (a remote caller's context, or a span of toolgate's own
-/// passed on as a [`TraceContext`]); a root span without one. `None` when tracing is off.
+/// passed on as a [`TraceContext`]); a root span without one. `None` when tracing is off —
+/// a per-call caller checks [`tracer`] first, so it builds no arguments then.
 pub fn start(
     name: impl Into<Cow<'static, str>>,
     kind: SpanKind,

@@ -73,11 +73,6 @@ impl OtlpSink {
         bodies.iter().flat_map(|b| decode(b)).collect()
     }
 
-    /// How many metric exports arrived.
-    pub fn metric_exports(&self) -> usize {
-        self.received.lock().expect("lock").metrics.len()
-    }
-
     /// The name of every metric received, with the sum of its data points' values for
     /// sums (counters) and of their counts for histograms, from the latest export that
     /// has it (cumulative temporality: the latest is the total).

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolgate_testkit::pg::Scratch;
 
-use super::harness::{Env, http};
+use super::harness::{Env, http, peer_json};
 
 fn scratch() -> Scratch {
     runtime().block_on(Scratch::new())
@@ -278,19 +278,13 @@ fn an_mcp_session_opened_on_one_replica_continues_on_another() {
         "{} is missing: run scripts/test.sh",
         python.display()
     );
-    let out = std::process::Command::new(&python)
-        .arg(repo.join("crates/toolgate-cli/tests/peers/session_move_client.py"))
-        .args(["--a", &format!("http://{}/mcp", a.addr)])
-        .args(["--b", &format!("http://{}/mcp", b.addr)])
-        .args(["--tool", "list_dir"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = peer_json(
+        std::process::Command::new(&python)
+            .arg(repo.join("crates/toolgate-cli/tests/peers/session_move_client.py"))
+            .args(["--a", &format!("http://{}/mcp", a.addr)])
+            .args(["--b", &format!("http://{}/mcp", b.addr)])
+            .args(["--tool", "list_dir"]),
     );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         seen["listed"]
             .as_array()

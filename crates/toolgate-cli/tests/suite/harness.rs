@@ -316,6 +316,8 @@ pub struct Answer {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body as text (`Null` in `body` when it is not JSON).
+    pub text: String,
 }
 
 impl Answer {
@@ -380,7 +382,26 @@ pub fn http_with(
         status,
         headers,
         body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        text,
     }
+}
+
+/// Runs a test peer that prints one JSON document: fails the test with the peer's stderr
+/// when it exits unsuccessfully, else the document.
+pub fn peer_json(command: &mut std::process::Command) -> Value {
+    let out = command.output().expect("run the test peer");
+    assert!(
+        out.status.success(),
+        "the peer failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the peer printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 /// The Python of the test peers (`.venv`, installed by `scripts/test.sh`), or a panic that

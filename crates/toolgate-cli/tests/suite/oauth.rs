@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::harness::{Answer, Env, http, http_with, peer_python};
+use super::harness::{Answer, Env, http, http_with, peer_json, peer_python};
 
 /// The test authorization server, killed on drop.
 pub struct AuthServer {
@@ -339,25 +339,19 @@ fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
     let (child, addr) = env.serve();
     let _served = Served(child);
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(peer_python())
-        .arg(repo.join("crates/toolgate-cli/tests/peers/oauth_client.py"))
-        .args(["--url", &format!("http://{addr}/mcp")])
-        .args(["--issuer", &auth.issuer])
-        .args([
-            "--client-id",
-            "test-client",
-            "--client-secret",
-            "test-secret",
-        ])
-        .args(["--tool", "list_dir"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = peer_json(
+        Command::new(peer_python())
+            .arg(repo.join("crates/toolgate-cli/tests/peers/oauth_client.py"))
+            .args(["--url", &format!("http://{addr}/mcp")])
+            .args(["--issuer", &auth.issuer])
+            .args([
+                "--client-id",
+                "test-client",
+                "--client-secret",
+                "test-secret",
+            ])
+            .args(["--tool", "list_dir"]),
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["is_error"], json!(false), "{report}");
     assert_eq!(report["token_requests"], json!(1));
     assert!(

@@ -11,14 +11,14 @@
 //!   a pipe carry no colour either.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, http_with, peer_python, serving_address};
+use super::harness::{Env, http_with, peer_json, peer_python, serving_address};
 
 /// The caller's trace: its id and the caller's own span id.
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
@@ -86,45 +86,10 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// One HTTP/1.1 GET on a fresh connection: status and body as text (chunked or not).
+/// One HTTP/1.1 GET on a fresh connection: status and body as text.
 fn get_text(addr: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr)
-        .unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
-    let extra: String = headers
-        .iter()
-        .map(|(n, v)| format!("{n}: {v}\r\n"))
-        .collect();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = raw.split_once("\r\n\r\n").expect("an HTTP answer");
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    if !head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        return (status, rest.to_owned());
-    }
-    let mut text = String::new();
-    let mut rest = rest;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
-        if n == 0 {
-            break;
-        }
-        text.push_str(&after[..n]);
-        rest = &after[n + 2..];
-    }
-    (status, text)
+    let answer = http_with(addr, "GET", path, headers, None);
+    (answer.status, answer.text)
 }
 
 /// Percent-encodes a query parameter's value.
@@ -261,18 +226,12 @@ fn a_federated_call_is_one_exported_trace_from_the_caller_to_the_upstream() {
             "traceparent": format!("00-{UNKNOWN_TRACE}-{UNKNOWN_CALLER_SPAN}-01"),
         }),
     ];
-    let out = Command::new(&python)
-        .arg(repo().join("crates/toolgate-cli/tests/peers/otel_client.py"))
-        .args(["--url", &format!("http://{addr}")])
-        .args(calls.iter().map(Value::to_string))
-        .output()
-        .expect("run otel_client.py");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let answers = peer_json(
+        Command::new(&python)
+            .arg(repo().join("crates/toolgate-cli/tests/peers/otel_client.py"))
+            .args(["--url", &format!("http://{addr}")])
+            .args(calls.iter().map(Value::to_string)),
     );
-    let answers: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
     assert_eq!(answers[0]["is_error"], json!(false), "{answers}");
     let upstream: Value =
         serde_json::from_str(answers[0]["text"].as_str().expect("the trace tool's text"))

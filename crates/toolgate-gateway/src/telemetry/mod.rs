@@ -46,17 +46,21 @@ impl Layer for TelemetryLayer {
     }
 
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
-        let named = names::bounded(&call.request.tool);
-        let mut span = spans::start(
-            format!("{} {named}", names::EXECUTE_TOOL),
-            SpanKind::Internal,
-            call.request.trace.as_ref(),
-            vec![
-                KeyValue::new(names::GEN_AI_OPERATION_NAME, names::EXECUTE_TOOL),
-                KeyValue::new(names::GEN_AI_TOOL_NAME, named.to_owned()),
-            ],
-        )
-        .filter(|s| s.is_recording());
+        // With tracing off nothing is built: no name, no attributes.
+        let mut span = spans::tracer()
+            .and_then(|_| {
+                let named = names::bounded(&call.request.tool);
+                spans::start(
+                    format!("{} {named}", names::EXECUTE_TOOL),
+                    SpanKind::Internal,
+                    call.request.trace.as_ref(),
+                    vec![
+                        KeyValue::new(names::GEN_AI_OPERATION_NAME, names::EXECUTE_TOOL),
+                        KeyValue::new(names::GEN_AI_TOOL_NAME, named.to_owned()),
+                    ],
+                )
+            })
+            .filter(|s| s.is_recording());
         if let Some(s) = &span {
             call.request.trace = spans::pass_on(Some(s), call.request.trace.take());
             call.stages = Some(Vec::with_capacity(12));
@@ -67,24 +71,25 @@ impl Layer for TelemetryLayer {
             Ok(_) => "ok",
             Err(e) => e.code.as_str(),
         };
-        let m = metrics();
-        // Only catalog names label a series; anything a caller made up is one series.
-        let label = match &call.entry {
-            Some(_) => call.request.tool.clone(),
-            None => names::UNKNOWN_TOOL.to_owned(),
-        };
-        let tool = KeyValue::new(names::GEN_AI_TOOL_NAME, label);
-        let result = KeyValue::new(names::OUTCOME, code);
-        m.calls.add(
-            1,
-            &[
-                tool.clone(),
-                result.clone(),
-                KeyValue::new(names::ROLE, call.request.role.clone()),
-            ],
-        );
-        m.call_duration
-            .record(elapsed.as_secs_f64(), &[tool, result]);
+        if let Some(m) = metrics::recording() {
+            // Only catalog names label a series; anything a caller made up is one series.
+            let label = match &call.entry {
+                Some(_) => call.request.tool.clone(),
+                None => names::UNKNOWN_TOOL.to_owned(),
+            };
+            let tool = KeyValue::new(names::GEN_AI_TOOL_NAME, label);
+            let result = KeyValue::new(names::OUTCOME, code);
+            m.calls.add(
+                1,
+                &[
+                    tool.clone(),
+                    result.clone(),
+                    KeyValue::new(names::ROLE, call.request.role.clone()),
+                ],
+            );
+            m.call_duration
+                .record(elapsed.as_secs_f64(), &[tool, result]);
+        }
         if let Some(s) = span.as_mut() {
             self.describe(s, call, &outcome);
             s.end();

@@ -8,9 +8,13 @@
 //! approve`). Starting takes a baseline: requests that were already there when the server
 //! started are not announced to the webhook again (a stream subscriber lists the pending ones
 //! itself); every request created after [`ApprovalFeed::start`] returns is.
+//!
+//! The same reads give `toolgate.approvals.pending` (the requests of the window still
+//! pending), so the gauge costs no read of its own.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::broadcast;
@@ -63,10 +67,19 @@ impl ApprovalFeed {
     pub async fn start(&self, store: &Arc<ApprovalStore>, shutdown: &CancellationToken) {
         self.started
             .get_or_init(|| async {
+                let pending = Arc::new(AtomicI64::new(0));
+                let read = Arc::clone(&pending);
+                toolgate_telemetry::metrics::observe(
+                    "toolgate.approvals.pending",
+                    "{request}",
+                    "Approval requests waiting for a human",
+                    move || vec![(Vec::new(), read.load(Ordering::Relaxed))],
+                );
                 let mut task = Poller {
                     store: Arc::clone(store),
                     tx: self.tx.clone(),
                     seen: None,
+                    pending,
                 };
                 match store.list(None, WINDOW).await {
                     Ok(list) => {
@@ -101,6 +114,8 @@ struct Poller {
     tx: broadcast::Sender<FeedEvent>,
     /// `None` until the baseline is taken.
     seen: Option<Seen>,
+    /// Pending requests at the last read, for `toolgate.approvals.pending`.
+    pending: Arc<AtomicI64>,
 }
 
 impl Poller {
@@ -131,6 +146,14 @@ impl Poller {
     /// The requests that are new or changed since the previous poll, oldest first; records
     /// this poll as the new view. The first call only records.
     fn changes(&mut self, list: Vec<ApprovalRequest>) -> Vec<FeedEvent> {
+        let waiting = list
+            .iter()
+            .filter(|r| r.status == ApprovalStatus::Pending)
+            .count();
+        self.pending.store(
+            i64::try_from(waiting).unwrap_or(i64::MAX),
+            Ordering::Relaxed,
+        );
         let now: Seen = list
             .iter()
             .map(|r| (r.id.clone(), (r.status, r.consumed)))
@@ -197,6 +220,7 @@ mod tests {
             store: Arc::new(ApprovalStore::open(&dir.path().join("db")).unwrap()),
             tx,
             seen: None,
+            pending: Arc::default(),
         };
         let a = request("apr_a", ApprovalStatus::Pending, false);
         assert_eq!(p.changes(vec![a.clone()]), vec![]);
@@ -223,6 +247,8 @@ mod tests {
                 },
             ]
         );
+        // The gauge counts what the last read found pending: b and c.
+        assert_eq!(p.pending.load(Ordering::Relaxed), 2);
         let a3 = request("apr_a", ApprovalStatus::Approved, true);
         assert_eq!(
             p.changes(vec![c, b, a3.clone()]),
