@@ -237,6 +237,7 @@ mod tests {
                     decided_by: "op".into(),
                     reason: None,
                     confirm: None,
+                    via: None,
                 },
             )
             .await
@@ -308,6 +309,7 @@ mod tests {
             decided_by: "op".into(),
             reason: None,
             confirm: None,
+            via: None,
         };
         store.decide(&id, approve).await.unwrap();
         let mut form = serde_json::Map::new();

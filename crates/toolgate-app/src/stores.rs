@@ -1,7 +1,8 @@
 //! The stores in the data directory (`toolgate.db`, the audit log, results), each opened
 //! with an error that names the file and what to do, and the audit key beside them; and the
-//! shared stores ([`SharedStores`]: approvals and idempotency keys) on whichever backend
-//! `[store]` chose — the embedded database, or PostgreSQL for a cluster.
+//! shared stores ([`SharedStores`]: approvals, idempotency keys, the approval channels' chat
+//! posts, …) on whichever backend `[store]` chose — the embedded database, or PostgreSQL for
+//! a cluster.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use toolgate_store::pg::{PgBackend, PgPool, migrate};
 use toolgate_store::pins::PgPins;
 use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
 use toolgate_store::results::ResultStore;
-use toolgate_store::{CredentialStore, PinStore, TokenStore};
+use toolgate_store::{ChatPosts, CredentialStore, PinStore, TokenStore};
 
 use crate::config::{Config, StoreLocation};
 
@@ -58,6 +59,8 @@ pub struct SharedStores {
     pub tokens: TokenStore,
     /// The `[[quotas]]` buckets: this process's memory, or shared in PostgreSQL.
     pub quotas: Arc<dyn QuotaBuckets>,
+    /// Which approval request the approval channels (chat bots) posted as which message.
+    pub chat_posts: ChatPosts,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
     pub stop: CancellationToken,
 }
@@ -94,6 +97,12 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 tokens: TokenStore::open(&db).with_context(|| {
                     format!("cannot open the issued tokens in {}", db.display())
                 })?,
+                chat_posts: ChatPosts::open(&db).with_context(|| {
+                    format!(
+                        "cannot open the approval channels' posts in {}",
+                        db.display()
+                    )
+                })?,
                 stop,
             })
         }
@@ -121,6 +130,7 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 pins: Arc::new(backend.pins()),
                 tokens: backend.tokens(),
                 quotas: Arc::new(backend.quotas()),
+                chat_posts: backend.chat_posts(),
                 stop,
             })
         }

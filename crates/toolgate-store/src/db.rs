@@ -20,8 +20,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// 1: approvals, grants, idempotency keys, pins, credentials, the audit index;
 /// 2: idempotency reservations;
 /// 3: issued bearer tokens;
-/// 4: approval requests record the caller's issuer and subject.
-pub const EMBEDDED_SCHEMA: i32 = 4;
+/// 4: approval requests record the caller's issuer and subject;
+/// 5: approval channels: the channel a decision came through, and the chat posts.
+pub const EMBEDDED_SCHEMA: i32 = 5;
 
 /// Opens (creating if needed) the database at `path` with the pragmas the store relies on:
 /// WAL journal, `synchronous = FULL` (a committed approval survives power loss), a busy

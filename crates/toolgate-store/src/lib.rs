@@ -21,6 +21,8 @@
 //! - [`sessions`]: [`sessions::PgSessions`], MCP sessions any replica can continue.
 //! - [`quotas`]: quota buckets (GCRA) in memory, or in PostgreSQL for a whole cluster.
 //! - [`tokens`]: [`TokenStore`] — the bearer tokens toolgate issued (hashes only).
+//! - [`chat`]: [`ChatPosts`] — which approval request the chat channels posted as which
+//!   message, so each is announced once across restarts and replicas.
 //! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -28,6 +30,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod changes;
+pub mod chat;
 pub mod credentials;
 pub mod db;
 pub mod error;
@@ -42,6 +45,7 @@ pub mod tokens;
 
 pub use approvals::ApprovalStore;
 pub use audit::AuditLog;
+pub use chat::ChatPosts;
 pub use credentials::{CredentialRecord, CredentialSecret, CredentialStore};
 pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;

@@ -39,6 +39,7 @@ fn to_json(r: &ApprovalRequest) -> Value {
         "requires_confirmation": r.requires_confirmation,
         "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
         "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
+        "decided_via": r.decided_via,
         "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
     })
 }
@@ -154,6 +155,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
                 decided_by: by.unwrap_or_else(local_user),
                 reason,
                 confirm,
+                via: None,
             };
             let r = store
                 .decide(&id, decision)
@@ -172,6 +174,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
                 decided_by: by.unwrap_or_else(local_user),
                 reason,
                 confirm: None,
+                via: None,
             };
             let r = store
                 .decide(&id, decision)
@@ -213,6 +216,7 @@ mod tests {
             pattern: None,
             reason: None,
             consumed: false,
+            decided_via: None,
         };
         let shown = to_json(&r);
         assert_eq!(shown["arguments"]["command"], json!(command));
@@ -225,5 +229,42 @@ mod tests {
             arguments_summary(&r.arguments),
             "[hidden text] {\"command\":\"echo hi⟨2100 spaces⟩; echo SNEAKY > f\"}"
         );
+    }
+    /// A decision taken in a chat channel shows where (the console's, API's and CLI's: null).
+    #[test]
+    fn show_names_the_channel_a_decision_came_through() {
+        let r = ApprovalRequest {
+            issuer: None,
+            subject: None,
+            id: "apr_000000000002".into(),
+            created_at_ms: 0,
+            expires_at_ms: 1,
+            status: ApprovalStatus::Approved,
+            principal: "p".into(),
+            session: "s".into(),
+            role: "default".into(),
+            tool: "write_file".into(),
+            risk: toolgate_protocol::Risk::Write,
+            args_hash: "0".repeat(64),
+            arguments: json!({}),
+            requires_confirmation: false,
+            decided_by: Some("alice".into()),
+            decided_at_ms: Some(0),
+            scope: Some(DecisionScope::Once),
+            pattern: None,
+            reason: None,
+            consumed: false,
+            decided_via: Some("slack:ops".into()),
+        };
+        let shown = to_json(&r);
+        assert_eq!(
+            (&shown["decided_by"], &shown["decided_via"]),
+            (&json!("alice"), &json!("slack:ops"))
+        );
+        let console = to_json(&ApprovalRequest {
+            decided_via: None,
+            ..r
+        });
+        assert_eq!(console["decided_via"], json!(null));
     }
 }

@@ -67,6 +67,7 @@ impl ApproveLayer {
                 decided_by: answer.approver,
                 reason: answer.reason,
                 confirm: answer.confirm,
+                via: None,
             };
             request = self
                 .desk

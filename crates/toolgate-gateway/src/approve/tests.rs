@@ -67,6 +67,7 @@ fn approval_by(by: &str, scope: DecisionScope) -> StoreDecision {
         decided_by: by.into(),
         reason: None,
         confirm: None,
+        via: None,
     }
 }
 
@@ -172,6 +173,7 @@ async fn denied_is_reported_once_then_asked_again() {
         decided_by: "bob".into(),
         reason: Some("not today".into()),
         confirm: None,
+        via: None,
     };
     f.store.decide(&id, d).await.unwrap();
     let denied = run_layer_on(&l, &mut asking("w", Risk::Write, json!({}), "s"))
@@ -251,6 +253,7 @@ async fn dangerous_needs_the_typed_confirmation() {
         decided_by: "alice".into(),
         reason: None,
         confirm: Some("shel".into()),
+        via: None,
     };
     assert!(f.store.decide(&id, d).await.is_err());
     approve(&f, &id, DecisionScope::Once, Some("shell")).await;

@@ -18,6 +18,7 @@ async fn decide(h: &Harness, id: &str, approve: bool) {
         decided_by: "op".into(),
         reason: None,
         confirm: Some("danger".into()),
+        via: None,
     };
     h.approvals.decide(id, d).await.unwrap();
 }

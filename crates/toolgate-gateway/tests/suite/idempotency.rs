@@ -44,6 +44,7 @@ async fn a_replay_needs_no_second_approval_and_reads_ignore_keys() {
                 decided_by: "op".into(),
                 reason: None,
                 confirm: None,
+                via: None,
             },
         )
         .await

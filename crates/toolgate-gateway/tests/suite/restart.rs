@@ -36,6 +36,7 @@ async fn an_approval_survives_a_restart() {
                 decided_by: "ops".into(),
                 reason: None,
                 confirm: Some("danger".into()),
+                via: None,
             },
         )
         .await

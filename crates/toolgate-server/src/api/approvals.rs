@@ -48,6 +48,7 @@ pub fn approval_json(r: &ApprovalRequest) -> Value {
         "created_at": time(r.created_at_ms), "expires_at": time(r.expires_at_ms),
         "created_at_ms": r.created_at_ms, "expires_at_ms": r.expires_at_ms,
         "decided_by": r.decided_by, "decided_at": r.decided_at_ms.map(time),
+        "decided_via": r.decided_via,
         "scope": r.scope, "reason": r.reason, "consumed": r.consumed,
         "issuer": r.issuer, "subject": r.subject,
     })
@@ -128,6 +129,7 @@ pub async fn decide(
         decided_by: caller.principal,
         reason: params.reason,
         confirm: params.confirm,
+        via: None,
     };
     let store = &state.approvals;
     let result = store.decide(&id, decision).await;

@@ -209,6 +209,7 @@ mod tests {
             pattern: None,
             reason: None,
             consumed,
+            decided_via: None,
         }
     }
 

@@ -197,6 +197,9 @@ pub struct ApprovalRequest {
     pub issuer: Option<String>,
     /// The caller as the issuer names it (`sub`, or toolgate's token id).
     pub subject: Option<String>,
+    /// The channel the decision came through (`slack:ops`, `telegram:oncall`); `None` for
+    /// the console, the API or the CLI.
+    pub decided_via: Option<String>,
 }
 
 /// What the gateway knows when it asks for a decision.
@@ -229,6 +232,9 @@ pub struct Decision {
     pub reason: Option<String>,
     /// The tool name typed back, required to approve a `requires_confirmation` request.
     pub confirm: Option<String>,
+    /// Where the decision was taken: a chat channel and chat (`slack:ops`,
+    /// `telegram:oncall`); `None` for the console, the API or the CLI.
+    pub via: Option<String>,
 }
 
 /// A standing permission created by a `session` or `always` approval.

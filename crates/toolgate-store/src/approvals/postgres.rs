@@ -51,6 +51,7 @@ fn raw_approval(row: &Row) -> RawApproval {
         consumed: row.get(17),
         issuer: row.get(18),
         subject: row.get(19),
+        decided_via: row.get(20),
     }
 }
 
@@ -271,7 +272,7 @@ impl ApprovalBackend for PgApprovals {
         };
         tx.execute(
             "UPDATE approvals SET status = $2, decided_by = $3, decided_at_ms = $4, scope = $5, \
-             pattern = $6, reason = $7 WHERE id = $1",
+             pattern = $6, reason = $7, decided_via = $8 WHERE id = $1",
             &[
                 &id,
                 &status.as_str(),
@@ -280,6 +281,7 @@ impl ApprovalBackend for PgApprovals {
                 &decision.scope.as_str(),
                 &pattern,
                 &decision.reason,
+                &decision.via,
             ],
         )
         .await

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS approvals (
     reason                TEXT,
     consumed              INTEGER NOT NULL DEFAULT 0,
     issuer                TEXT,
-    subject               TEXT
+    subject               TEXT,
+    decided_via           TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_by_call
     ON approvals (principal, tool, args_hash, created_at_ms);
@@ -55,16 +56,17 @@ CREATE INDEX IF NOT EXISTS approval_grants_by_tool ON approval_grants (principal
 /// Column list matching [`RawApproval::from_row`].
 pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, status, principal, \
      session, role, tool, risk, args_hash, arguments, requires_confirmation, decided_by, \
-     decided_at_ms, scope, pattern, reason, consumed, issuer, subject";
+     decided_at_ms, scope, pattern, reason, consumed, issuer, subject, decided_via";
 
 /// Column list matching [`RawGrant::from_row`].
 pub(super) const GRANT_COLUMNS: &str = "id, scope, principal, session, tool, args_hash, pattern, created_by, created_at_ms, approval_id";
 
 pub(super) fn create_tables(conn: &Connection) -> StoreResult<()> {
     conn.execute_batch(CREATE_TABLES)?;
-    // Databases made before schema 4 lack who vouched for the caller; another process may be
-    // adding the columns at the same moment (then ours fails as a duplicate, which is fine).
-    for column in ["issuer", "subject"] {
+    // Databases made before schema 4 lack who vouched for the caller, before schema 5 the
+    // channel a decision came through; another process may be adding the columns at the same
+    // moment (then ours fails as a duplicate, which is fine).
+    for column in ["issuer", "subject", "decided_via"] {
         let present = conn
             .prepare("SELECT 1 FROM pragma_table_info('approvals') WHERE name = ?1")?
             .exists([column])?;
@@ -101,6 +103,7 @@ pub(super) struct RawApproval {
     pub(super) consumed: bool,
     pub(super) issuer: Option<String>,
     pub(super) subject: Option<String>,
+    pub(super) decided_via: Option<String>,
 }
 
 impl RawApproval {
@@ -126,6 +129,7 @@ impl RawApproval {
             consumed: row.get(17)?,
             issuer: row.get(18)?,
             subject: row.get(19)?,
+            decided_via: row.get(20)?,
         })
     }
 
@@ -170,6 +174,7 @@ impl RawApproval {
             consumed: self.consumed,
             issuer: self.issuer,
             subject: self.subject,
+            decided_via: self.decided_via,
         })
     }
 }

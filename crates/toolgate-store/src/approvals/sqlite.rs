@@ -287,7 +287,7 @@ fn decide(
     };
     tx.execute(
         "UPDATE approvals SET status = ?2, decided_by = ?3, decided_at_ms = ?4, scope = ?5, \
-         pattern = ?6, reason = ?7 WHERE id = ?1",
+         pattern = ?6, reason = ?7, decided_via = ?8 WHERE id = ?1",
         params![
             id,
             status.as_str(),
@@ -296,6 +296,7 @@ fn decide(
             decision.scope.as_str(),
             pattern,
             decision.reason,
+            decision.via,
         ],
     )?;
     if let Some(g) = grant_row(&request, decision, pattern.as_deref()) {

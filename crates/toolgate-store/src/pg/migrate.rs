@@ -71,6 +71,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "approval requesters",
         sql: include_str!("migrations/0010_approval_requesters.sql"),
     },
+    Migration {
+        version: 11,
+        name: "approval channels",
+        sql: include_str!("migrations/0011_approval_channels.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

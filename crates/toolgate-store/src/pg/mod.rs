@@ -361,6 +361,11 @@ impl PgBackend {
         )))
     }
 
+    /// The approval channels' chat posts on this database.
+    pub fn chat_posts(&self) -> crate::ChatPosts {
+        crate::ChatPosts::with_backend(Arc::new(crate::chat::PgChatPosts::new(self.pool.clone())))
+    }
+
     /// The idempotency keys of this database.
     pub fn idempotency(&self) -> crate::IdempotencyStore {
         crate::IdempotencyStore::with_backend(

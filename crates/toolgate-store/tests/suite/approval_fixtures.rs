@@ -47,6 +47,7 @@ pub(super) fn approve(scope: DecisionScope) -> Decision {
         decided_by: "alice".into(),
         reason: Some("looks fine".into()),
         confirm: None,
+        via: None,
     }
 }
 
@@ -58,6 +59,7 @@ pub(super) fn deny() -> Decision {
         decided_by: "bob".into(),
         reason: Some("no".into()),
         confirm: None,
+        via: None,
     }
 }
 
@@ -65,6 +67,7 @@ pub(super) fn expected_pending(id: &str, args: Value) -> ApprovalRequest {
     ApprovalRequest {
         issuer: None,
         subject: None,
+        decided_via: None,
         id: id.into(),
         created_at_ms: T0,
         expires_at_ms: T0 + 60_000,

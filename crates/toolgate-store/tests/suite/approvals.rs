@@ -357,6 +357,109 @@ async fn two_stores_on_one_file_see_each_others_writes(b: Backend) {
     assert_eq!(server.get(&created.id).await.unwrap(), Some(decided));
 }
 
+async fn a_decision_records_the_channel_it_came_through(b: Backend) {
+    let clock = TestClock::new();
+    let store = b.approvals(&clock).await;
+    let args = json!({"path": "a"});
+    let id = store
+        .create(new_approval("write_file", args.clone()))
+        .await
+        .unwrap()
+        .id;
+    let other = store
+        .create(new_approval("write_file", json!({"path": "b"})))
+        .await
+        .unwrap()
+        .id;
+
+    clock.set(T0 + 1_000);
+    let decided = store
+        .decide(
+            &id,
+            Decision {
+                via: Some("slack:ops".into()),
+                ..approve(DecisionScope::Once)
+            },
+        )
+        .await
+        .unwrap();
+    let expected = ApprovalRequest {
+        status: ApprovalStatus::Approved,
+        decided_by: Some("alice".into()),
+        decided_at_ms: Some(T0 + 1_000),
+        scope: Some(DecisionScope::Once),
+        reason: Some("looks fine".into()),
+        decided_via: Some("slack:ops".into()),
+        ..expected_pending(&id, args)
+    };
+    assert_eq!(decided, expected);
+    // Through the console, the API or the CLI: no channel.
+    let console = store.decide(&other, deny()).await.unwrap();
+    assert_eq!(console.decided_via, None);
+
+    // Another connection (process, replica) reads it back.
+    let reader = b.approvals(&clock).await;
+    assert_eq!(reader.get(&id).await.unwrap(), Some(expected.clone()));
+    let listed = reader.list(None, 10).await.unwrap();
+    let via: Vec<_> = listed
+        .iter()
+        .map(|r| (r.id.as_str(), r.decided_via.as_deref()))
+        .collect();
+    assert_eq!(
+        via,
+        vec![(other.as_str(), None), (id.as_str(), Some("slack:ops"))]
+    );
+    assert_eq!(
+        reader
+            .list(Some(ApprovalStatus::Approved), 10)
+            .await
+            .unwrap(),
+        vec![expected]
+    );
+}
+
+/// An embedded database made before schema 5 gains `decided_via` in place when opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_embedded_database_gains_the_decision_channel_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("toolgate.db");
+    {
+        let old = rusqlite::Connection::open(&db).unwrap();
+        old.execute_batch(
+            "CREATE TABLE approvals (
+                id TEXT PRIMARY KEY, created_at_ms INTEGER NOT NULL,
+                expires_at_ms INTEGER NOT NULL, status TEXT NOT NULL, principal TEXT NOT NULL,
+                session TEXT NOT NULL, role TEXT NOT NULL, tool TEXT NOT NULL,
+                risk TEXT NOT NULL, args_hash TEXT NOT NULL, arguments TEXT NOT NULL,
+                requires_confirmation INTEGER NOT NULL, decided_by TEXT, decided_at_ms INTEGER,
+                scope TEXT, pattern TEXT, reason TEXT, consumed INTEGER NOT NULL DEFAULT 0,
+                issuer TEXT, subject TEXT);
+             PRAGMA user_version = 4;",
+        )
+        .unwrap();
+    }
+    let clock = TestClock::new();
+    let store = toolgate_store::ApprovalStore::open(&db)
+        .unwrap()
+        .with_clock(clock.clock());
+    let id = store
+        .create(new_approval("write_file", json!({"path": "a"})))
+        .await
+        .unwrap()
+        .id;
+    let decision = Decision {
+        via: Some("telegram:oncall".into()),
+        ..approve(DecisionScope::Once)
+    };
+    store.decide(&id, decision).await.unwrap();
+    let read = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(read.decided_via.as_deref(), Some("telegram:oncall"));
+    assert_eq!(
+        toolgate_store::db::embedded_schema(&db).unwrap(),
+        toolgate_store::db::EMBEDDED_SCHEMA
+    );
+}
+
 #[test]
 fn canonical_hash_ignores_key_order_and_whitespace() {
     let written_one_way: Value =
@@ -399,4 +502,5 @@ on_both_backends!(
     find_latest_returns_the_newest_unconsumed_request_for_the_exact_call,
     a_decision_survives_reopening_the_database,
     two_stores_on_one_file_see_each_others_writes,
+    a_decision_records_the_channel_it_came_through,
 );

@@ -5,7 +5,9 @@
 
 use tokio_util::sync::CancellationToken;
 use toolgate_store::pg::{PgBackend, PgUrl};
-use toolgate_store::{ApprovalStore, CredentialStore, IdempotencyStore, ResultStore, TokenStore};
+use toolgate_store::{
+    ApprovalStore, ChatPosts, CredentialStore, IdempotencyStore, ResultStore, TokenStore,
+};
 use toolgate_testkit::pg::Scratch;
 
 use super::approval_fixtures::TestClock;
@@ -60,6 +62,16 @@ impl Backend {
             Backend::Sqlite(dir) => TokenStore::open(&dir.path().join("toolgate.db")).unwrap(),
             Backend::Postgres(scratch) => pg(scratch).await.tokens(),
         }
+    }
+
+    /// The approval channels' chat posts: a new connection (pool) each call — another
+    /// process, or replica.
+    pub(crate) async fn chat_posts(&self, clock: &TestClock) -> ChatPosts {
+        let posts = match self {
+            Backend::Sqlite(dir) => ChatPosts::open(&dir.path().join("toolgate.db")).unwrap(),
+            Backend::Postgres(scratch) => pg(scratch).await.chat_posts(),
+        };
+        posts.with_clock(clock.clock())
     }
 
     /// PostgreSQL's quota buckets (a new pool each call); the embedded store keeps them in

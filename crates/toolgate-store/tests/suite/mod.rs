@@ -9,6 +9,7 @@ mod audit_fixtures;
 mod audit_keyed;
 mod audit_query;
 mod audit_verify;
+mod chat_posts;
 mod credentials;
 mod idempotency;
 mod pg_tls;

@@ -187,6 +187,7 @@ pub fn schemas() -> Value {
                 "created_at_ms": {"type": "integer"},
                 "expires_at_ms": {"type": "integer"},
                 "decided_by": nullable("string"),
+                "decided_via": {"type": ["string", "null"], "description": "The channel the decision came through (`slack:ops`, `telegram:oncall`); null for the console, the API and the CLI."},
                 "decided_at": {"type": ["string", "null"], "format": "date-time"},
                 "scope": {"type": ["string", "null"], "enum": ["once", "session", "always", null]},
                 "reason": nullable("string"),
