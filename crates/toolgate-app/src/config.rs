@@ -157,6 +157,50 @@ impl StoreLocation {
     }
 }
 
+/// `[approvals]` as written: the gateway's settings, the approval channels, and the
+/// principals that hold the operator right in those channels without an operator token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsSettings {
+    /// How long a pending approval waits for a decision.
+    pub ttl_secs: u64,
+    /// Wait for the decision instead of returning `approval_required` at once.
+    pub wait: bool,
+    /// How often a waiting call checks the store.
+    pub poll_millis: u64,
+    /// Principals that may decide from a chat besides those with an operator token (for
+    /// principals known only through an identity provider).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operators: Vec<String>,
+    /// `[[approvals.channels]]`: Telegram and Slack (docs/approvals.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<toolgate_channels::ChannelConfig>,
+}
+
+impl Default for ApprovalsSettings {
+    fn default() -> Self {
+        let gateway = ApprovalsConfig::default();
+        ApprovalsSettings {
+            ttl_secs: gateway.ttl_secs,
+            wait: gateway.wait,
+            poll_millis: gateway.poll_millis,
+            operators: Vec::new(),
+            channels: Vec::new(),
+        }
+    }
+}
+
+impl ApprovalsSettings {
+    /// What the gateway reads.
+    pub fn gateway(&self) -> ApprovalsConfig {
+        ApprovalsConfig {
+            ttl_secs: self.ttl_secs,
+            wait: self.wait,
+            poll_millis: self.poll_millis,
+        }
+    }
+}
+
 /// The file, as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -169,7 +213,8 @@ pub struct FileConfig {
     pub default_role: Option<String>,
     pub audit: AuditSettings,
     pub limits: LimitsConfig,
-    pub approvals: ApprovalsConfig,
+    /// `[approvals]`: how long requests wait, and `[[approvals.channels]]` (Telegram, Slack).
+    pub approvals: ApprovalsSettings,
     pub shell: ShellSettings,
     pub files: FileSettings,
     pub roles: BTreeMap<String, RoleConfig>,
@@ -256,7 +301,7 @@ impl Config {
     pub fn gateway(&self) -> GatewayConfig {
         GatewayConfig {
             limits: self.file.limits.clone(),
-            approvals: self.file.approvals.clone(),
+            approvals: self.file.approvals.gateway(),
             roles: self.file.roles.clone(),
             policy: self.file.policy.clone(),
             quotas: self.file.quotas.clone(),
@@ -372,6 +417,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     if cfg.approvals.ttl_secs == 0 {
         bail!("approvals.ttl_secs must be positive");
     }
+    toolgate_channels::config::check_all(&cfg.approvals.channels)?;
     let s = &cfg.shell;
     if s.default_timeout_secs == 0 || s.default_timeout_secs > s.max_timeout_secs {
         bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");

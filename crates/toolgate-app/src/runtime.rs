@@ -107,6 +107,8 @@ pub struct Runtime {
     sessions: Option<toolgate_store::sessions::PgSessions>,
     /// The bearer tokens issued through the store.
     tokens: toolgate_store::TokenStore,
+    /// Which approval requests were announced as which chat message.
+    chat_posts: toolgate_store::ChatPosts,
     gateway: Arc<Gateway>,
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
@@ -144,6 +146,7 @@ impl Runtime {
             store_stop: shared.stop,
             sessions: shared.sessions,
             tokens: shared.tokens,
+            chat_posts: shared.chat_posts,
             gateway,
             hub,
             rag: None,
@@ -203,6 +206,31 @@ impl Runtime {
     /// The bearer tokens issued through the store (`toolgate token create`, the console).
     pub fn tokens(&self) -> &toolgate_store::TokenStore {
         &self.tokens
+    }
+
+    /// The approval channels of `[[approvals.channels]]` (none configured: `None`), their
+    /// secrets read from the environment; `operators` says who holds the operator right.
+    pub fn approval_channels(
+        &self,
+        operators: Arc<dyn toolgate_channels::OperatorCheck>,
+        public_url: Option<String>,
+    ) -> anyhow::Result<Option<Arc<toolgate_channels::Hub>>> {
+        let channels = &self.config.file.approvals.channels;
+        if channels.is_empty() {
+            return Ok(None);
+        }
+        let hub = toolgate_channels::Hub::new(
+            channels,
+            toolgate_channels::HubDeps {
+                approvals: Arc::clone(self.gateway.desk().store()),
+                posts: self.chat_posts.clone(),
+                audit: Arc::clone(self.gateway.audit()),
+                egress: self.config.file.egress.clone(),
+                operators,
+                public_url,
+            },
+        )?;
+        Ok(Some(hub))
     }
 
     /// The OpenTelemetry SDK, when this runtime installed it.

@@ -6,6 +6,7 @@
 //!                     anonymous grant; or 401
 //!   routes            /v1/* (api), /mcp (mcp), /openapi.json, /.well-known/*
 //! routes              / and /assets/* (console): public
+//! routes              /hooks/* (Slack, Telegram): each verified by its service's proof
 //! fallbacks           404 / 405 with the one error body
 //! ```
 //!
@@ -20,7 +21,7 @@ use tokio::net::TcpListener;
 use crate::accept::{self, ConnectionLimits};
 use crate::api::webhook::WebhookError;
 use crate::state::AppState;
-use crate::{api, auth, console, mcp};
+use crate::{api, auth, console, hooks, mcp};
 
 /// How long calls still running when the grace period ends get to record their
 /// cancellation before the audit is flushed.
@@ -41,6 +42,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(authenticated)
         .merge(console::routes())
+        .merge(hooks::routes())
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -69,6 +71,27 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     api::webhook::start(&state).await?;
     state.feed().start(&state.approvals, &state.shutdown).await;
+    if let Some(hub) = state.channels() {
+        hub.start(&state.shutdown);
+        // The feed also sees requests other processes made (embedded store): each event
+        // starts a pass at once instead of at the next tick.
+        let mut events = state
+            .feed()
+            .subscribe(&state.approvals, &state.shutdown)
+            .await;
+        let (hub, stop) = (std::sync::Arc::clone(hub), state.shutdown.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    event = events.recv() => match event {
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                        _ => hub.wake(),
+                    },
+                }
+            }
+        });
+    }
     let tokens = state
         .tokens()
         .map(|book| book.spawn(state.shutdown.clone()));

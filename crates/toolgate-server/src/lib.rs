@@ -7,6 +7,7 @@
 //! - [`auth`]: Host/Origin validation (DNS rebinding) and bearer-token authentication.
 //! - [`api`]: `/v1/*`, `/openapi.json`, health and readiness.
 //! - [`mcp`]: `/mcp` (Streamable HTTP) and MCP over stdio.
+//! - [`hooks`]: `/hooks/*`, what Slack and Telegram POST for the approval channels.
 //! - [`console`]: the web console at `/`, assets embedded in the binary.
 //! - [`config`]: `[server]` in toolgate.toml.
 //! - [`error`]: the one error body and the code → HTTP status mapping.
@@ -23,6 +24,7 @@ pub mod auth;
 pub mod config;
 pub mod console;
 pub mod error;
+pub mod hooks;
 pub mod mcp;
 pub mod state;
 pub mod trace;

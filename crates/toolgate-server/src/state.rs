@@ -46,6 +46,9 @@ pub struct AppState {
     /// Access tokens of `[server.oauth]`'s authorization servers; `None` when none is
     /// configured (or the configuration could not be used: then no such token is admitted).
     jwt: Option<Arc<JwtAuthority>>,
+    /// The approval channels (`[[approvals.channels]]`): started with the server, and the
+    /// target of `/hooks/*`.
+    channels: Option<Arc<toolgate_channels::Hub>>,
 }
 
 pub struct Inner {
@@ -97,6 +100,7 @@ impl AppState {
             mcp_options: crate::mcp::McpOptions::default(),
             tokens: None,
             jwt,
+            channels: None,
         }
     }
 
@@ -122,6 +126,17 @@ impl AppState {
     /// The issued tokens, when the server admits them.
     pub fn tokens(&self) -> Option<&Arc<TokenBook>> {
         self.tokens.as_ref()
+    }
+
+    /// Announces approvals in the hub's chats and takes their decisions (`/hooks/*`).
+    pub fn with_channels(mut self, hub: Arc<toolgate_channels::Hub>) -> Self {
+        self.channels = Some(hub);
+        self
+    }
+
+    /// The approval channels, when any is configured.
+    pub fn channels(&self) -> Option<&Arc<toolgate_channels::Hub>> {
+        self.channels.as_ref()
     }
 
     /// Serves `/mcp` with `options` (see [`crate::mcp::McpOptions`]).

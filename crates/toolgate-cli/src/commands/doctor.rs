@@ -126,6 +126,7 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     checks.extend(rag(settings).await);
     checks.extend(mcp_servers(settings).await);
     checks.extend(telemetry(settings).await);
+    checks.extend(approval_channels(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
         output::json(&json!({ "ok": ok, "checks": checks }))?;
@@ -144,6 +145,20 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
         output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// `[[approvals.channels]]`: each channel's secrets set, its token accepted by the service,
+/// each chat reachable — or why not (a fail: approvals would not reach anyone there).
+async fn approval_channels(settings: &Config) -> Vec<Check> {
+    let channels = &settings.file.approvals.channels;
+    toolgate_channels::doctor::check(channels, &settings.file.egress)
+        .await
+        .into_iter()
+        .map(|f| {
+            let status = if f.ok { Status::Ok } else { Status::Fail };
+            check(f.name, status, f.detail)
+        })
+        .collect()
 }
 
 /// `[telemetry]`, when it exports: whether the collector accepts connections. A warning at

@@ -97,6 +97,17 @@ async fn serve_http(
             "listening beyond loopback with no [[server.tokens]] and no [server.anonymous]: every request except health, readiness and discovery documents will be refused (401)"
         );
     }
+    let book = toolgate_server::auth::TokenBook::open(runtime.tokens().clone())
+        .await
+        .context("cannot read the issued tokens")?;
+    let operators = toolgate_server::hooks::ServerOperators::new(
+        &config,
+        Some(Arc::clone(&book)),
+        settings.file.approvals.operators.clone(),
+    );
+    let channels = runtime
+        .approval_channels(Arc::new(operators), config.public_url.clone())
+        .context("cannot start the approval channels ([[approvals.channels]])")?;
     let mut state = AppState::new(Inner {
         gateway: Arc::clone(runtime.gateway()),
         approvals: Arc::clone(runtime.gateway().desk().store()),
@@ -109,11 +120,10 @@ async fn serve_http(
     })
     .with_max_argument_bytes(settings.file.limits.max_argument_bytes)
     .with_mcp_options(runtime.mcp_options())
-    .with_tokens(
-        toolgate_server::auth::TokenBook::open(runtime.tokens().clone())
-            .await
-            .context("cannot read the issued tokens")?,
-    );
+    .with_tokens(book);
+    if let Some(hub) = channels {
+        state = state.with_channels(hub);
+    }
     if let Some(hub) = runtime.hub() {
         // Operators see the servers' state in `/v1/ready` (the console's Health page).
         let hub = Arc::clone(hub);

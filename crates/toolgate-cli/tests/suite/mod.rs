@@ -4,6 +4,7 @@ mod agent;
 mod approvals;
 mod audit_cli;
 mod bad_input;
+mod chat_approvals;
 mod cluster;
 mod crash;
 mod defaults;

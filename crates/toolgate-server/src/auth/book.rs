@@ -103,6 +103,16 @@ impl TokenBook {
         }
     }
 
+    /// Whether an active (not expired, not revoked) operator token stands for `principal`,
+    /// as of the last read.
+    pub fn has_active_operator(&self, principal: &str) -> bool {
+        let now = self.store.now_ms();
+        self.by_hash
+            .load()
+            .values()
+            .any(|r| r.operator && r.principal == principal && r.state(now) == TokenState::Active)
+    }
+
     /// Writes the uses collected since the last write.
     pub async fn flush_uses(&self) {
         let used: Vec<(String, u64)> = match self.used.lock() {

@@ -1,0 +1,399 @@
+//! [`Hub`]: every configured channel, one reconciling loop, and the entry points for what
+//! the services send back (long polling, the Slack and Telegram hooks).
+//!
+//! # Exactly once
+//! - **Announcing**: a card is posted for a (request, channel, chat) only by whoever wins
+//!   [`ChatPosts::claim`] — one row per card in the shared store — so a restart, a second
+//!   loop or another replica never posts it twice. A post that fails releases its claim
+//!   and is tried again on the next pass; a poster that died mid-post leaves a claim that
+//!   lapses after [`LEASE`].
+//! - **Deciding**: [`ApprovalStore::decide`] decides a pending request once, whatever
+//!   decides it (a tap here, the console, another replica); the loser is told who won.
+//! - **Closing**: a card whose request is no longer pending is updated by whoever wins
+//!   [`ChatPosts::close`] to say how it ended, and loses its buttons.
+//!
+//! The loop runs on every change of the approval store (with PostgreSQL, any replica's) and
+//! every [`PASS_EVERY`], which also catches expiry and retries what failed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use toolgate_net::EgressPolicy;
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
+use toolgate_store::audit::AuditLog;
+use toolgate_store::{ApprovalStore, ChatPosts, StoreResult};
+
+use crate::card::{closed_card, open_card};
+use crate::config::{ChannelConfig, ChannelKind, UpdateMode};
+use crate::operators::OperatorCheck;
+use crate::secret::{MissingSecret, Secret};
+use crate::select::Selector;
+use crate::service::ChatService;
+use crate::slack::SlackApi;
+use crate::slack::verify::Verifier;
+use crate::telegram::TelegramApi;
+
+/// How long an unfinished post's claim holds before another may post the card.
+pub const LEASE: Duration = Duration::from_secs(30);
+/// The loop's pace when nothing changes.
+pub const PASS_EVERY: Duration = Duration::from_secs(2);
+/// Requests looked at per pass (the newest pending ones).
+const PENDING_WINDOW: usize = 500;
+/// Closed cards are forgotten after this.
+const KEEP_CLOSED: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Why the hub could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    #[error(transparent)]
+    Secret(#[from] MissingSecret),
+    #[error("channel `{0}`: {1}")]
+    Channel(String, String),
+}
+
+/// How a channel hears from its service.
+pub(crate) enum Inbound {
+    TelegramPolling(TelegramApi),
+    TelegramWebhook { api: TelegramApi, secret: Secret },
+    Slack(Box<Verifier>),
+}
+
+pub(crate) struct Channel {
+    pub(crate) config: ChannelConfig,
+    /// `telegram:oncall`: recorded with every decision taken here.
+    pub(crate) via: String,
+    pub(crate) selector: Selector,
+    pub(crate) service: Arc<dyn ChatService>,
+    pub(crate) inbound: Inbound,
+}
+
+/// What the hub needs from the running system.
+pub struct HubDeps {
+    pub approvals: Arc<ApprovalStore>,
+    pub posts: ChatPosts,
+    pub audit: Arc<AuditLog>,
+    pub egress: EgressPolicy,
+    pub operators: Arc<dyn OperatorCheck>,
+    /// `[server] public_url` (Telegram webhooks are registered under it).
+    pub public_url: Option<String>,
+}
+
+pub struct Hub {
+    pub(crate) channels: Vec<Channel>,
+    pub(crate) approvals: Arc<ApprovalStore>,
+    pub(crate) posts: ChatPosts,
+    pub(crate) audit: Arc<AuditLog>,
+    pub(crate) operators: Arc<dyn OperatorCheck>,
+    public_url: Option<String>,
+    wake: Notify,
+    /// Cards known to be claimed (by anyone) recently: not claimed again until the lease
+    /// could have lapsed.
+    claimed: Mutex<HashMap<(String, usize, String), Instant>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field(
+                "channels",
+                &self.channels.iter().map(|c| &c.via).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// The egress client for a channel: `[egress]`'s rules, no redirect, and room for a long
+/// poll.
+pub fn client(egress: &EgressPolicy) -> Result<reqwest::Client, String> {
+    let policy = EgressPolicy {
+        max_redirects: 0,
+        request_timeout_secs: egress
+            .request_timeout_secs
+            .max(crate::telegram::poll::POLL_SECS + 15),
+        ..egress.clone()
+    };
+    toolgate_net::client(&policy).map_err(|e| e.to_string())
+}
+
+/// The service of one channel, its secrets read from the environment.
+pub(crate) fn service_of(
+    config: &ChannelConfig,
+    client: reqwest::Client,
+) -> Result<(Arc<dyn ChatService>, Inbound), HubError> {
+    let token = Secret::from_env(&config.name, &config.token_env, "the bot token")?;
+    let base = config.api_base();
+    let url = url::Url::parse(&base)
+        .map_err(|e| HubError::Channel(config.name.clone(), format!("api_url: {e}")))?;
+    Ok(match config.kind {
+        ChannelKind::Telegram => {
+            let api = TelegramApi::new(client, base, token);
+            let inbound = match config.updates {
+                UpdateMode::Polling => Inbound::TelegramPolling(api.clone()),
+                UpdateMode::Webhook => Inbound::TelegramWebhook {
+                    api: api.clone(),
+                    secret: Secret::from_env(
+                        &config.name,
+                        config.webhook_secret_env.as_deref().unwrap_or_default(),
+                        "the webhook secret token",
+                    )?,
+                },
+            };
+            let _ = url;
+            (Arc::new(api) as Arc<dyn ChatService>, inbound)
+        }
+        ChannelKind::Slack => {
+            let secret = Secret::from_env(
+                &config.name,
+                config.signing_secret_env.as_deref().unwrap_or_default(),
+                "the signing secret",
+            )?;
+            (
+                Arc::new(SlackApi::new(client, base, token)) as Arc<dyn ChatService>,
+                Inbound::Slack(Box::new(Verifier::new(&secret))),
+            )
+        }
+    })
+}
+
+impl Hub {
+    /// Builds every channel: secrets from the environment (a missing one is an error naming
+    /// its variable), API URLs checked against `[egress]`.
+    pub fn new(configs: &[ChannelConfig], deps: HubDeps) -> Result<Arc<Hub>, HubError> {
+        crate::config::check_all(configs)
+            .map_err(|e| HubError::Channel(e.channel.clone(), e.problem))?;
+        let client = client(&deps.egress).map_err(|e| HubError::Channel("*".into(), e))?;
+        let mut channels = Vec::new();
+        for config in configs {
+            let api = url::Url::parse(&config.api_base())
+                .map_err(|e| HubError::Channel(config.name.clone(), e.to_string()))?;
+            toolgate_net::check_url(&deps.egress, &api).map_err(|e| {
+                HubError::Channel(
+                    config.name.clone(),
+                    format!("api_url {}: refused by [egress]: {e}", config.api_base()),
+                )
+            })?;
+            if config.updates == UpdateMode::Webhook && deps.public_url.is_none() {
+                return Err(HubError::Channel(
+                    config.name.clone(),
+                    "updates = \"webhook\" needs [server] public_url (the address Telegram \
+                     posts updates to)"
+                        .into(),
+                ));
+            }
+            let (service, inbound) = service_of(config, client.clone())?;
+            channels.push(Channel {
+                via: config.via(),
+                selector: Selector::new(config),
+                config: config.clone(),
+                service,
+                inbound,
+            });
+        }
+        Ok(Arc::new(Hub {
+            channels,
+            approvals: deps.approvals,
+            posts: deps.posts,
+            audit: deps.audit,
+            operators: deps.operators,
+            public_url: deps.public_url,
+            wake: Notify::new(),
+            claimed: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// Starts the loop and each channel's listener; everything stops with `shutdown`.
+    pub fn start(self: &Arc<Self>, shutdown: &CancellationToken) {
+        let hub = Arc::clone(self);
+        let stop = shutdown.clone();
+        tokio::spawn(async move { hub.run(stop).await });
+        for (index, channel) in self.channels.iter().enumerate() {
+            match &channel.inbound {
+                Inbound::TelegramPolling(api) => {
+                    let hub = Arc::clone(self);
+                    tokio::spawn(crate::telegram::poll::run(
+                        api.clone(),
+                        channel.config.name.clone(),
+                        channel.config.chats.clone(),
+                        move |tap| {
+                            let hub = Arc::clone(&hub);
+                            async move { hub.on_tap(index, tap).await }
+                        },
+                        shutdown.clone(),
+                    ));
+                }
+                Inbound::TelegramWebhook { api, secret } => {
+                    let url = format!(
+                        "{}/hooks/telegram/{}",
+                        self.public_url
+                            .as_deref()
+                            .unwrap_or_default()
+                            .trim_end_matches('/'),
+                        channel.config.name
+                    );
+                    let (api, secret, name) =
+                        (api.clone(), secret.clone(), channel.config.name.clone());
+                    tokio::spawn(async move {
+                        if let Err(e) = api.set_webhook(&url, &secret).await {
+                            tracing::error!(channel = %name, "telegram: registering the webhook {url} failed: {e}");
+                        }
+                    });
+                }
+                Inbound::Slack(_) => {}
+            }
+        }
+    }
+
+    /// Runs a pass soon (something changed).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut changes = self.approvals.changes();
+        let mut tick = tokio::time::interval(PASS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut passes: u64 = 0;
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+                Some(_) = changes.recv() => {}
+                () = self.wake.notified() => {}
+            }
+            if let Err(e) = self.pass().await {
+                tracing::warn!("approval channels: reading the store failed: {e}");
+            }
+            passes += 1;
+            if passes % 1800 == 1
+                && let Err(e) = self.posts.prune(KEEP_CLOSED).await
+            {
+                tracing::warn!("approval channels: pruning old cards failed: {e}");
+            }
+        }
+    }
+
+    /// One reconciling pass: announce what is pending and not yet posted, close what is
+    /// posted and no longer pending.
+    pub async fn pass(&self) -> StoreResult<()> {
+        let pending = self
+            .approvals
+            .list(Some(ApprovalStatus::Pending), PENDING_WINDOW)
+            .await?;
+        // Oldest first, as they were asked.
+        for request in pending.iter().rev() {
+            for (index, channel) in self.channels.iter().enumerate() {
+                if !channel.selector.selects(request) {
+                    continue;
+                }
+                for chat in &channel.config.chats {
+                    self.announce(index, chat, request).await?;
+                }
+            }
+        }
+        for channel in &self.channels {
+            for post in self.posts.open_posts(&channel.config.name).await? {
+                let Some(message) = &post.message_ref else {
+                    continue;
+                };
+                let request = self.approvals.get(&post.approval_id).await?;
+                let status = match &request {
+                    Some(r) if r.status == ApprovalStatus::Pending => continue,
+                    Some(r) => r.status.as_str(),
+                    None => "gone",
+                };
+                if self
+                    .posts
+                    .close(&post.approval_id, &channel.config.name, &post.chat, status)
+                    .await?
+                    && let Some(r) = &request
+                {
+                    self.show_closed(channel, &post.chat, message, r).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn announce(
+        &self,
+        index: usize,
+        chat: &str,
+        request: &ApprovalRequest,
+    ) -> StoreResult<()> {
+        let channel = &self.channels[index];
+        let key = (request.id.clone(), index, chat.to_owned());
+        {
+            let claimed = self
+                .claimed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if claimed.get(&key).is_some_and(|at| at.elapsed() < LEASE) {
+                return Ok(());
+            }
+        }
+        let name = &channel.config.name;
+        let won = self.posts.claim(&request.id, name, chat, LEASE).await?;
+        self.remember_claim(key);
+        if !won {
+            return Ok(());
+        }
+        match channel.service.post(chat, &open_card(request, 0)).await {
+            Ok(message) => {
+                self.posts.attach(&request.id, name, chat, &message).await?;
+                tracing::info!(channel = %channel.via, approval = %request.id, "approval announced");
+            }
+            Err(e) => {
+                tracing::warn!(channel = %channel.via, approval = %request.id, "announcing failed, will retry: {e}");
+                self.posts.release(&request.id, name, chat).await?;
+                self.forget_claim(&(request.id.clone(), index, chat.to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    fn remember_claim(&self, key: (String, usize, String)) {
+        let mut claimed = self
+            .claimed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        claimed.retain(|_, at| at.elapsed() < LEASE);
+        claimed.insert(key, Instant::now());
+    }
+
+    fn forget_claim(&self, key: &(String, usize, String)) {
+        self.claimed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key);
+    }
+
+    /// Replaces a card with how its request ended (a few tries: the request is decided
+    /// whatever happens to the message).
+    pub(crate) async fn show_closed(
+        &self,
+        channel: &Channel,
+        chat: &str,
+        message: &str,
+        r: &ApprovalRequest,
+    ) {
+        let card = closed_card(r);
+        for attempt in 0..3u32 {
+            match channel.service.update(chat, message, &card).await {
+                Ok(()) => return,
+                Err(e) if attempt == 2 => {
+                    tracing::warn!(channel = %channel.via, approval = %r.id, "updating the card failed: {e}");
+                }
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(500 * u64::from(attempt + 1))).await
+                }
+            }
+        }
+    }
+
+    pub(crate) fn channel_index(&self, name: &str) -> Option<usize> {
+        self.channels.iter().position(|c| c.config.name == name)
+    }
+}

@@ -1,0 +1,37 @@
+//! Approval channels (`[[approvals.channels]]`): pending approval requests announced where
+//! the operators are — Telegram and Slack — with the console's complete, redacted preview,
+//! decided there by chat users mapped to operator principals, and recorded with the
+//! principal and the channel. Exactly once across chats, the console, restarts and replicas
+//! (see [`hub`]).
+//!
+//! - [`config`]: the table; secrets only as environment variable names ([`secret`]).
+//! - [`card`]: what a message shows; [`action`]: what its buttons carry.
+//! - [`service`]: the [`ChatService`] trait; [`telegram`] and [`slack`] implement it.
+//! - [`hub`]: the reconciling loop; [`decide`](mod@decide): a tap → a decision;
+//!   [`hooks`]: what the services POST to `toolgate serve`.
+//! - [`doctor`]: each channel's token and chats checked.
+//!
+//! Every request to a service goes through `toolgate_net` under `[egress]`. Nothing here
+//! ever sends an OAuth code or token to a chat: cards carry only the approval request.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod action;
+pub mod card;
+pub mod config;
+mod decide;
+pub mod doctor;
+pub mod hooks;
+pub mod hub;
+pub mod operators;
+pub mod secret;
+pub mod select;
+pub mod service;
+pub mod slack;
+pub mod telegram;
+
+pub use config::{ChannelConfig, ChannelKind, UpdateMode};
+pub use hooks::HookAnswer;
+pub use hub::{Hub, HubDeps, HubError};
+pub use operators::{OperatorCheck, OperatorList};
+pub use service::ChatService;

@@ -1,0 +1,114 @@
+//! `/hooks/*`: what chat services POST to the server — Slack interactions
+//! (`/hooks/slack/{channel}`, verified by the signing secret) and Telegram updates in
+//! webhook mode (`/hooks/telegram/{channel}`, verified by the secret token). They carry no
+//! bearer token, so they sit outside authentication (inside the Host/Origin check); each is
+//! refused unless its service's own proof checks out. Which chat user may decide is the
+//! channel's business ([`toolgate_channels`]); who holds the operator right is this
+//! server's ([`ServerOperators`]).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use toolgate_channels::{HookAnswer, OperatorCheck};
+
+use crate::auth::TokenBook;
+use crate::config::ServerConfig;
+use crate::state::AppState;
+
+/// The hook routes (empty answers when no channel is configured: 404).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/hooks/slack/{channel}", post(slack))
+        .route("/hooks/telegram/{channel}", post(telegram))
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn answer(a: HookAnswer) -> Response {
+    let status = StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(a.body)).into_response()
+}
+
+fn no_channels(kind: &str, name: &str) -> Response {
+    answer(HookAnswer {
+        status: 404,
+        body: serde_json::json!({"error": {"code": "not_found",
+            "message": format!("no {kind} channel `{name}` ([[approvals.channels]])")}}),
+    })
+}
+
+async fn slack(
+    State(state): State<AppState>,
+    Path(channel): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(hub) = state.channels() else {
+        return no_channels("slack", &channel);
+    };
+    answer(hub.slack_hook(
+        &channel,
+        header(&headers, "x-slack-request-timestamp"),
+        header(&headers, "x-slack-signature"),
+        &body,
+    ))
+}
+
+async fn telegram(
+    State(state): State<AppState>,
+    Path(channel): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(hub) = state.channels() else {
+        return no_channels("telegram", &channel);
+    };
+    answer(hub.telegram_hook(
+        &channel,
+        header(&headers, "x-telegram-bot-api-secret-token"),
+        &body,
+    ))
+}
+
+/// Who holds the operator right, for the approval channels: a principal with an operator
+/// token in `[[server.tokens]]`, an active operator token issued through the store (read
+/// at every tap, so a revocation takes the right away within a second), or one listed in
+/// `[approvals] operators` (for principals known only through an identity provider).
+pub struct ServerOperators {
+    configured: Vec<String>,
+    book: Option<Arc<TokenBook>>,
+    listed: Vec<String>,
+}
+
+impl ServerOperators {
+    pub fn new(config: &ServerConfig, book: Option<Arc<TokenBook>>, listed: Vec<String>) -> Self {
+        ServerOperators {
+            configured: config
+                .tokens
+                .iter()
+                .filter(|t| t.operator)
+                .map(|t| t.principal.clone())
+                .collect(),
+            book,
+            listed,
+        }
+    }
+}
+
+impl OperatorCheck for ServerOperators {
+    fn is_operator(&self, principal: &str) -> bool {
+        self.configured.iter().any(|p| p == principal)
+            || self.listed.iter().any(|p| p == principal)
+            || self
+                .book
+                .as_ref()
+                .is_some_and(|b| b.has_active_operator(principal))
+    }
+}
