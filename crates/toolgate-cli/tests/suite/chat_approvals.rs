@@ -16,6 +16,7 @@ use super::harness::{Env, Run, http, peer_python, serving_address};
 const TG_TOKEN: &str = "123456:TEST-telegram-bot-token-do-not-log";
 const SLACK_TOKEN: &str = "xoxb-test-slack-token-do-not-log";
 const SLACK_SECRET: &str = "slack-signing-secret-do-not-log";
+const TG_WEBHOOK_SECRET: &str = "tg-webhook-secret-do-not-log";
 const CHAT: &str = "-1001";
 const SLACK_CHAT: &str = "C0OPS";
 /// Telegram users: alice (an operator), mallory (mapped, not an operator), and 99 (unmapped).
@@ -186,6 +187,10 @@ impl Drop for Served {
 }
 
 fn serve(env: &Env, log: &Path) -> Served {
+    serve_on(env, log, "127.0.0.1:0")
+}
+
+fn serve_on(env: &Env, log: &Path, listen: &str) -> Served {
     let stderr = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -196,8 +201,9 @@ fn serve(env: &Env, log: &Path) -> Served {
         .env("TG_TOKEN", TG_TOKEN)
         .env("SLACK_TOKEN", SLACK_TOKEN)
         .env("SLACK_SIGNING_SECRET", SLACK_SECRET)
+        .env("TG_WEBHOOK_SECRET", TG_WEBHOOK_SECRET)
         .env("TOOLGATE_LOG", "info")
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", listen])
         .stdout(Stdio::piped())
         .stderr(stderr)
         .spawn()
@@ -755,4 +761,134 @@ fn doctor_checks_each_channel() {
     );
     let refused = run.json()["checks"].to_string();
     assert!(refused.contains("refused by [egress]"), "{refused}");
+}
+
+/// A long request is paged (anyone in the chat may page; nothing is decided by it), its
+/// secrets are redacted on the card, and once it expires the card says so; a tap on the
+/// expired card answers how it ended.
+#[test]
+fn long_requests_are_paged_redacted_and_expiry_updates_the_card() {
+    let fake = Fake::telegram();
+    let config = telegram_config(&fake).replace("wait = true", "wait = false\nttl_secs = 3");
+    let env = Env::with_config(&config);
+    let log = env.root().join("serve.log");
+    let _served = serve(&env, &log);
+    let secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let content: String =
+        (0..300).map(|i| format!("line {i}\n")).collect::<String>() + &format!("token {secret}\n");
+    let run = env.call(
+        "write_file",
+        &json!({"path": "long.txt", "content": content}),
+    );
+    assert_eq!(run.envelope()["error"]["code"], "approval_required");
+    let id = pending_id(&env);
+    let card = fake.messages_when("the card", |m| !m.is_empty())[0].clone();
+    let text = card["text"].as_str().unwrap();
+    assert!(text.contains("(page 1 of 2)"), "{text}");
+    let rows = card["reply_markup"]["inline_keyboard"].as_array().unwrap();
+    assert_eq!(rows[1][0]["callback_data"], json!(format!("p.1.{id}")));
+    tap(&fake, &card, STRANGER, &format!("p.1.{id}"));
+    let paged = fake.messages_when("page 2", |m| {
+        m[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("(page 2 of 2)"))
+    })[0]
+        .clone();
+    let page2 = paged["text"].as_str().unwrap();
+    assert!(
+        page2.contains("line 299") && page2.contains("[REDACTED]"),
+        "{page2}"
+    );
+    for m in fake.messages() {
+        assert!(
+            !m.to_string().contains(secret),
+            "a secret reached the chat: {m}"
+        );
+    }
+    assert_eq!(
+        show(&env, &id)["status"],
+        "pending",
+        "paging decides nothing"
+    );
+
+    let expired = fake.messages_when("the card expired", |m| {
+        m[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("⌛ Expired"))
+    })[0]
+        .clone();
+    assert!(expired["reply_markup"].is_null());
+    let q = tap_stale(&fake, &card, ALICE, &format!("a.once.{id}"));
+    let answer = answer_to(&fake, &q);
+    assert!(
+        answer.starts_with("Already decided: ⌛ Expired"),
+        "{answer}"
+    );
+    assert_eq!(show(&env, &id)["status"], "expired");
+    validate_with_sdks(Some(&fake), None);
+}
+
+/// Telegram in webhook mode: toolgate registers `<public_url>/hooks/telegram/<name>` with its
+/// secret token at start; updates carrying the secret decide, anything else is refused.
+#[test]
+fn telegram_webhook_mode_takes_only_updates_with_the_secret() {
+    let fake = Fake::telegram();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = telegram_config(&fake).replace(
+        "token_env = \"TG_TOKEN\"",
+        "token_env = \"TG_TOKEN\"\nupdates = \"webhook\"\nwebhook_secret_env = \"TG_WEBHOOK_SECRET\"",
+    ) + &format!("\n[server]\npublic_url = \"http://127.0.0.1:{port}\"\n");
+    let env = Env::with_config(&config);
+    let log = env.root().join("serve.log");
+    let served = serve_on(&env, &log, &format!("127.0.0.1:{port}"));
+    let hook = format!("http://127.0.0.1:{port}/hooks/telegram/oncall");
+    wait_for("the webhook registered", || {
+        (fake.get(&format!("/bot{TG_TOKEN}/getWebhookInfo"))["result"]["url"] == json!(hook))
+            .then_some(())
+    });
+    let call = waiting_call(
+        &env,
+        "write_file",
+        &json!({"path": "h.txt", "content": "hooked"}),
+    );
+    let id = pending_id(&env);
+    let card = fake.messages_when("the card", |m| !m.is_empty())[0].clone();
+
+    let update = json!({"update_id": 1, "callback_query": {
+        "id": "forged", "from": {"id": ALICE, "is_bot": false, "first_name": "A"},
+        "message": {"message_id": card["message_id"], "date": 0, "chat": {"id": CHAT.parse::<i64>().unwrap(), "type": "group"}},
+        "chat_instance": "x", "data": format!("a.once.{id}")}});
+    for secret in [None, Some("guess")] {
+        let headers: Vec<(&str, &str)> = secret
+            .map(|s| vec![("X-Telegram-Bot-Api-Secret-Token", s)])
+            .unwrap_or_default();
+        let answer = super::harness::http_with(
+            &served.addr,
+            "POST",
+            "/hooks/telegram/oncall",
+            &headers,
+            Some(&update),
+        );
+        assert_eq!(answer.status, 401, "{}", answer.text);
+    }
+    assert_eq!(show(&env, &id)["status"], "pending");
+
+    let q = tap(&fake, &card, ALICE, &format!("a.once.{id}"));
+    assert!(answer_to(&fake, &q).starts_with("✅ Approved once by alice"));
+    finished(call).assert_code(0);
+    assert_eq!(env.read("h.txt"), "hooked");
+    let delivered = fake.get("/_test/deliveries");
+    assert!(
+        delivered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["status"] == 200),
+        "{delivered}"
+    );
+    assert_no_secret(&log);
 }
