@@ -122,9 +122,9 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-fn telegram_config(fake: &Fake) -> String {
-    format!(
-        r#"
+/// What both services' configurations share: calls wait for their decision, alice is an
+/// operator, and the fakes on loopback are allowed by `[egress]`.
+const PREAMBLE: &str = r#"
 [approvals]
 wait = true
 poll_millis = 20
@@ -133,7 +133,11 @@ operators = ["alice"]
 [egress]
 allow_hosts = ["127.0.0.1"]
 allow_http = ["127.0.0.1"]
+"#;
 
+fn telegram_config(fake: &Fake) -> String {
+    format!(
+        r#"{PREAMBLE}
 [[approvals.channels]]
 name = "oncall"
 kind = "telegram"
@@ -150,16 +154,7 @@ chats = ["{CHAT}"]
 
 fn slack_config(fake: &Fake) -> String {
     format!(
-        r#"
-[approvals]
-wait = true
-poll_millis = 20
-operators = ["alice"]
-
-[egress]
-allow_hosts = ["127.0.0.1"]
-allow_http = ["127.0.0.1"]
-
+        r#"{PREAMBLE}
 [[approvals.channels]]
 name = "ops"
 kind = "slack"
