@@ -14,8 +14,9 @@ use toolgate_store::approvals::{
 
 use crate::action::{Action, ButtonData};
 
-/// Characters of argument text per page: with the header, a page stays under both
-/// Telegram's 4,096-character message and Slack's 3,000-character text block.
+/// Argument text per page, in UTF-16 code units (Telegram's measure; never fewer than
+/// characters, Slack's): with the header, a page stays under both Telegram's 4,096-unit
+/// message and Slack's 3,000-character text block.
 pub const PAGE_CHARS: usize = 2_400;
 
 /// One button.
@@ -51,7 +52,7 @@ pub fn open_card(r: &ApprovalRequest, page: usize) -> Card {
     text.push_str(&page_text(&pages, page));
     if r.requires_confirmation {
         text.push_str(&format!(
-            "\n\n⚠ {} is a dangerous tool: approving needs its name typed. Reply to this \
+            "\n\n⚠ Approving {} needs its name typed, never a tap alone. Reply to this \
              message with `{}` (add `session` or `always` for a wider approval), or type it \
              in the box where there is one.",
             r.tool, r.tool
@@ -184,10 +185,16 @@ fn split_pages(text: &str, limit: usize) -> Vec<String> {
     let mut pages = Vec::new();
     let mut start = 0;
     while start < chars.len() {
-        let mut end = (start + limit).min(chars.len());
+        // As many characters as fit in `limit` UTF-16 units.
+        let mut end = start;
+        let mut units = 0;
+        while end < chars.len() && units + chars[end].len_utf16() <= limit {
+            units += chars[end].len_utf16();
+            end += 1;
+        }
         if end < chars.len()
             && let Some(nl) = chars[start..end].iter().rposition(|c| *c == '\n')
-            && nl > limit / 2
+            && nl > (end - start) / 2
         {
             end = start + nl + 1;
         }
@@ -255,7 +262,7 @@ mod tests {
         let r = request(json!({ "path": "a.md", "content": long }));
         let pages = argument_pages(&r);
         assert!(pages.len() > 1);
-        assert!(pages.iter().all(|p| p.chars().count() <= PAGE_CHARS));
+        assert!(pages.iter().all(|p| p.encode_utf16().count() <= PAGE_CHARS));
         let whole = serde_json::to_string_pretty(&visible_value(&r.arguments)).unwrap();
         assert_eq!(pages.concat(), whole, "nothing lost or reordered");
         let first = open_card(&r, 0);
@@ -267,6 +274,18 @@ mod tests {
         for card in [&first, &last] {
             assert!(card.text.chars().count() < 3_000, "fits a Slack text block");
         }
+    }
+
+    #[test]
+    fn pages_of_emoji_stay_under_telegrams_limit() {
+        let r = request(json!({ "content": "😀".repeat(5_000) }));
+        let pages = argument_pages(&r);
+        assert!(pages.len() >= 4);
+        for page in 0..pages.len() {
+            let card = open_card(&r, page);
+            assert!(card.text.encode_utf16().count() < 4_096, "page {page}");
+        }
+        assert_eq!(pages.concat().matches('😀').count(), 5_000);
     }
 
     #[test]
@@ -285,6 +304,7 @@ mod tests {
         let card = open_card(&r, 0);
         assert_eq!(card.confirm.as_deref(), Some("shell"));
         assert!(card.text.contains("Reply to this message with `shell`"));
+        assert!(card.text.contains("never a tap alone"));
         r.status = ApprovalStatus::Approved;
         r.decided_by = Some("alice".into());
         r.decided_via = Some("slack:ops".into());

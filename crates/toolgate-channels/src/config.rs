@@ -176,6 +176,14 @@ impl ChannelConfig {
         if self.chats.is_empty() || self.chats.iter().any(|c| c.trim().is_empty()) {
             return Err(self.problem("chats must list at least one chat (non-empty ids)"));
         }
+        if self.kind == ChannelKind::Telegram
+            && let Some(chat) = self.chats.iter().find(|c| c.parse::<i64>().is_err())
+        {
+            return Err(self.problem(format!(
+                "chats: `{chat}` is not a numeric chat id (taps arrive with the numeric id; \
+                 @names cannot be matched — read the id with getUpdates or a bot like @RawDataBot)"
+            )));
+        }
         if self.operators.is_empty() {
             return Err(self.problem(
                 "operators must map at least one chat user id to a toolgate principal \
@@ -303,6 +311,9 @@ mod tests {
         let mut c = telegram();
         c.chats.clear();
         assert!(c.check().is_err());
+        let mut c = telegram();
+        c.chats = vec!["@ops_channel".into()];
+        assert!(c.check().unwrap_err().problem.contains("numeric chat id"));
         let mut c = telegram();
         c.operators.clear();
         assert!(c.check().is_err());

@@ -26,6 +26,8 @@ struct Asked {
     action: Action,
     /// The name typed, when there was a box or a reply.
     typed: Option<String>,
+    /// A text reply (Telegram): it approves only when it names the tool, whatever the tool.
+    replied: bool,
 }
 
 impl Hub {
@@ -89,6 +91,14 @@ impl Hub {
             _ => (false, DecisionScope::Once),
         };
         let mut confirm = None;
+        if asked.replied && asked.typed.as_deref().map(str::trim) != Some(request.tool.as_str()) {
+            return format!(
+                "`{}` is not `{}`: a reply approves only when it is the tool's name (optionally \
+                 followed by session or always). Not approved; use the buttons otherwise.",
+                asked.typed.as_deref().unwrap_or_default().trim(),
+                request.tool
+            );
+        }
         if approve && request.requires_confirmation {
             match asked.typed.as_deref().map(str::trim) {
                 Some(typed) if typed == request.tool => confirm = Some(request.tool.clone()),
@@ -124,20 +134,8 @@ impl Hub {
             Ok(decided) => {
                 self.audit_tap(channel, tap, &decided, &asked, Some(principal), Ok(()))
                     .await;
-                if self
-                    .posts
-                    .close(
-                        &decided.id,
-                        &channel.config.name,
-                        &tap.chat,
-                        decided.status.as_str(),
-                    )
-                    .await
-                    .unwrap_or(false)
-                {
-                    self.show_closed(channel, &tap.chat, &tap.message, &decided)
-                        .await;
-                }
+                self.close_card(channel, &tap.chat, &tap.message, &decided)
+                    .await;
                 self.wake();
                 outcome_line(&decided)
             }
@@ -165,6 +163,7 @@ impl Hub {
                     approval_id: data.approval_id,
                     action: data.action,
                     typed: typed.clone(),
+                    replied: false,
                 })
             }
             TapInput::Reply { text } => {
@@ -189,6 +188,7 @@ impl Hub {
                     approval_id: post.approval_id,
                     action: Action::Approve(scope),
                     typed: Some(typed),
+                    replied: true,
                 })
             }
         }
@@ -196,14 +196,7 @@ impl Hub {
 
     /// Says how a request that is no longer pending ended, and makes sure its card says so.
     async fn already(&self, channel: &Channel, tap: &Tap, r: &ApprovalRequest) -> String {
-        if self
-            .posts
-            .close(&r.id, &channel.config.name, &tap.chat, r.status.as_str())
-            .await
-            .unwrap_or(false)
-        {
-            self.show_closed(channel, &tap.chat, &tap.message, r).await;
-        }
+        self.close_card(channel, &tap.chat, &tap.message, r).await;
         format!("Already decided: {}", outcome_line(r))
     }
 

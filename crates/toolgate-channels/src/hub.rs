@@ -31,7 +31,7 @@ use crate::config::{ChannelConfig, ChannelKind, UpdateMode};
 use crate::operators::OperatorCheck;
 use crate::secret::{MissingSecret, Secret};
 use crate::select::Selector;
-use crate::service::ChatService;
+use crate::service::{ChatService, ServiceError};
 use crate::slack::SlackApi;
 use crate::slack::verify::Verifier;
 use crate::telegram::TelegramApi;
@@ -235,9 +235,15 @@ impl Hub {
                     );
                     let (api, secret, name) =
                         (api.clone(), secret.clone(), channel.config.name.clone());
+                    let stop = shutdown.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = api.set_webhook(&url, &secret).await {
-                            tracing::error!(channel = %name, "telegram: registering the webhook {url} failed: {e}");
+                        // Until Telegram accepts it: without it no tap reaches this server.
+                        while let Err(e) = api.set_webhook(&url, &secret).await {
+                            tracing::error!(channel = %name, "telegram: registering the webhook {url} failed, retrying in 30 s: {e}");
+                            tokio::select! {
+                                () = stop.cancelled() => return,
+                                () = tokio::time::sleep(Duration::from_secs(30)) => {}
+                            }
                         }
                     });
                 }
@@ -299,18 +305,14 @@ impl Hub {
                     continue;
                 };
                 let request = self.approvals.get(&post.approval_id).await?;
-                let status = match &request {
-                    Some(r) if r.status == ApprovalStatus::Pending => continue,
-                    Some(r) => r.status.as_str(),
-                    None => "gone",
-                };
-                if self
-                    .posts
-                    .close(&post.approval_id, &channel.config.name, &post.chat, status)
-                    .await?
-                    && let Some(r) = &request
-                {
-                    self.show_closed(channel, &post.chat, message, r).await;
+                match &request {
+                    Some(r) if r.status == ApprovalStatus::Pending => {}
+                    Some(r) => self.close_card(channel, &post.chat, message, r).await,
+                    None => {
+                        self.posts
+                            .close(&post.approval_id, &channel.config.name, &post.chat, "gone")
+                            .await?;
+                    }
                 }
             }
         }
@@ -345,6 +347,11 @@ impl Hub {
                 self.posts.attach(&request.id, name, chat, &message).await?;
                 tracing::info!(channel = %channel.via, approval = %request.id, "approval announced");
             }
+            // No answer: the card may have been posted. The claim is kept and lapses after
+            // the lease, so a lost answer costs at most one late duplicate, not one per pass.
+            Err(e @ ServiceError::Transport(_)) => {
+                tracing::warn!(channel = %channel.via, approval = %request.id, "announcing got no answer, will retry after {LEASE:?}: {e}");
+            }
             Err(e) => {
                 tracing::warn!(channel = %channel.via, approval = %request.id, "announcing failed, will retry: {e}");
                 self.posts.release(&request.id, name, chat).await?;
@@ -370,25 +377,28 @@ impl Hub {
             .remove(key);
     }
 
-    /// Replaces a card with how its request ended (a few tries: the request is decided
-    /// whatever happens to the message).
-    pub(crate) async fn show_closed(
+    /// Replaces a card with how its request ended, then marks it closed. A card whose update
+    /// failed stays open and is tried again on the next pass; two processes updating the
+    /// same card write the same text, so an update may happen twice but never disagrees.
+    pub(crate) async fn close_card(
         &self,
         channel: &Channel,
         chat: &str,
         message: &str,
         r: &ApprovalRequest,
     ) {
-        let card = closed_card(r);
-        for attempt in 0..3u32 {
-            match channel.service.update(chat, message, &card).await {
-                Ok(()) => return,
-                Err(e) if attempt == 2 => {
-                    tracing::warn!(channel = %channel.via, approval = %r.id, "updating the card failed: {e}");
+        match channel.service.update(chat, message, &closed_card(r)).await {
+            Ok(()) => {
+                if let Err(e) = self
+                    .posts
+                    .close(&r.id, &channel.config.name, chat, r.status.as_str())
+                    .await
+                {
+                    tracing::warn!(channel = %channel.via, approval = %r.id, "marking the card closed failed: {e}");
                 }
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(500 * u64::from(attempt + 1))).await
-                }
+            }
+            Err(e) => {
+                tracing::warn!(channel = %channel.via, approval = %r.id, "updating the card failed, will retry: {e}");
             }
         }
     }

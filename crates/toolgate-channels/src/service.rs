@@ -10,7 +10,10 @@ use crate::card::Card;
 /// path, so transport errors are stripped of their URL).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServiceError {
-    /// No answer (connection refused or lost, timeout): worth retrying.
+    /// Never sent (no connection could be made): worth retrying at once.
+    #[error("{0}")]
+    Unsent(String),
+    /// Sent, but no answer came (connection lost, timeout): the service may have acted on it.
     #[error("{0}")]
     Transport(String),
     /// `[egress]` refused the address: retrying cannot help.
@@ -40,7 +43,11 @@ impl ServiceError {
             text.push_str(&c.to_string());
             cause = c.source();
         }
-        ServiceError::Transport(text)
+        if e.is_connect() {
+            ServiceError::Unsent(text)
+        } else {
+            ServiceError::Transport(text)
+        }
     }
 }
 

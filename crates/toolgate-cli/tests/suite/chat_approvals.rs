@@ -111,8 +111,12 @@ impl Fake {
     }
 }
 
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
+fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_within(Duration::from_secs(20), what, f)
+}
+
+fn wait_within<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = f() {
             return v;
@@ -344,6 +348,20 @@ fn a_telegram_tap_approves_and_the_waiting_call_resumes() {
         );
     }
     assert_eq!(show(&env, &id)["status"], "pending");
+    // A reply that is not the tool's name approves nothing, even from an operator.
+    fake.post(
+        "/_test/reply",
+        &json!({"chat_id": CHAT.parse::<i64>().unwrap(), "reply_to_message_id": card["message_id"],
+                "from_id": ALICE, "text": "no"}),
+    );
+    fake.messages_when("the answer to the reply", |m| {
+        m.iter().any(|x| {
+            x["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("`no` is not `write_file`: a reply approves only"))
+        })
+    });
+    assert_eq!(show(&env, &id)["status"], "pending");
 
     let q = tap(&fake, &card, ALICE, &approve);
     assert!(answer_to(&fake, &q).starts_with("✅ Approved once by alice via telegram:oncall"));
@@ -362,7 +380,15 @@ fn a_telegram_tap_approves_and_the_waiting_call_resumes() {
     })[0]
         .clone();
     assert!(card["reply_markup"].is_null(), "no buttons left: {card}");
-    assert_eq!(fake.calls("sendMessage"), 1, "announced exactly once");
+    assert_eq!(
+        fake.messages()
+            .iter()
+            .filter(|m| m["reply_markup"].is_object()
+                || m["edits"].as_array().is_some_and(|e| !e.is_empty()))
+            .count(),
+        1,
+        "announced exactly once (the other message is the answer to the reply)"
+    );
 
     let records = chat_records(&env, "telegram:oncall");
     let outcomes: Vec<(&str, &str)> = records
@@ -520,7 +546,13 @@ fn after_a_kill_and_restart_the_same_card_decides() {
         &json!({"path": "k.txt", "content": "kept"}),
     );
     let id = pending_id(&env);
-    let card = fake.messages_when("the card after the outage", |m| !m.is_empty())[0].clone();
+    // A post that got no answer may have reached the service: its claim is kept for the
+    // lease (30 s) before the card is posted again, so the outage delays it, never doubles it.
+    let card = wait_within(Duration::from_secs(60), "the card after the outage", || {
+        let m = fake.messages();
+        (!m.is_empty()).then_some(m)
+    })[0]
+        .clone();
     assert_eq!(fake.messages().len(), 1);
 
     served.child.kill().expect("SIGKILL toolgate serve");
