@@ -20,6 +20,39 @@ use crate::card::{open_card, outcome_line};
 use crate::hub::{Channel, Hub};
 use crate::service::{Tap, TapInput};
 
+/// The typed name a decision needs, checked: `Ok(Some(name))` to pass as the decision's
+/// confirmation, `Ok(None)` when none is needed, or the refusal to answer.
+fn confirmation(
+    asked: &Asked,
+    request: &ApprovalRequest,
+    approve: bool,
+) -> Result<Option<String>, String> {
+    let typed = asked.typed.as_deref().map(str::trim);
+    if asked.replied && typed != Some(request.tool.as_str()) {
+        return Err(format!(
+            "`{}` is not `{}`: a reply approves only when it is the tool's name (optionally \
+             followed by session or always). Not approved; use the buttons otherwise.",
+            typed.unwrap_or_default(),
+            request.tool
+        ));
+    }
+    if !(approve && request.requires_confirmation) {
+        return Ok(None);
+    }
+    match typed {
+        Some(typed) if typed == request.tool => Ok(Some(request.tool.clone())),
+        Some("") | None => Err(format!(
+            "{} is dangerous: a tap does not approve it. Reply to the card with `{}` (or type \
+             it in the card's box, then tap Approve).",
+            request.tool, request.tool
+        )),
+        Some(other) => Err(format!(
+            "`{other}` is not `{}`: not approved. Type the tool's name exactly.",
+            request.tool
+        )),
+    }
+}
+
 /// What the tap asks, once understood.
 struct Asked {
     approval_id: String,
@@ -76,8 +109,15 @@ impl Hub {
                     Some(p) => format!("{p} does not hold the operator right"),
                     None => "this chat user is not mapped to a toolgate operator".to_owned(),
                 };
-                self.audit_tap(channel, tap, &request, &asked, mapped.cloned(), Err(&why))
-                    .await;
+                self.audit_tap(
+                    channel,
+                    tap,
+                    &request,
+                    &asked,
+                    mapped.cloned(),
+                    Err((ErrorCode::Forbidden, &why)),
+                )
+                .await;
                 return format!(
                     "Not allowed: {why}. Your tap was refused and recorded; ask an operator."
                 );
@@ -90,33 +130,15 @@ impl Hub {
             Action::Approve(scope) => (true, scope),
             _ => (false, DecisionScope::Once),
         };
-        let mut confirm = None;
-        if asked.replied && asked.typed.as_deref().map(str::trim) != Some(request.tool.as_str()) {
-            return format!(
-                "`{}` is not `{}`: a reply approves only when it is the tool's name (optionally \
-                 followed by session or always). Not approved; use the buttons otherwise.",
-                asked.typed.as_deref().unwrap_or_default().trim(),
-                request.tool
-            );
-        }
-        if approve && request.requires_confirmation {
-            match asked.typed.as_deref().map(str::trim) {
-                Some(typed) if typed == request.tool => confirm = Some(request.tool.clone()),
-                Some("") | None => {
-                    return format!(
-                        "{} is dangerous: a tap does not approve it. Reply to the card with `{}` \
-                         (or type it in the card's box, then tap Approve).",
-                        request.tool, request.tool
-                    );
-                }
-                Some(other) => {
-                    return format!(
-                        "`{other}` is not `{}`: not approved. Type the tool's name exactly.",
-                        request.tool
-                    );
-                }
+        let confirm = match confirmation(&asked, &request, approve) {
+            Ok(confirm) => confirm,
+            Err(refusal) => {
+                let why = (ErrorCode::InvalidArguments, refusal.as_str());
+                self.audit_tap(channel, tap, &request, &asked, Some(principal), Err(why))
+                    .await;
+                return refusal;
             }
-        }
+        };
         let decision = Decision {
             approve,
             scope,
@@ -208,7 +230,7 @@ impl Hub {
         r: &ApprovalRequest,
         asked: &Asked,
         principal: Option<String>,
-        result: Result<(), &str>,
+        result: Result<(), (ErrorCode, &str)>,
     ) {
         let decision = match asked.action {
             Action::Approve(scope) => format!("approve {scope}"),
@@ -217,10 +239,7 @@ impl Hub {
         };
         let (outcome, error) = match result {
             Ok(()) => (AuditOutcome::Ok, None),
-            Err(why) => (
-                AuditOutcome::Failed(ErrorCode::Forbidden),
-                Some(why.to_owned()),
-            ),
+            Err((code, why)) => (AuditOutcome::Failed(code), Some(why.to_owned())),
         };
         let record = AuditRecord {
             kind: RecordKind::Outcome,
@@ -230,7 +249,11 @@ impl Hub {
             principal: principal
                 .clone()
                 .unwrap_or_else(|| format!("{}:{}", channel.config.kind.as_str(), tap.user)),
-            role: if result.is_ok() { "operator" } else { "none" }.to_owned(),
+            role: match result {
+                Ok(()) | Err((ErrorCode::InvalidArguments, _)) => "operator",
+                Err(_) => "none",
+            }
+            .to_owned(),
             tool: r.tool.clone(),
             source: Some(format!("approvals:{}", channel.via)),
             risk: Some(r.risk),

@@ -7,35 +7,44 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::constant_time::verify_slices_are_equal;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::hub::{Hub, Inbound};
 
-/// The HTTP answer to a hook request.
+/// How a hook request was answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookAnswer {
-    pub status: u16,
-    pub body: Value,
+pub enum HookAnswer {
+    /// Verified and taken (the tap is handled on its own task): 200.
+    Accepted,
+    /// Refused before anything in it was acted on.
+    Refused { why: HookRefusal, message: String },
+}
+
+/// Why a hook request was refused; the server maps each to its one error shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookRefusal {
+    /// The service's proof (signature, timestamp, secret token) is missing or wrong: 401.
+    Unauthenticated,
+    /// No channel of that kind and name: 404.
+    NoChannel,
+    /// Verified, but not the service's format: 400.
+    Malformed,
 }
 
 impl HookAnswer {
-    fn ok() -> HookAnswer {
-        HookAnswer {
-            status: 200,
-            body: json!({}),
-        }
-    }
-
-    fn refused(status: u16, code: &str, message: String) -> HookAnswer {
-        HookAnswer {
-            status,
-            body: json!({ "error": { "code": code, "message": message } }),
+    fn refused(why: HookRefusal, message: impl Into<String>) -> HookAnswer {
+        HookAnswer::Refused {
+            why,
+            message: message.into(),
         }
     }
 }
 
 fn no_channel(kind: &str, name: &str) -> HookAnswer {
-    HookAnswer::refused(404, "not_found", format!("no {kind} channel `{name}`"))
+    HookAnswer::refused(
+        HookRefusal::NoChannel,
+        format!("no {kind} channel `{name}` ([[approvals.channels]])"),
+    )
 }
 
 impl Hub {
@@ -58,10 +67,10 @@ impl Hub {
             .map_or(0, |d| d.as_secs());
         if let Err(refusal) = verifier.verify(timestamp, signature, body, now) {
             tracing::warn!(channel = %name, "slack: interaction refused: {refusal}");
-            return HookAnswer::refused(401, "unauthenticated", refusal.to_string());
+            return HookAnswer::refused(HookRefusal::Unauthenticated, refusal.to_string());
         }
         let Some(payload) = crate::slack::interaction::payload(body) else {
-            return HookAnswer::refused(400, "invalid_arguments", "no JSON payload field".into());
+            return HookAnswer::refused(HookRefusal::Malformed, "no JSON payload field");
         };
         if let Some(tap) =
             crate::slack::interaction::tap_of(&payload, &self.channels[index].config.chats)
@@ -69,7 +78,7 @@ impl Hub {
             let hub = Arc::clone(self);
             tokio::spawn(async move { hub.on_tap(index, tap).await });
         }
-        HookAnswer::ok()
+        HookAnswer::Accepted
     }
 
     /// A Telegram update in webhook mode: the secret token checked, then handled.
@@ -94,13 +103,12 @@ impl Hub {
         if !matches {
             tracing::warn!(channel = %name, "telegram: an update without the webhook's secret token was refused");
             return HookAnswer::refused(
-                401,
-                "unauthenticated",
-                "X-Telegram-Bot-Api-Secret-Token is missing or wrong".into(),
+                HookRefusal::Unauthenticated,
+                "X-Telegram-Bot-Api-Secret-Token is missing or wrong",
             );
         }
         let Ok(update) = serde_json::from_slice::<Value>(body) else {
-            return HookAnswer::refused(400, "invalid_arguments", "the update is not JSON".into());
+            return HookAnswer::refused(HookRefusal::Malformed, "the update is not JSON");
         };
         if let Some(tap) =
             crate::telegram::updates::tap_of(&update, &self.channels[index].config.chats)
@@ -108,6 +116,6 @@ impl Hub {
             let hub = Arc::clone(self);
             tokio::spawn(async move { hub.on_tap(index, tap).await });
         }
-        HookAnswer::ok()
+        HookAnswer::Accepted
     }
 }

@@ -31,7 +31,7 @@ pub mod slack;
 pub mod telegram;
 
 pub use config::{ChannelConfig, ChannelKind, UpdateMode};
-pub use hooks::HookAnswer;
+pub use hooks::{HookAnswer, HookRefusal};
 pub use hub::{Hub, HubDeps, HubError};
 pub use operators::{OperatorCheck, OperatorList};
 pub use service::ChatService;

@@ -157,7 +157,7 @@ export function mount(el, ctx) {
         h('td', { class: 'mono small' }, fmtTime(a.decided_at_ms ?? a.expires_at_ms)),
         h('td', { class: 'mono' }, a.tool),
         h('td', {}, outcomePill(statusLabel(a))),
-        h('td', {}, a.decided_by || '—'),
+        h('td', {}, a.decided_by ? (a.decided_via ? `${a.decided_by} via ${a.decided_via}` : a.decided_by) : '—'),
         h('td', {}, a.status === 'approved' ? a.scope || 'once' : '—'),
         h('td', {}, a.principal),
         h('td', { class: 'muted' }, a.reason || ''))))));

@@ -14,7 +14,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use toolgate_channels::{HookAnswer, OperatorCheck};
+use toolgate_channels::{HookAnswer, HookRefusal, OperatorCheck};
+use toolgate_protocol::ErrorCode;
+
+use crate::error::ApiError;
 
 use crate::auth::TokenBook;
 use crate::config::ServerConfig;
@@ -31,16 +34,27 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// 200 `{}`, or the one error body of every refusal.
 fn answer(a: HookAnswer) -> Response {
-    let status = StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, axum::Json(a.body)).into_response()
+    match a {
+        HookAnswer::Accepted => (StatusCode::OK, axum::Json(serde_json::json!({}))).into_response(),
+        HookAnswer::Refused { why, message } => match why {
+            HookRefusal::Unauthenticated => ApiError::unauthenticated(message).with_hint(
+                "the request must carry its service's proof: Slack's signature made with the \
+                 app's signing secret, or Telegram's webhook secret token",
+            ),
+            HookRefusal::NoChannel => ApiError::not_found(message)
+                .with_hint("the hook URL ends with the name of a [[approvals.channels]] entry"),
+            HookRefusal::Malformed => ApiError::new(ErrorCode::InvalidArguments, message),
+        }
+        .into_response(),
+    }
 }
 
 fn no_channels(kind: &str, name: &str) -> Response {
-    answer(HookAnswer {
-        status: 404,
-        body: serde_json::json!({"error": {"code": "not_found",
-            "message": format!("no {kind} channel `{name}` ([[approvals.channels]])")}}),
+    answer(HookAnswer::Refused {
+        why: HookRefusal::NoChannel,
+        message: format!("no {kind} channel `{name}` ([[approvals.channels]])"),
     })
 }
 

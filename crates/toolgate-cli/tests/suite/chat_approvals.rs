@@ -405,12 +405,14 @@ fn a_telegram_tap_approves_and_the_waiting_call_resumes() {
         [
             ("telegram:99", "forbidden"),
             ("mallory", "forbidden"),
+            ("alice", "invalid_arguments"),
             ("alice", "ok")
         ]
     );
-    assert_eq!(records[2]["approval_id"], json!(id));
+    assert_eq!(records[3]["approval_id"], json!(id));
+    assert_eq!(records[3]["approver"], "alice");
     assert_eq!(
-        records[2]["arguments"]["chat_user"],
+        records[3]["arguments"]["chat_user"],
         json!(ALICE.to_string())
     );
 
@@ -706,7 +708,10 @@ fn slack_interactions_are_verified_and_decide() {
             )
         })
         .collect();
-    assert_eq!(outcomes, ["mallory forbidden", "alice ok"]);
+    assert_eq!(
+        outcomes,
+        ["alice invalid_arguments", "mallory forbidden", "alice ok"]
+    );
     validate_with_sdks(None, Some(&fake));
     assert_no_secret(&log);
 }
