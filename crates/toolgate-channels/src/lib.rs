@@ -7,7 +7,7 @@
 //! - [`config`]: the table; secrets only as environment variable names ([`secret`]).
 //! - [`card`]: what a message shows; [`action`]: what its buttons carry.
 //! - [`service`]: the [`ChatService`] trait; [`telegram`] and [`slack`] implement it.
-//! - [`hub`]: the reconciling loop; [`decide`](mod@decide): a tap → a decision;
+//! - [`hub`]: the reconciling loop; `decide`: a tap → a decision;
 //!   [`hooks`]: what the services POST to `toolgate serve`.
 //! - [`doctor`]: each channel's token and chats checked.
 //!
