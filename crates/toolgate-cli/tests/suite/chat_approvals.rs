@@ -190,13 +190,18 @@ fn serve(env: &Env, log: &Path) -> Served {
 }
 
 fn serve_on(env: &Env, log: &Path, listen: &str) -> Served {
+    serve_replica(env, log, listen, &env.data)
+}
+
+/// `toolgate serve` with its own data dir `data` (a replica, when `[store] url` is shared).
+fn serve_replica(env: &Env, log: &Path, listen: &str, data: &Path) -> Served {
     let stderr = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .expect("log file");
     let mut child = env
-        .command()
+        .command_for(data)
         .env("TG_TOKEN", TG_TOKEN)
         .env("SLACK_TOKEN", SLACK_TOKEN)
         .env("SLACK_SIGNING_SECRET", SLACK_SECRET)
@@ -922,5 +927,80 @@ fn telegram_webhook_mode_takes_only_updates_with_the_secret() {
             .any(|d| d["status"] == 200),
         "{delivered}"
     );
+    assert_no_secret(&log);
+}
+
+/// Two replicas on one PostgreSQL store, both running the Slack channel: the card is posted
+/// once between them, a click on either decides the call waiting on the other, and the card
+/// is replaced once.
+#[test]
+fn two_replicas_post_one_card_and_either_decides() {
+    let db = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(toolgate_testkit::pg::Scratch::new());
+    let fake = Fake::slack();
+    // A loopback caller without a token acts in the default role, as the cluster tests do.
+    let config = format!(
+        "[store]\nurl = \"{}\"\n\n[server.anonymous]\nrole = \"default\"\noperator = true\n{}",
+        db.url(),
+        slack_config(&fake)
+    );
+    let env = Env::with_config(&config);
+    let log = env.root().join("serve.log");
+    let a = serve_replica(&env, &log, "127.0.0.1:0", &env.root().join("data-a"));
+    let b = serve_replica(&env, &log, "127.0.0.1:0", &env.root().join("data-b"));
+    let caller = a.addr.clone();
+    let call = std::thread::spawn(move || {
+        let body = json!({"tool": "write_file", "wait_for_approval": true,
+                          "arguments": {"path": "two.txt", "content": "one card"}});
+        http(&caller, "POST", "/v1/calls", Some(&body))
+    });
+    let card = fake.messages_when("the card", |m| !m.is_empty())[0].clone();
+    // Both replicas have run several passes (every 2 s and on each change) since.
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(fake.messages().len(), 1, "one card for two replicas");
+    let id = card["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["elements"].as_array().cloned().unwrap_or_default())
+        .find_map(|e| {
+            e["value"]
+                .as_str()?
+                .strip_prefix("a.once.")
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| panic!("no approve button: {card}"));
+    let hook_b = format!("http://{}/hooks/slack/ops", b.addr);
+    let clicked = click(
+        &fake,
+        &hook_b,
+        &card,
+        "U0ALICE",
+        &format!("a.once.{id}"),
+        json!({}),
+    );
+    assert_eq!(clicked["status"], 200, "{clicked}");
+    let (status, envelope) = call.join().unwrap();
+    assert_eq!((status, &envelope["ok"]), (200, &json!(true)), "{envelope}");
+    assert_eq!(env.read("two.txt"), "one card");
+    let (_, on_a) = http(&a.addr, "GET", &format!("/v1/approvals/{id}"), None);
+    assert_eq!(on_a["decided_via"], "slack:ops", "{on_a}");
+    let replaced = fake.messages_when("the card replaced", |m| {
+        m[0]["updates"].as_array().is_some_and(|u| !u.is_empty())
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    // A card is marked ended only after its edit went through, so the tap's handler and each
+    // replica's pass may edit it before one of them marks it: the same text each time, and
+    // no more edits once it is marked.
+    let updates: Vec<Value> = fake.messages()[0]["updates"].as_array().unwrap().clone();
+    assert!(updates.len() <= 3, "{replaced:?}");
+    assert!(
+        updates.iter().all(|u| u["text"] == updates[0]["text"]),
+        "{updates:?}"
+    );
+    assert_eq!(fake.messages().len(), 1);
     assert_no_secret(&log);
 }
