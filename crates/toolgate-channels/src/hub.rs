@@ -92,6 +92,8 @@ pub struct Hub {
     /// Cards known to be claimed (by anyone) recently: not claimed again until the lease
     /// could have lapsed.
     claimed: Mutex<HashMap<(String, usize, String), Instant>>,
+    /// Channels the service asked to slow down: no card is posted there before this.
+    paused: Mutex<HashMap<usize, Instant>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -201,6 +203,7 @@ impl Hub {
             public_url: deps.public_url,
             wake: Notify::new(),
             claimed: Mutex::new(HashMap::new()),
+            paused: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -326,6 +329,9 @@ impl Hub {
         request: &ApprovalRequest,
     ) -> StoreResult<()> {
         let channel = &self.channels[index];
+        if self.paused_until(index).is_some() {
+            return Ok(());
+        }
         let key = (request.id.clone(), index, chat.to_owned());
         {
             let claimed = self
@@ -352,6 +358,18 @@ impl Hub {
             Err(e @ ServiceError::Transport(_)) => {
                 tracing::warn!(channel = %channel.via, approval = %request.id, "announcing got no answer, will retry after {LEASE:?}: {e}");
             }
+            // Nothing was posted: release the claim, and post nothing there until the
+            // service's pause is over (every pass would otherwise deepen its flood control).
+            Err(
+                e @ ServiceError::RateLimited {
+                    retry_after_secs, ..
+                },
+            ) => {
+                tracing::warn!(channel = %channel.via, approval = %request.id, "announcing paused: {e}");
+                self.pause(index, Duration::from_secs(retry_after_secs.clamp(1, 3600)));
+                self.posts.release(&request.id, name, chat).await?;
+                self.forget_claim(&(request.id.clone(), index, chat.to_owned()));
+            }
             Err(e) => {
                 tracing::warn!(channel = %channel.via, approval = %request.id, "announcing failed, will retry: {e}");
                 self.posts.release(&request.id, name, chat).await?;
@@ -359,6 +377,29 @@ impl Hub {
             }
         }
         Ok(())
+    }
+
+    fn pause(&self, index: usize, wait: Duration) {
+        self.paused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(index, Instant::now() + wait);
+    }
+
+    /// When the channel's pause ends, if it is paused now.
+    fn paused_until(&self, index: usize) -> Option<Instant> {
+        let mut paused = self
+            .paused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match paused.get(&index) {
+            Some(until) if *until > Instant::now() => Some(*until),
+            Some(_) => {
+                paused.remove(&index);
+                None
+            }
+            None => None,
+        }
     }
 
     fn remember_claim(&self, key: (String, usize, String)) {

@@ -19,6 +19,13 @@ pub enum ServiceError {
     /// `[egress]` refused the address: retrying cannot help.
     #[error("refused by [egress]: {0}")]
     Egress(String),
+    /// The service asks to slow down (Telegram's flood control, Slack's rate limits): nothing
+    /// was done; try again after this many seconds.
+    #[error("{service} asks to retry after {retry_after_secs} s (rate limited)")]
+    RateLimited {
+        service: &'static str,
+        retry_after_secs: u64,
+    },
     /// The service answered with an error.
     #[error("{service} answered {code}: {description}")]
     Api {

@@ -64,6 +64,18 @@ impl SlackApi {
         };
         let response = request.send().await.map_err(ServiceError::from_reqwest)?;
         let status = response.status();
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            let retry_after_secs = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(30);
+            return Err(ServiceError::RateLimited {
+                service: "Slack",
+                retry_after_secs,
+            });
+        }
         let text = response.text().await.map_err(ServiceError::from_reqwest)?;
         let answer: Value = serde_json::from_str(&text).map_err(|_| ServiceError::Api {
             service: "Slack",

@@ -49,6 +49,12 @@ impl TelegramApi {
         if answer["ok"] == json!(true) {
             return Ok(answer["result"].clone());
         }
+        if answer["error_code"] == json!(429) {
+            return Err(ServiceError::RateLimited {
+                service: "Telegram",
+                retry_after_secs: answer["parameters"]["retry_after"].as_u64().unwrap_or(30),
+            });
+        }
         Err(ServiceError::Api {
             service: "Telegram",
             code: answer["error_code"]

@@ -1004,3 +1004,47 @@ fn two_replicas_post_one_card_and_either_decides() {
     assert_eq!(fake.messages().len(), 1);
     assert_no_secret(&log);
 }
+
+/// Telegram's flood control (429 with `retry_after`): the channel posts nothing more until
+/// the pause is over, then the card once — not a retry every pass.
+#[test]
+fn a_rate_limited_channel_waits_as_asked_then_posts_once() {
+    let fake = Fake::telegram();
+    let env = Env::with_config(&telegram_config(&fake));
+    let log = env.root().join("serve.log");
+    let _served = serve(&env, &log);
+    fake.post(
+        "/_test/ratelimit",
+        &json!({"method": "sendMessage", "count": 1, "retry_after": 6}),
+    );
+    let call = waiting_call(
+        &env,
+        "write_file",
+        &json!({"path": "f.txt", "content": "flood"}),
+    );
+    let id = pending_id(&env);
+    let asked = Instant::now();
+    let card = wait_within(Duration::from_secs(40), "the card after the pause", || {
+        let m = fake.messages();
+        (!m.is_empty()).then_some(m)
+    })[0]
+        .clone();
+    assert!(
+        asked.elapsed() >= Duration::from_secs(4),
+        "posted {:?} after the request, inside Telegram's 6 s pause",
+        asked.elapsed()
+    );
+    let attempts: Vec<Value> = fake
+        .get("/_test/requests")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "sendMessage")
+        .cloned()
+        .collect();
+    let statuses: Vec<&Value> = attempts.iter().map(|r| &r["status"]).collect();
+    assert_eq!(statuses, [&json!(429), &json!(200)], "{attempts:?}");
+    tap(&fake, &card, ALICE, &format!("a.once.{id}"));
+    finished(call).assert_code(0);
+    assert_no_secret(&log);
+}
