@@ -151,14 +151,48 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
 /// each chat reachable — or why not (a fail: approvals would not reach anyone there).
 async fn approval_channels(settings: &Config) -> Vec<Check> {
     let channels = &settings.file.approvals.channels;
-    toolgate_channels::doctor::check(channels, &settings.file.egress)
+    let mut checks: Vec<Check> = toolgate_channels::doctor::check(channels, &settings.file.egress)
         .await
         .into_iter()
         .map(|f| {
             let status = if f.ok { Status::Ok } else { Status::Fail };
             check(f.name, status, f.detail)
         })
-        .collect()
+        .collect();
+    // Mapped principals without the operator right in the configuration: they can decide only
+    // through an issued operator token (read at each tap), which may not exist.
+    let configured: Vec<&str> = settings
+        .file
+        .server
+        .tokens
+        .iter()
+        .filter(|t| t.operator)
+        .map(|t| t.principal.as_str())
+        .chain(settings.file.approvals.operators.iter().map(String::as_str))
+        .collect();
+    for channel in channels {
+        let mut unproven: Vec<&str> = channel
+            .operators
+            .values()
+            .map(String::as_str)
+            .filter(|p| !configured.contains(p))
+            .collect();
+        unproven.sort_unstable();
+        unproven.dedup();
+        if !unproven.is_empty() {
+            checks.push(check(
+                format!("approvals: {} operators", channel.via()),
+                Status::Warn,
+                format!(
+                    "{} hold(s) no operator token in [[server.tokens]] and are not in [approvals] \
+                     operators: their taps are refused unless an issued operator token stands \
+                     for them (toolgate token list)",
+                    unproven.join(", ")
+                ),
+            ));
+        }
+    }
+    checks
 }
 
 /// `[telemetry]`, when it exports: whether the collector accepts connections. A warning at

@@ -769,6 +769,13 @@ fn doctor_checks_each_channel() {
         "{good:?}"
     );
 
+    // mallory is mapped but holds no operator right anywhere in the configuration.
+    assert!(
+        good.iter().any(|l| l.starts_with(
+            "warn approvals: telegram:oncall operators mallory hold(s) no operator token"
+        )),
+        "{good:?}"
+    );
     let wrong = doctor(Some("123:wrong"));
     assert!(
         wrong[0].starts_with("fail") && wrong[0].contains("the token is wrong or revoked"),
