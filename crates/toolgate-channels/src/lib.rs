@@ -18,6 +18,7 @@
 
 pub mod action;
 pub mod card;
+mod channel;
 pub mod config;
 mod decide;
 pub mod doctor;
