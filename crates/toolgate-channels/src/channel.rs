@@ -50,8 +50,6 @@ pub(crate) fn service_of(
 ) -> Result<(Arc<dyn ChatService>, Inbound), HubError> {
     let token = Secret::from_env(&config.name, &config.token_env, "the bot token")?;
     let base = config.api_base();
-    let url = url::Url::parse(&base)
-        .map_err(|e| HubError::Channel(config.name.clone(), format!("api_url: {e}")))?;
     Ok(match config.kind {
         ChannelKind::Telegram => {
             let api = TelegramApi::new(client, base, token);
@@ -66,7 +64,6 @@ pub(crate) fn service_of(
                     )?,
                 },
             };
-            let _ = url;
             (Arc::new(api) as Arc<dyn ChatService>, inbound)
         }
         ChannelKind::Slack => {

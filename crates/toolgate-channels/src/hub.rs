@@ -15,7 +15,7 @@
 //! The loop runs on every change of the approval store (with PostgreSQL, any replica's) and
 //! every [`PASS_EVERY`], which also catches expiry and retries what failed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -232,11 +232,16 @@ impl Hub {
                 }
             }
         }
+        // A card whose request was just listed as pending stays open without another read.
+        let still_pending: HashSet<&str> = pending.iter().map(|r| r.id.as_str()).collect();
         for channel in &self.channels {
             for post in self.posts.open_posts(&channel.config.name).await? {
                 let Some(message) = &post.message_ref else {
                     continue;
                 };
+                if still_pending.contains(post.approval_id.as_str()) {
+                    continue;
+                }
                 let request = self.approvals.get(&post.approval_id).await?;
                 match &request {
                     Some(r) if r.status == ApprovalStatus::Pending => {}

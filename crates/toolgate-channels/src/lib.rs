@@ -34,5 +34,5 @@ pub mod telegram;
 pub use config::{ChannelConfig, ChannelKind, UpdateMode};
 pub use hooks::{HookAnswer, HookRefusal};
 pub use hub::{Hub, HubDeps, HubError};
-pub use operators::{OperatorCheck, OperatorList};
+pub use operators::OperatorCheck;
 pub use service::ChatService;

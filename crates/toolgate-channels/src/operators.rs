@@ -7,13 +7,3 @@
 pub trait OperatorCheck: Send + Sync + 'static {
     fn is_operator(&self, principal: &str) -> bool;
 }
-
-/// A fixed list (tests; or when nothing else knows operators).
-#[derive(Debug, Clone, Default)]
-pub struct OperatorList(pub Vec<String>);
-
-impl OperatorCheck for OperatorList {
-    fn is_operator(&self, principal: &str) -> bool {
-        self.0.iter().any(|p| p == principal)
-    }
-}

@@ -41,10 +41,12 @@ pub struct ChatPost {
     pub approval_id: String,
     pub channel: String,
     pub chat: String,
-    /// The service's id of the message (Telegram message_id, Slack ts); None while it is being posted.
+    /// The service's id of the message (Telegram `message_id`, Slack `ts`); `None` while it
+    /// is being posted.
     pub message_ref: Option<String>,
     pub claimed_at_ms: u64,
-    /// The final status word the message was updated to ("approved", "denied", "expired", "abandoned"), once closed.
+    /// The final status word the message was updated to (`approved`, `denied`, `expired`,
+    /// `abandoned`), once closed.
     pub closed: Option<String>,
     pub closed_at_ms: Option<u64>,
 }
@@ -139,10 +141,11 @@ impl ChatPosts {
         (self.clock)()
     }
 
-    /// true = the caller now owns posting this message and must post it. Inserts a new row (message_ref NULL, claimed_at = now);
-    /// or, when the row exists with message_ref NULL, not closed, and claimed_at older than now - lease (a poster that died mid-post),
-    /// takes it over (claimed_at = now). Otherwise false. Atomic across processes and replicas: INSERT ... ON CONFLICT DO NOTHING,
-    /// then a conditional UPDATE; never a read-then-write race.
+    /// Whether the caller now owns posting this message (and must post it). Inserts a new
+    /// row (no message, claimed now); or, when the row exists without a message, not closed,
+    /// and claimed longer than `lease` ago (a poster that died mid-post), takes it over.
+    /// Atomic across processes and replicas: an insert that does nothing on conflict, then a
+    /// conditional update — never a read-then-write race.
     pub async fn claim(
         &self,
         approval_id: &str,
@@ -180,8 +183,9 @@ impl ChatPosts {
         }
     }
 
-    /// A post that failed: removes the row if it has no message_ref yet, so the next attempt can claim it at once.
-    /// (A row already closed stays, so a decided request is not announced again.)
+    /// A post that failed: removes the row if it has no message yet, so the next attempt can
+    /// claim it at once. (A row already closed stays: a decided request is not announced
+    /// again.)
     pub async fn release(&self, approval_id: &str, channel: &str, chat: &str) -> StoreResult<()> {
         self.backend.release(approval_id, channel, chat).await
     }
@@ -201,7 +205,8 @@ impl ChatPosts {
         self.backend.by_message(channel, chat, message_ref).await
     }
 
-    /// Marks the row closed with `status`; true only for the first closer (so exactly one process updates the message).
+    /// Marks the row closed with `status`; true only for the first closer. The hub closes a
+    /// card once its edit went through, so a closed card is never edited by a pass again.
     pub async fn close(
         &self,
         approval_id: &str,
