@@ -23,7 +23,7 @@ pub(crate) fn run(
     mut conn: Connection,
     file: File,
     path: PathBuf,
-    anchor: Option<AnchorFile>,
+    mut anchor: Option<AnchorFile>,
     rx: Receiver<Vec<IndexRow>>,
 ) {
     while let Ok(mut rows) = rx.recv() {
@@ -40,6 +40,11 @@ pub(crate) fn run(
             }
         }
         let _ = index_rows(&mut conn, &file, &path, &rows);
+        if let (Some(anchor), Some(first)) = (anchor.as_mut(), rows.first())
+            && first.seq == 1
+        {
+            anchor.note_first(&first.hash);
+        }
         if let (Some(anchor), Some(last)) = (&anchor, rows.last())
             && let Err(e) = anchor.advance(last.seq, &last.hash, last.seq)
         {

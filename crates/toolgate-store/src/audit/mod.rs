@@ -46,10 +46,12 @@
 mod anchor;
 mod chain;
 pub mod cluster;
+mod export;
 mod index;
 mod indexer;
 mod key;
 pub mod pg;
+mod place;
 mod query;
 mod record;
 mod recover;
@@ -57,7 +59,6 @@ mod syncer;
 mod verify;
 mod writer;
 
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
@@ -67,17 +68,18 @@ use tokio::sync::oneshot;
 
 pub use anchor::resolved_path;
 pub use chain::GENESIS_HASH;
+pub use export::{ExportHead, export, verify_export};
 pub use key::{AuditKey, KEY_FILE, default_key_dir};
 pub use query::{AuditIndex, AuditQuery};
 pub use record::{AuditOutcome, AuditRecord, Durability, RecordKind, StoredRecord, UnknownOutcome};
-pub use verify::{BadRecord, VerifyReport, verify, verify_with};
+pub use verify::{BadRecord, VerifyReport, accept_evidence, verify, verify_with};
 
 use crate::redact::Redactor;
 use crate::{StoreError, StoreResult};
 use anchor::AnchorFile;
 use chain::record_body;
 use index::IndexFields;
-use recover::{FileLock, hash_at_seq, repair_tail};
+use recover::{FileLock, first_hash, hash_at_seq, repair_tail};
 use writer::{ChainWriter, FlushAck, PendingRecord, WriterCommand};
 
 /// Handle to an open audit log: the embedded JSONL chain, or this process's chain of the
@@ -166,14 +168,19 @@ impl AuditLog {
             std::fs::create_dir_all(parent)
                 .map_err(|e| io_err("cannot create the directory of", e))?;
         }
-        let anchor_file = key.as_ref().map(|k| AnchorFile::for_log(k, jsonl));
+        let mut anchor_file = key.as_ref().map(|k| AnchorFile::for_log(k, jsonl));
         let anchor = match &anchor_file {
             Some(f) => f.load()?,
             None => None,
         };
+        let missing = match place::open_log(jsonl, place::Access::Read) {
+            Err(StoreError::NotFound(_)) => true,
+            Err(e) => return Err(e),
+            Ok(_) => false,
+        };
         if let Some(a) = &anchor
             && a.seq > 0
-            && !jsonl.exists()
+            && missing
         {
             return Err(StoreError::Corrupt(format!(
                 "the audit log {} is missing, but its head anchor {} says it held {} \
@@ -185,15 +192,16 @@ impl AuditLog {
                 a.seq
             )));
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(jsonl)
-            .map_err(|e| io_err("cannot open the audit log", e))?;
+        let file = place::open_log(jsonl, place::Access::Append)?;
         let tip = {
             let _lock = FileLock::exclusive(&file, jsonl)?;
-            let tip = repair_tail(&file, jsonl, anchor.as_ref().map_or(0, |a| a.seq))?;
+            let tip = repair_tail(
+                &file,
+                jsonl,
+                anchor.as_ref().map_or(0, |a| a.seq),
+                anchor_file.as_ref(),
+            )?;
+            let first = first_hash(&file, &tip).map_err(|e| io_err("cannot read", e))?;
             if let Some(a) = &anchor {
                 let held = hash_at_seq(&file, &tip, a.seq).map_err(|e| io_err("cannot read", e))?;
                 let matches = a.seq == 0 || held.as_deref() == Some(a.hash.as_str());
@@ -207,18 +215,36 @@ impl AuditLog {
                         a.hash
                     )));
                 }
+                if let (Some(anchored), Some(found)) = (&a.first, &first)
+                    && anchored != found
+                {
+                    return Err(StoreError::Corrupt(format!(
+                        "the audit log {} is not the log its head anchor names: its first \
+                         record is another (the log was replaced). Nothing was changed; run \
+                         `toolgate audit verify`",
+                        jsonl.display()
+                    )));
+                }
+            }
+            if let (Some(f), Some(first)) = (anchor_file.as_mut(), &first) {
+                f.note_first(first);
             }
             tip
         };
-        if let (Some(f), None) = (&anchor_file, &anchor) {
+        match (&anchor_file, &anchor) {
             // The first keyed open: records before this point predate the key.
-            f.advance(tip.seq, &tip.hash, tip.seq + 1)?;
+            (Some(f), None) => f.advance(tip.seq, &tip.hash, tip.seq + 1)?,
+            // An anchor written before it named the log's first record: fill it in.
+            (Some(f), Some(a)) if a.first.is_none() && a.seq > 0 => {
+                f.advance(a.seq, &a.hash, a.keyed_from)?;
+            }
+            _ => {}
         }
         let index = AuditIndex::open(jsonl, db)?;
         index.catch_up()?;
 
         let indexer_conn = index::open_index_db(db)?;
-        let indexer_file = File::open(jsonl).map_err(|e| io_err("cannot open the audit log", e))?;
+        let indexer_file = place::open_log(jsonl, place::Access::Read)?;
         let (index_tx, index_rx) = mpsc::channel();
         let indexer_path = jsonl.to_owned();
         let indexer = std::thread::Builder::new()

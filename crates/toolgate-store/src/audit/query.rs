@@ -43,9 +43,7 @@ impl AuditIndex {
     /// Opens the index in `db` (creating its tables) for the log at `jsonl`, which must exist.
     /// Does not catch up yet; [`AuditIndex::query`] does.
     pub fn open(jsonl: &Path, db: &Path) -> StoreResult<AuditIndex> {
-        let file = File::open(jsonl).map_err(|e| {
-            StoreError::io(format!("cannot open the audit log {}", jsonl.display()), e)
-        })?;
+        let file = super::place::open_log(jsonl, super::place::Access::Read)?;
         let conn = open_index_db(db)?;
         Ok(AuditIndex {
             conn: Mutex::new(conn),

@@ -6,7 +6,9 @@
 //! the end of the last good line: the bytes after the last `\n`, and the last complete line
 //! too if it does not parse or hash. The bytes cut are never destroyed: they are first copied
 //! to an evidence file beside the log (`tool-audit.jsonl.torn-<µs since epoch>`, fsynced),
-//! which `verify` reports until a human has looked at it and removed it.
+//! which `verify` reports until a human has looked at it. A keyed log's head anchor records
+//! the evidence file (name, length, sha256) before the tail is cut, so removing or editing
+//! it afterwards is itself detected.
 //!
 //! Only an unacknowledged tail is ever touched. A damaged record that a keyed log's head
 //! anchor vouches for was acknowledged, so its damage is tampering, not a torn write; so is a
@@ -19,7 +21,8 @@ use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::chain::{GENESIS_HASH, decode_line};
+use super::anchor::{AnchorFile, Evidence};
+use super::chain::{GENESIS_HASH, decode_line, sha256_hex};
 use crate::{StoreError, StoreResult};
 
 /// The end of the chain as found in the file: where the next record goes and what it links to.
@@ -47,8 +50,14 @@ const CHUNK: usize = 16 * 1024;
 
 /// Sets a torn tail aside (see the module docs) and returns the chain's tip. `anchored_seq`
 /// is the last record known to be acknowledged (0 when unknown): a damaged tail at or before
-/// it is refused, not repaired.
-pub(crate) fn repair_tail(file: &File, path: &Path, anchored_seq: u64) -> StoreResult<ChainTip> {
+/// it is refused, not repaired. With `anchor` (a keyed log), the evidence file is anchored
+/// before the tail is cut.
+pub(crate) fn repair_tail(
+    file: &File,
+    path: &Path,
+    anchored_seq: u64,
+    anchor: Option<&AnchorFile>,
+) -> StoreResult<ChainTip> {
     let io_err = |what: &str, e| StoreError::io(format!("{what} {}", path.display()), e);
     let len = file.metadata().map_err(|e| io_err("cannot stat", e))?.len();
     let complete_end = match rfind_newline(file, len).map_err(|e| io_err("cannot read", e))? {
@@ -66,7 +75,10 @@ pub(crate) fn repair_tail(file: &File, path: &Path, anchored_seq: u64) -> StoreR
                 tip.seq
             )));
         }
-        keep_evidence(file, path, cut, len)?;
+        let evidence = keep_evidence(file, path, cut, len)?;
+        if let Some(anchor) = anchor {
+            anchor.add_evidence(evidence, tip.seq, &tip.hash)?;
+        }
         file.set_len(cut)
             .map_err(|e| io_err("cannot cut the torn tail of", e))?;
         file.sync_data().map_err(|e| io_err("cannot sync", e))?;
@@ -75,7 +87,7 @@ pub(crate) fn repair_tail(file: &File, path: &Path, anchored_seq: u64) -> StoreR
 }
 
 /// Copies the bytes `[from, to)` of the log to a new evidence file beside it, durably.
-fn keep_evidence(file: &File, path: &Path, from: u64, to: u64) -> StoreResult<PathBuf> {
+fn keep_evidence(file: &File, path: &Path, from: u64, to: u64) -> StoreResult<Evidence> {
     let io_err = |what: &str, p: &Path, e| StoreError::io(format!("{what} {}", p.display()), e);
     let len = usize::try_from(to - from)
         .map_err(|e| io_err("cannot read", path, std::io::Error::other(e)))?;
@@ -103,7 +115,14 @@ fn keep_evidence(file: &File, path: &Path, from: u64, to: u64) -> StoreResult<Pa
     {
         let _ = d.sync_all();
     }
-    Ok(evidence)
+    Ok(Evidence {
+        name: evidence
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        len: bytes.len() as u64,
+        sha256: sha256_hex(&bytes),
+        accepted: false,
+    })
 }
 
 /// What follows the log's file name in an evidence file's name.
@@ -232,4 +251,26 @@ impl Drop for FileLock<'_> {
         // Closing the file would release it too; an unlock error leaves nothing to undo.
         let _ = self.file.unlock();
     }
+}
+
+/// The hash of the file's first record (which chain the file holds); `None` for an empty
+/// file or a first line that does not decode.
+pub(crate) fn first_hash(file: &File, tip: &ChainTip) -> std::io::Result<Option<String>> {
+    if tip.len == 0 {
+        return Ok(None);
+    }
+    let mut line = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut at = 0u64;
+    while at < tip.len {
+        let n = usize::try_from((tip.len - at).min(CHUNK as u64)).map_err(std::io::Error::other)?;
+        file.read_exact_at(&mut buf[..n], at)?;
+        if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+            line.extend_from_slice(&buf[..i]);
+            return Ok(decode_line(&line).ok().map(|r| r.hash));
+        }
+        line.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(None)
 }

@@ -10,7 +10,17 @@
 //! head anchor: fewer records than the anchor vouches for, another record at its seq, or no
 //! file at all, is a failure. Records without a MAC are accepted only before the anchor's
 //! `keyed_from` (written before the log had a key) and counted in [`VerifyReport::unkeyed`].
-//! Evidence files of torn tails set aside on open are listed, and fail the check until removed.
+//! The anchor also names the log's first record, so another log at the log's path fails at
+//! its first line; a log reached through a symbolic link (its directory or the data dir
+//! replaced by one) fails before anything is read.
+//!
+//! Evidence files of torn tails set aside on open are listed. Without an anchor they fail the
+//! check until removed. A keyed log's anchor records each one: it fails while nobody accepted
+//! it (`toolgate audit verify --accept-evidence`) and whenever it is missing or edited.
+//!
+//! Given the index, every record the index claims to have indexed must be there as the file
+//! says it: same hash, kind, time, call, session, principal, tool, outcome and place in the
+//! file. An index row deleted or edited would hide the record from `audit tail/query`.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -19,8 +29,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::anchor::{Anchor, AnchorFile};
-use super::chain::{GENESIS_HASH, LineFault, braced_text, decode_keyed_line};
+use super::chain::{GENESIS_HASH, LineFault, braced_text, decode_keyed_line, sha256_hex};
+use super::index::IndexFields;
 use super::key::AuditKey;
+use super::place::{Access, open_log};
+use super::record::StoredRecord;
 use super::recover::evidence_files;
 use crate::{StoreError, StoreResult};
 
@@ -95,142 +108,291 @@ pub fn verify_with(
         evidence: evidence_files(jsonl),
         ..VerifyReport::default()
     };
-    if let Some(a) = &anchor
-        && a.seq > 0
-        && !jsonl.exists()
-    {
-        report.first_bad = Some(BadRecord {
-            line: 1,
-            seq: Some(1),
-            reason: format!(
-                "the audit log is missing, but the head anchor says it held {} records \
-                 (deleted or moved)",
-                a.seq
-            ),
-        });
-        return Ok(report);
-    }
     // Pin the index's snapshot before sizing the file: the index never knows a record the
     // file lacks, so records appended meanwhile cannot look like a truncation.
     let index = match db {
         Some(db) => IndexView::open(db)?,
         None => None,
     };
-    let file = File::open(jsonl).map_err(read_err)?;
+    let file = match open_log(jsonl, Access::Read) {
+        Ok(file) => file,
+        Err(StoreError::NotFound(_)) if anchor.as_ref().is_some_and(|a| a.seq > 0) => {
+            report.first_bad = Some(BadRecord {
+                line: 1,
+                seq: Some(1),
+                reason: format!(
+                    "the audit log is missing, but the head anchor says it held {} records \
+                     (deleted or moved)",
+                    anchor.as_ref().map_or(0, |a| a.seq)
+                ),
+            });
+            return Ok(report);
+        }
+        Err(StoreError::Corrupt(why)) => {
+            // A link in place of the log, its directory or the data dir.
+            report.first_bad = Some(BadRecord {
+                line: 1,
+                seq: None,
+                reason: why,
+            });
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
     let len = complete_len(&file).map_err(read_err)?;
     let mut reader = BufReader::with_capacity(256 * 1024, (&file).take(len));
-    let mut cursor = match &index {
-        Some(view) => Some(view.cursor()?),
-        None => None,
-    };
-    let keyed_from = anchor.as_ref().map_or(u64::MAX, |a| a.keyed_from);
-    let mut seen_mac = false;
+    let mut walk = Walk::new(key, anchor.as_ref());
+    if let Some(view) = &index {
+        walk.cursor = Some(view.cursor()?);
+        walk.indexed_upto = view.indexed_upto()?;
+    }
+    walk.run(&mut reader, &mut report, |_| false)
+        .map_err(|e| match e {
+            WalkError::Read(e) => read_err(e),
+            WalkError::Store(e) => e,
+        })?;
+    let (last_seq, next_line) = (walk.prev_seq, walk.line_no + 1);
+    if report.first_bad.is_none()
+        && let Some(view) = &index
+    {
+        report.first_bad = view.missing_from_file(last_seq, next_line)?;
+    }
+    if report.first_bad.is_none() {
+        report.first_bad = beyond_the_file(anchor.as_ref(), last_seq, next_line);
+    }
+    if report.first_bad.is_none() {
+        report.first_bad = evidence_problem(jsonl, anchor.as_ref(), &report.evidence, next_line);
+    }
+    Ok(report)
+}
 
-    let mut prev_hash = GENESIS_HASH.to_owned();
-    let mut prev_seq = 0u64;
-    let mut line = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(read_err)?;
-        if n == 0 {
-            break;
+/// Why reading stopped short of a report.
+pub(crate) enum WalkError {
+    Read(std::io::Error),
+    Store(StoreError),
+}
+
+impl From<StoreError> for WalkError {
+    fn from(e: StoreError) -> Self {
+        WalkError::Store(e)
+    }
+}
+
+/// One pass over a chain's lines: the checks every line gets, in file order.
+pub(crate) struct Walk<'a> {
+    key: Option<&'a AuditKey>,
+    anchor: Option<&'a Anchor>,
+    keyed_from: u64,
+    seen_mac: bool,
+    /// The seq of the first record that carried a MAC.
+    pub(crate) first_mac: Option<u64>,
+    cursor: Option<IndexCursor<'a>>,
+    /// The last seq the index says it has indexed (its rows up to it must all be there).
+    indexed_upto: u64,
+    pub(crate) prev_hash: String,
+    pub(crate) prev_seq: u64,
+    pub(crate) line_no: u64,
+    /// Byte offset of the next line.
+    offset: u64,
+}
+
+impl<'a> Walk<'a> {
+    pub(crate) fn new(key: Option<&'a AuditKey>, anchor: Option<&'a Anchor>) -> Walk<'a> {
+        Walk {
+            key,
+            anchor,
+            keyed_from: anchor.map_or(u64::MAX, |a| a.keyed_from),
+            seen_mac: false,
+            first_mac: None,
+            cursor: None,
+            indexed_upto: 0,
+            prev_hash: GENESIS_HASH.to_owned(),
+            prev_seq: 0,
+            line_no: 0,
+            offset: 0,
         }
-        line_no += 1;
-        let bad = |seq, reason: &str| {
-            Some(BadRecord {
-                line: line_no,
-                seq,
-                reason: reason.to_owned(),
-            })
-        };
-        if line.last() != Some(&b'\n') {
-            report.first_bad = bad(None, REASON_TORN);
-            break;
+    }
+
+    /// Records from `keyed_from` on must carry a MAC (an export says where its log's key began).
+    pub(crate) fn keyed_from(mut self, seq: u64) -> Self {
+        self.keyed_from = seq;
+        self
+    }
+
+    /// Byte offset of the next line to read.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads lines until the end, the first bad record, or a line `stop` claims (returned,
+    /// without its newline; it is not counted as a line of the chain, and [`Walk::offset`]
+    /// stays at its start).
+    pub(crate) fn run(
+        &mut self,
+        reader: &mut impl BufRead,
+        report: &mut VerifyReport,
+        stop: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<Vec<u8>>, WalkError> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(WalkError::Read)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let start = self.offset;
+            let complete = line.last() == Some(&b'\n');
+            let content = if complete { &line[..n - 1] } else { &line[..] };
+            if stop(content) {
+                return Ok(Some(content.to_vec()));
+            }
+            self.offset += n as u64;
+            self.line_no += 1;
+            if !complete {
+                report.first_bad = self.bad(None, REASON_TORN);
+                return Ok(None);
+            }
+            match self.check(content, start, report)? {
+                Some(bad) => {
+                    report.first_bad = Some(bad);
+                    return Ok(None);
+                }
+                None => report.head = Some(self.prev_hash.clone()),
+            }
         }
-        let content = &line[..n - 1];
+    }
+
+    fn bad(&self, seq: Option<u64>, reason: &str) -> Option<BadRecord> {
+        Some(BadRecord {
+            line: self.line_no,
+            seq,
+            reason: reason.to_owned(),
+        })
+    }
+
+    /// Checks one complete line at byte `start`; on success moves the walk past it.
+    fn check(
+        &mut self,
+        content: &[u8],
+        start: u64,
+        report: &mut VerifyReport,
+    ) -> StoreResult<Option<BadRecord>> {
         let (rec, mac) = match decode_keyed_line(content) {
             Ok(decoded) => decoded,
-            Err(fault) => {
-                report.first_bad = bad(declared_seq(content, fault), fault.reason());
-                break;
-            }
+            Err(fault) => return Ok(self.bad(declared_seq(content, fault), fault.reason())),
         };
-        if let Some(key) = key {
+        if let Some(key) = self.key {
             match &mac {
                 Some(mac) if !key.verify(rec.hash.as_bytes(), mac) => {
-                    report.first_bad = bad(Some(rec.seq), REASON_MAC);
-                    break;
+                    return Ok(self.bad(Some(rec.seq), REASON_MAC));
                 }
-                Some(_) => seen_mac = true,
-                None if seen_mac || rec.seq >= keyed_from => {
-                    report.first_bad = bad(Some(rec.seq), REASON_NO_MAC);
-                    break;
+                Some(_) => {
+                    self.seen_mac = true;
+                    self.first_mac.get_or_insert(rec.seq);
+                }
+                None if self.seen_mac || rec.seq >= self.keyed_from => {
+                    return Ok(self.bad(Some(rec.seq), REASON_NO_MAC));
                 }
                 None => {}
             }
         }
-        if rec.prev != prev_hash {
-            report.first_bad = bad(Some(rec.seq), REASON_PREV);
-            break;
+        if rec.prev != self.prev_hash {
+            return Ok(self.bad(Some(rec.seq), REASON_PREV));
         }
-        if rec.seq != prev_seq + 1 {
-            report.first_bad = bad(
-                Some(rec.seq),
-                &format!("seq jumps from {prev_seq} to {}", rec.seq),
-            );
-            break;
+        if rec.seq != self.prev_seq + 1 {
+            let why = format!("seq jumps from {} to {}", self.prev_seq, rec.seq);
+            return Ok(self.bad(Some(rec.seq), &why));
         }
-        if let Some(a) = &anchor
-            && a.seq == rec.seq
-            && a.hash != rec.hash
+        if let Some(a) = self.anchor {
+            if rec.seq == 1
+                && let Some(first) = &a.first
+                && first != &rec.hash
+            {
+                return Ok(self.bad(
+                    Some(1),
+                    "not the log the head anchor names: its first record is another (log replaced)",
+                ));
+            }
+            if a.seq == rec.seq && a.hash != rec.hash {
+                return Ok(self.bad(
+                    Some(rec.seq),
+                    "not the record the head anchor vouches for at this seq (log replaced)",
+                ));
+            }
+        }
+        let end = start + content.len() as u64 + 1;
+        if let Some(cursor) = self.cursor.as_mut()
+            && let Some(why) = cursor.disagrees(&rec, start, end, self.indexed_upto)?
         {
-            report.first_bad = bad(
-                Some(rec.seq),
-                "not the record the head anchor vouches for at this seq (log replaced)",
-            );
-            break;
-        }
-        if let Some(cursor) = cursor.as_mut()
-            && let Some(indexed) = cursor.hash_at(rec.seq)?
-            && indexed != rec.hash
-        {
-            report.first_bad = bad(
-                Some(rec.seq),
-                "the index holds a different hash for this record (replaced after it was indexed)",
-            );
-            break;
+            return Ok(self.bad(Some(rec.seq), &why));
         }
         if mac.is_none() {
             report.unkeyed += 1;
         }
         report.records += 1;
-        prev_seq = rec.seq;
-        prev_hash = rec.hash;
-        report.head = Some(prev_hash.clone());
+        self.prev_seq = rec.seq;
+        self.prev_hash = rec.hash;
+        Ok(None)
     }
-    if report.first_bad.is_none()
-        && let Some(view) = &index
-    {
-        report.first_bad = view.missing_from_file(prev_seq, line_no + 1)?;
-    }
-    if report.first_bad.is_none() {
-        report.first_bad = beyond_the_file(anchor.as_ref(), prev_seq, line_no + 1);
-    }
-    if report.first_bad.is_none()
-        && let Some(first) = report.evidence.first()
-    {
-        report.first_bad = Some(BadRecord {
-            line: line_no + 1,
+}
+
+/// A problem with the evidence files beside the log: with an anchor, one it records that is
+/// missing, edited or not yet accepted, or one it does not know; without, any.
+fn evidence_problem(
+    jsonl: &Path,
+    anchor: Option<&Anchor>,
+    found: &[PathBuf],
+    next_line: u64,
+) -> Option<BadRecord> {
+    let bad = |reason: String| {
+        Some(BadRecord {
+            line: next_line,
             seq: None,
-            reason: format!(
+            reason,
+        })
+    };
+    let dir = jsonl.parent().unwrap_or(Path::new(""));
+    let recorded = anchor.map_or(&[][..], |a| a.evidence.as_slice());
+    for e in recorded {
+        let path = dir.join(&e.name);
+        let Ok(bytes) = std::fs::read(&path) else {
+            return bad(format!(
+                "the evidence file {} that the head anchor records is gone (deleted)",
+                path.display()
+            ));
+        };
+        if bytes.len() as u64 != e.len || sha256_hex(&bytes) != e.sha256 {
+            return bad(format!(
+                "the evidence file {} is not what the head anchor records (edited)",
+                path.display()
+            ));
+        }
+        if !e.accepted {
+            return bad(format!(
                 "a damaged tail was set aside in {} when the log was reopened (a torn write \
-                 or tampering): inspect it, then remove it",
-                first.display()
-            ),
-        });
+                 or tampering): inspect it, then run `toolgate audit verify --accept-evidence` \
+                 (keep the file: the anchor records it)",
+                path.display()
+            ));
+        }
     }
-    Ok(report)
+    let unknown = found.iter().find(|f| {
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+        !recorded.iter().any(|e| Some(&e.name) == name.as_ref())
+    })?;
+    bad(format!(
+        "a damaged tail was set aside in {} when the log was reopened (a torn write \
+         or tampering): inspect it, then remove it",
+        unknown.display()
+    ))
+}
+
+/// Marks the evidence files a keyed log's anchor records as looked at (they must still be
+/// there, unedited, for `verify` to pass); returns their names.
+pub fn accept_evidence(jsonl: &Path, key: &AuditKey) -> StoreResult<Vec<String>> {
+    AnchorFile::for_log(key, jsonl).accept_evidence()
 }
 
 /// A problem when the anchor vouches for records past the file's last one.
@@ -290,10 +452,32 @@ impl IndexView {
     }
 
     fn cursor(&self) -> StoreResult<IndexCursor<'_>> {
-        let stmt = self
-            .conn
-            .prepare("SELECT hash FROM audit_records WHERE seq = ?1 AND superseded = 0")?;
+        let stmt = self.conn.prepare(
+            "SELECT hash, kind, ts_us, call_id, session, principal, tool, outcome, line_start, \
+             line_end FROM audit_records WHERE seq = ?1 AND superseded = 0",
+        )?;
         Ok(IndexCursor { stmt })
+    }
+
+    /// The last seq the index says it holds every record up to (0 when it holds none).
+    fn indexed_upto(&self) -> StoreResult<u64> {
+        let has_state: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_index_state')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_state {
+            return Ok(0);
+        }
+        let seq: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT last_seq FROM audit_index_state WHERE id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(seq.map_or(0, |s| s.max(0) as u64))
     }
 
     /// A problem for records the index knows but the file no longer has: live rows past the
@@ -338,8 +522,83 @@ struct IndexCursor<'c> {
     stmt: rusqlite::Statement<'c>,
 }
 
+/// An index row as stored.
+type IndexedRow = (
+    String,
+    String,
+    Option<i64>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+);
+
 impl IndexCursor<'_> {
-    fn hash_at(&mut self, seq: u64) -> StoreResult<Option<String>> {
-        Ok(self.stmt.query_row([seq as i64], |r| r.get(0)).optional()?)
+    /// How the index's row for `rec` (its line at `[start, end)`) differs from the file, if
+    /// it does. A missing row is a problem only up to `indexed_upto` (the index may lag).
+    fn disagrees(
+        &mut self,
+        rec: &StoredRecord,
+        start: u64,
+        end: u64,
+        indexed_upto: u64,
+    ) -> StoreResult<Option<String>> {
+        let row: Option<IndexedRow> = self
+            .stmt
+            .query_row([rec.seq as i64], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            })
+            .optional()?;
+        let Some((hash, kind, ts_us, call_id, session, principal, tool, outcome, ls, le)) = row
+        else {
+            return Ok((rec.seq <= indexed_upto).then(|| {
+                "the index has no row for this record, which it says it indexed (index row \
+                 deleted: the record is hidden from queries)"
+                    .to_owned()
+            }));
+        };
+        if hash != rec.hash {
+            return Ok(Some(
+                "the index holds a different hash for this record (replaced after it was indexed)"
+                    .to_owned(),
+            ));
+        }
+        let f = IndexFields::of(&rec.record);
+        let mut differ = Vec::new();
+        let mut column = |name: &'static str, same: bool| {
+            if !same {
+                differ.push(name);
+            }
+        };
+        column("kind", kind == f.kind);
+        column("ts_us", ts_us == f.ts_us);
+        column("call_id", call_id == f.call_id);
+        column("session", session == f.session);
+        column("principal", principal == f.principal);
+        column("tool", tool == f.tool);
+        column("outcome", outcome == f.outcome);
+        column("line_start", ls == start as i64);
+        column("line_end", le == end as i64);
+        Ok((!differ.is_empty()).then(|| {
+            format!(
+                "the index row for this record says another {} than the record (index row \
+                 edited: queries would misreport it)",
+                differ.join(", ")
+            )
+        }))
     }
 }

@@ -238,7 +238,12 @@ impl ChainWriter {
             .map_err(|e| self.io_err("cannot stat", e))?
             .len();
         if len != self.tip.len {
-            self.tip = repair_tail(&file, &self.path, 0)?;
+            // Another process wrote (or crashed mid-write): a torn tail it left is anchored too.
+            let anchor = self
+                .key
+                .as_ref()
+                .map(|k| super::anchor::AnchorFile::for_log(k, &self.path));
+            self.tip = repair_tail(&file, &self.path, 0, anchor.as_ref())?;
         }
         let mut buf = Vec::with_capacity(records.iter().map(|(body, _)| body.len() + 180).sum());
         let first_seq = self.tip.seq + 1;

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolgate_store::StoreError;
-use toolgate_store::audit::{AuditKey, Durability, VerifyReport, verify_with};
+use toolgate_store::audit::{AuditKey, Durability, VerifyReport, accept_evidence, verify_with};
 
 use super::audit_fixtures::{LogDir, record};
 
@@ -182,8 +182,11 @@ async fn an_edited_last_line_is_reported_and_kept_not_truncated() {
     assert_eq!(std::fs::read(&dir.jsonl).unwrap(), before);
 }
 
+/// The torn tail is kept as evidence and anchored: verify fails until a human accepts it,
+/// and once accepted, editing or deleting the evidence file fails again (the attack: delete
+/// the evidence and verify passes).
 #[tokio::test]
-async fn a_torn_unacknowledged_tail_is_kept_as_evidence() {
+async fn a_torn_unacknowledged_tail_is_kept_as_anchored_evidence() {
     let dir = keyed_log(3).await;
     let good = std::fs::read(&dir.jsonl).unwrap();
     dir.append_raw(b"{\"hash\":\"0123");
@@ -191,17 +194,23 @@ async fn a_torn_unacknowledged_tail_is_kept_as_evidence() {
     assert_eq!(std::fs::read(&dir.jsonl).unwrap(), good);
     let report = log.verify().unwrap();
     assert_eq!(report.evidence.len(), 1, "{report:?}");
-    assert_eq!(
-        std::fs::read(&report.evidence[0]).unwrap(),
-        b"{\"hash\":\"0123"
-    );
+    let evidence = report.evidence[0].clone();
+    assert_eq!(std::fs::read(&evidence).unwrap(), b"{\"hash\":\"0123");
     let (seq, reason) = first_bad(&report);
     assert_eq!(seq, None);
     assert!(reason.contains("set aside"), "{reason}");
-    // The log goes on; once a human removed the evidence, it verifies.
+    // The log goes on; once a human accepted the evidence (with the key), it verifies.
     assert_eq!(log.append(record(4)).await.unwrap(), 4);
-    std::fs::remove_file(&report.evidence[0]).unwrap();
+    let accepted = accept_evidence(&dir.jsonl, &dir.key()).unwrap();
+    assert_eq!(accepted.len(), 1);
     assert!(log.verify().unwrap().ok());
+    // Edited or deleted, the anchored evidence fails verify.
+    std::fs::write(&evidence, b"{\"hash\":\"4567").unwrap();
+    let (_, reason) = first_bad(&log.verify().unwrap());
+    assert!(reason.contains("(edited)"), "{reason}");
+    std::fs::remove_file(&evidence).unwrap();
+    let (_, reason) = first_bad(&log.verify().unwrap());
+    assert!(reason.contains("is gone (deleted)"), "{reason}");
 }
 
 #[tokio::test]

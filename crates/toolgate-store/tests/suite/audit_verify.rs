@@ -231,7 +231,7 @@ async fn an_empty_or_missing_log() {
     let dir = LogDir::new();
     assert!(matches!(
         verify(&dir.jsonl, None),
-        Err(StoreError::Io { .. })
+        Err(StoreError::NotFound(_))
     ));
     drop(dir.open(Durability::Durable));
     assert_eq!(
