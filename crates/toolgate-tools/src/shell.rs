@@ -210,8 +210,20 @@ impl ShellTool {
         let env = self.environment();
         match &self.plan {
             SandboxPlan::Direct => launch::direct(command, cwd, env),
-            SandboxPlan::Helper { launcher, landlock } => {
+            SandboxPlan::Helper {
+                launcher,
+                landlock,
+                view,
+            } => {
                 let root = self.ws.root();
+                // Entered by descriptor beneath the workspace inside the view: never
+                // re-resolved by path in the gateway's view after the check.
+                let rel = cwd.strip_prefix(root).map_err(|_| {
+                    ToolError::InvalidArguments(format!(
+                        "cwd {} is outside the workspace",
+                        cwd.display()
+                    ))
+                })?;
                 let request = HelperRequest {
                     policy: SandboxPolicy {
                         workspace: root.to_path_buf(),
@@ -227,10 +239,13 @@ impl ShellTool {
                         protected_paths: self.ws.protected().to_vec(),
                     },
                     landlock: *landlock,
+                    view: *view,
                     strict: self.opts.sandbox == SandboxMode::Required,
                     stdio: false,
+                    cwd: Some(rel.to_path_buf()),
+                    egress: None,
                 };
-                launch::sandboxed(launcher, &request, command, cwd, env)
+                launch::sandboxed(launcher, &request, command, root, env)
             }
             SandboxPlan::Refuse(why) => Err(ToolError::Unavailable(why.clone())),
         }

@@ -1,36 +1,32 @@
-//! The last steps before exec, run by the command's own process: new process group,
-//! pids cgroup, resource limits, masks over protected paths, capabilities, `no_new_privs`,
-//! Landlock, seccomp — in that order (each step needs the privileges the next one takes
-//! away).
+//! The last steps before the helper's child execs bubblewrap (or, without a namespace view,
+//! the inner stage directly): new process group, pids cgroup, resource limits, the
+//! descriptors passed on, and — only without a view — the masks over protected paths in a
+//! private mount namespace. Everything after (capabilities, `no_new_privs`, Landlock,
+//! seccomp) is the inner stage's, inside the view.
 //!
-//! Everything that can fail for a reason worth explaining (opening paths, compiling the
-//! filters, creating the cgroup) happens earlier, in the helper; here are only system calls.
-//! Only the helper forks this process, and the helper is single-threaded, so allocating
-//! between fork and exec is safe.
+//! Everything that can fail for a reason worth explaining (opening paths, creating the
+//! cgroup) happens earlier, in the helper; here are only system calls. Only the helper
+//! forks this process, and the helper is single-threaded, so allocating between fork and
+//! exec is safe.
 
 use std::io::Write;
 
-use landlock::{RulesetCreated, RulesetStatus};
 use rustix::process::{Resource, Rlimit, setpgid, setrlimit};
-use seccompiler::BpfProgram;
 
 use super::cgroup::PidsCgroup;
 use super::mask::{self, Mask};
-use super::seccomp;
 
-/// Capabilities a root command keeps: acting on files it does not own inside the paths
-/// Landlock grants. Everything else (admin, network admin, kill, ptrace, raw I/O, …) goes.
+/// Capabilities a root command keeps: acting on files of other users inside the paths it
+/// is granted. CAP_CHOWN, CAP_FOWNER and CAP_FSETID go with the rest: no chown to another
+/// user, no chmod or utime of another user's file, no set-id bit kept on a write.
 const KEPT_CAPABILITIES: &[u32] = &[
-    0, // CAP_CHOWN
     1, // CAP_DAC_OVERRIDE
-    3, // CAP_FOWNER
-    4, // CAP_FSETID
 ];
 
 /// Prefix of every line the helper writes about its own failures.
 pub const FAILURE_PREFIX: &str = "toolgate sandbox: ";
 
-/// What the command applies to itself.
+/// What the helper's child applies to itself before exec.
 #[derive(Debug)]
 pub(crate) struct Confinement {
     /// Lead a process group of its own (not for a stdio server, which stays in the
@@ -38,17 +34,12 @@ pub(crate) struct Confinement {
     pub own_group: bool,
     pub limits: Vec<(Resource, u64)>,
     pub cgroup: Option<PidsCgroup>,
-    /// Protected paths to cover.
+    /// Descriptors passed on across exec (the status pipe, the kept trees' `O_PATH`s).
+    pub pass_fds: Vec<i32>,
+    /// Protected paths to cover here (only without a namespace view).
     pub masks: Vec<Mask>,
     /// Fail when they cannot be covered (else run with them visible).
     pub strict: bool,
-    /// Taken on use.
-    pub landlock: Option<RulesetCreated>,
-    /// Fail unless the kernel enforced (part of) the ruleset.
-    pub require_landlock: bool,
-    pub seccomp: Vec<BpfProgram>,
-    /// `/proc/sys/kernel/cap_last_cap`.
-    pub last_capability: u32,
 }
 
 impl Confinement {
@@ -82,28 +73,32 @@ impl Confinement {
             };
             setrlimit(resource, limit).map_err(|e| format!("setrlimit {resource:?}: {e}"))?;
         }
+        for &fd in &self.pass_fds {
+            pass_on(fd).map_err(|e| format!("cannot pass descriptor {fd} on: {e}"))?;
+        }
         match mask::apply(&self.masks) {
-            Err(why) if self.strict => return Err(why),
-            _ => {}
+            Err(why) if self.strict => Err(why),
+            _ => Ok(()),
         }
-        drop_capabilities(self.last_capability)?;
-        rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
-        if let Some(ruleset) = self.landlock.take() {
-            let status = ruleset
-                .restrict_self()
-                .map_err(|e| format!("Landlock: {e}"))?;
-            if self.require_landlock && status.ruleset == RulesetStatus::NotEnforced {
-                return Err("Landlock is required but the kernel enforced none of it".to_owned());
-            }
-        }
-        seccomp::install(&self.seccomp).map_err(|e| format!("seccomp: {e}"))
     }
 }
 
-/// Empties the bounding and ambient sets but for [`KEPT_CAPABILITIES`] and clears the
-/// inheritable set, so the exec'd command holds no other capability even as root. Without
+/// Clears close-on-exec of `fd`.
+#[allow(unsafe_code)]
+fn pass_on(fd: i32) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor number; it fails with EBADF if it is not open.
+    let rc = unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Empties the bounding, permitted and effective sets but for [`KEPT_CAPABILITIES`] and
+/// clears the inheritable and ambient sets, so the exec'd command holds no other capability even as root. Without
 /// the right to change the bounding set (not root) there is nothing to drop.
-fn drop_capabilities(last: u32) -> Result<(), String> {
+pub(crate) fn drop_capabilities(last: u32) -> Result<(), String> {
     for cap in (0..=last).filter(|c| !KEPT_CAPABILITIES.contains(c)) {
         match bounding_drop(cap) {
             Ok(()) => {}
@@ -113,6 +108,12 @@ fn drop_capabilities(last: u32) -> Result<(), String> {
         }
     }
     let mut sets = rustix::thread::capabilities(None).map_err(|e| format!("capget: {e}"))?;
+    let kept = KEPT_CAPABILITIES
+        .iter()
+        .fold(0u64, |bits, &cap| bits | (1 << cap));
+    let kept = rustix::thread::CapabilitySet::from_bits_retain(kept);
+    sets.effective &= kept;
+    sets.permitted &= kept;
     sets.inheritable = rustix::thread::CapabilitySet::empty();
     rustix::thread::set_capabilities(None, sets).map_err(|e| format!("capset: {e}"))?;
     clear_ambient().map_err(|e| format!("cannot clear ambient capabilities: {e}"))

@@ -13,7 +13,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 use super::cgroup::{self, PidsCgroup};
 use super::confine::{Confinement, FAILURE_PREFIX};
 use super::error::SandboxError;
-use super::mask;
+use super::inner::{INNER_ARG, InnerRequest};
 use super::reaper::{self, Ending};
-use super::{SandboxPolicy, rules, seccomp};
+use super::{SandboxPolicy, mask, view};
 
 /// Exit status of a helper that could not start the command (as `env` and `timeout` do).
 pub const HELPER_FAILURE: i32 = 125;
@@ -39,6 +39,10 @@ pub(crate) struct HelperRequest {
     /// Apply Landlock and fail if it is not enforced; `false`: seccomp, limits and
     /// supervision only (the kernel has no Landlock and the mode allows that).
     pub landlock: bool,
+    /// Build the namespace view (bubblewrap) and fail without it; `false`: the host's view
+    /// with the protected paths masked (the mode allows less than the full sandbox).
+    #[serde(default)]
+    pub view: bool,
     /// `SandboxMode::Required`: also fail when the protected paths cannot be hidden
     /// (otherwise they stay visible, as without a sandbox).
     pub strict: bool,
@@ -48,6 +52,13 @@ pub(crate) struct HelperRequest {
     /// process group, so killing that group stops both.
     #[serde(default)]
     pub stdio: bool,
+    /// The working directory relative to the workspace, entered by descriptor beneath it
+    /// inside the view; `None`: the helper's own directory if the view has it.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// The egress proxy's Unix socket (network only through it).
+    #[serde(default)]
+    pub egress: Option<PathBuf>,
 }
 
 /// Runs the helper with the arguments after [`HELPER_ARG`](super::HELPER_ARG); never returns.
@@ -79,19 +90,74 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     close_inherited_descriptors();
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(|e| SandboxError::io("become a child subreaper")(e.into()))?;
+    let bwrap = if request.view {
+        match view::bwrap() {
+            view::Bwrap::Ready { path, .. } => Some(path.clone()),
+            view::Bwrap::Missing(why) => return Err(SandboxError::NoView(why.clone())),
+        }
+    } else {
+        None
+    };
     let tmp = PrivateTmp::create()?;
-    let (mut confinement, held) = prepare(&request, tmp.path())?;
+    let exe = std::env::current_exe().map_err(SandboxError::io("locate the running executable"))?;
+    let (status_read, status_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| SandboxError::io("create the status pipe")(e.into()))?;
+    let (mut confinement, held) = prepare(&request, bwrap.is_some())?;
+    confinement.pass_fds.push(status_write.as_raw_fd());
 
+    let me = rustix::process::getpid().as_raw_pid();
+    let parent = rustix::process::getppid().map(Pid::as_raw_pid);
+    let inner = InnerRequest {
+        policy: request.policy.clone(),
+        tmp: if bwrap.is_some() {
+            PathBuf::from(view::VIEW_TMP)
+        } else {
+            tmp.path().to_owned()
+        },
+        landlock: request.landlock,
+        require_landlock: request.landlock,
+        cwd: request.cwd.clone(),
+        status_fd: status_write.as_raw_fd(),
+        protected: if bwrap.is_some() {
+            Vec::new()
+        } else {
+            std::iter::once(me).chain(parent).collect()
+        },
+        egress: request.egress.as_ref().map(|socket| match bwrap {
+            Some(_) => PathBuf::from(view::EGRESS_SOCKET),
+            None => socket.clone(),
+        }),
+    };
+    let inner = serde_json::to_string(&inner).map_err(|e| SandboxError::Usage(e.to_string()))?;
+    let mut command = match &bwrap {
+        Some(bwrap) => {
+            let spec = view::ViewSpec {
+                policy: &request.policy,
+                tmp: tmp.path(),
+                masks: &held.masks(),
+                exe: &exe,
+                egress: request.egress.as_deref(),
+            };
+            let mut command = Command::new(bwrap);
+            command.args(view::args(&spec)).arg(view::INNER_EXE);
+            command.env("TMPDIR", view::VIEW_TMP);
+            command
+        }
+        None => {
+            let mut command = Command::new(&exe);
+            command.env("TMPDIR", tmp.path());
+            command
+        }
+    };
+    command.arg(INNER_ARG).arg(inner).arg(&program).args(args);
+    if !request.stdio {
+        command.stdin(Stdio::null());
+    }
     let parent = if request.stdio {
         Some(parent_pidfd()?)
     } else {
         None
     };
-    let mut command = Command::new(&program);
-    command.args(args).env("TMPDIR", tmp.path());
-    if !request.stdio {
-        command.stdin(Stdio::null());
-    }
     // SAFETY: the closure runs between fork and exec. The helper is single-threaded (it
     // is `main` of a fresh process and starts no threads), so no lock can be held by a
     // thread that vanished in the fork; the closure only makes system calls and, on
@@ -100,10 +166,11 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     unsafe {
         command.pre_exec(move || confinement.apply());
     }
-    let child = command.spawn().map_err(SandboxError::io(format!(
-        "start {}",
-        Path::new(&program).display()
-    )))?;
+    let child = command.spawn().map_err(SandboxError::io(match &bwrap {
+        Some(b) => format!("start {}", b.display()),
+        None => format!("start {}", exe.display()),
+    }))?;
+    drop(status_write);
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX))
         .ok_or_else(|| SandboxError::Usage("the command has no process id".to_owned()))?;
     let stdin = std::io::stdin();
@@ -118,24 +185,43 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     drop(command);
     drop(held);
     drop(tmp);
-    Ok(ending)
+    Ok(reported(ending, &status_read, bwrap.is_some()))
 }
 
-/// Everything the command will apply to itself, prepared where errors can be explained,
-/// and the protected paths held while it runs.
-fn prepare(request: &HelperRequest, tmp: &Path) -> Result<(Confinement, mask::Held), SandboxError> {
+/// How the command ended: as the inner stage reported it; else (it never started) the
+/// wrapper's own ending — the inner stage's failure, or bubblewrap's, turned into one.
+fn reported(ending: Ending, status: &OwnedFd, view: bool) -> Ending {
+    let mut buf = [0u8; 32];
+    let n = rustix::io::read(status, &mut buf).unwrap_or(0);
+    let text = std::str::from_utf8(&buf[..n]).unwrap_or("").trim();
+    let parsed = match text.split_at_checked(1) {
+        Some(("E", code)) => code.parse().ok().map(Ending::Exited),
+        Some(("S", signal)) => signal.parse().ok().map(Ending::Killed),
+        _ => None,
+    };
+    match (parsed, ending) {
+        (_, Ending::Abandoned) => Ending::Abandoned,
+        (Some(reported), _) => reported,
+        (None, Ending::Exited(HELPER_FAILURE)) => Ending::Exited(HELPER_FAILURE),
+        (None, other) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{FAILURE_PREFIX}{} ended before the command started ({other:?})",
+                if view {
+                    "bubblewrap"
+                } else {
+                    "the inner stage"
+                }
+            );
+            Ending::Exited(HELPER_FAILURE)
+        }
+    }
+}
+
+/// The helper's child's steps, and the protected paths held while the command runs.
+fn prepare(request: &HelperRequest, view: bool) -> Result<(Confinement, mask::Held), SandboxError> {
     let policy = &request.policy;
     let limits = &policy.limits;
-    let landlock = if request.landlock {
-        Some(rules::ruleset(policy, tmp)?)
-    } else {
-        None
-    };
-    let me = rustix::process::getpid().as_raw_pid();
-    let parent = rustix::process::getppid().map(Pid::as_raw_pid);
-    let protected: Vec<i32> = std::iter::once(me).chain(parent).collect();
-    let seccomp = seccomp::programs(policy.allow_network, &protected)?;
-
     let mut rlimits: Vec<(Resource, u64)> = [
         (Resource::Cpu, limits.cpu_secs),
         (Resource::As, limits.memory_bytes),
@@ -160,12 +246,9 @@ fn prepare(request: &HelperRequest, tmp: &Path) -> Result<(Confinement, mask::He
         own_group: !request.stdio,
         limits: rlimits,
         cgroup,
-        masks,
+        pass_fds: if view { held.kept_fds() } else { Vec::new() },
+        masks: if view { Vec::new() } else { masks },
         strict: request.strict,
-        landlock,
-        require_landlock: request.landlock,
-        seccomp,
-        last_capability: last_capability(),
     };
     Ok((confinement, held))
 }
@@ -232,13 +315,6 @@ fn tasks_of_this_user() -> u64 {
         .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
         .map(|e| std::fs::read_dir(e.path().join("task")).map_or(1, |t| t.count() as u64))
         .sum()
-}
-
-fn last_capability() -> u32 {
-    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(63)
 }
 
 /// The exit status that reports `ending` to the gateway; for a signal death, the helper

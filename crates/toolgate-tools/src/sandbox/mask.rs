@@ -49,12 +49,12 @@ pub(crate) enum Mask {
 /// directory) and the raw `O_PATH` descriptor of the original.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Kept {
-    rel: PathBuf,
-    fd: i32,
+    pub(crate) rel: PathBuf,
+    pub(crate) fd: i32,
 }
 
 impl Mask {
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         let (Mask::Dir(p, _) | Mask::File(p)) = self;
         p
     }
@@ -77,6 +77,22 @@ struct HeldPath {
     placeholder: bool,
     /// The `O_PATH` descriptors behind [`Kept`].
     kept: Vec<OwnedFd>,
+}
+
+impl Held {
+    /// The masks over the held paths.
+    pub(crate) fn masks(&self) -> Vec<Mask> {
+        self.paths.iter().map(|h| h.mask.clone()).collect()
+    }
+
+    /// The `O_PATH` descriptors of the kept trees (bound back by descriptor).
+    pub(crate) fn kept_fds(&self) -> Vec<i32> {
+        self.paths
+            .iter()
+            .flat_map(|h| &h.kept)
+            .map(std::os::fd::AsRawFd::as_raw_fd)
+            .collect()
+    }
 }
 
 /// Holds every protected path (creating placeholders for the absent ones) and returns the

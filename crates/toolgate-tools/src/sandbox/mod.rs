@@ -26,18 +26,22 @@
 
 mod cgroup;
 mod confine;
+mod egress_relay;
 mod error;
 mod helper;
+mod inner;
 mod mask;
 pub mod policy;
 pub mod probe;
 mod reaper;
 mod rules;
 mod seccomp;
+mod view;
 
 use std::ffi::OsStr;
 
 pub use confine::FAILURE_PREFIX as HELPER_FAILURE_PREFIX;
+pub use egress_relay::EGRESS_PORT;
 pub use error::SandboxError;
 pub(crate) use helper::HelperRequest;
 pub use helper::{HELPER_FAILURE, close_inherited_descriptors};
@@ -53,6 +57,7 @@ pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
 pub fn stdio_command(
     launcher: &SandboxLauncher,
     policy: &SandboxPolicy,
+    egress: Option<&std::path::Path>,
     program: &str,
     args: &[String],
 ) -> std::io::Result<(std::path::PathBuf, Vec<std::ffi::OsString>)> {
@@ -60,8 +65,11 @@ pub fn stdio_command(
     let request = HelperRequest {
         policy: policy.clone(),
         landlock: true,
+        view: true,
         strict: true,
         stdio: true,
+        cwd: None,
+        egress: egress.map(std::path::Path::to_path_buf),
     };
     let request = serde_json::to_string(&request).map_err(std::io::Error::other)?;
     argv.push(request.into());
@@ -77,7 +85,9 @@ pub fn stdio_command(
 /// single-threaded.
 pub fn run_helper_if_invoked() {
     let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(OsStr::new(HELPER_ARG)) {
-        helper::main(args.collect())
+    match args.next().as_deref() {
+        Some(arg) if arg == OsStr::new(HELPER_ARG) => helper::main(args.collect()),
+        Some(arg) if arg == OsStr::new(inner::INNER_ARG) => inner::main(args.collect()),
+        _ => {}
     }
 }

@@ -14,11 +14,12 @@ pub const HELPER_ARG: &str = "__sandbox-exec";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
-    /// Refuse to run commands unless Landlock and seccomp are both enforced.
-    Required,
-    /// Sandbox when the kernel allows it; otherwise run with seccomp and limits only (or
-    /// with nothing), and say so loudly.
+    /// Refuse to run commands unless the namespace view, Landlock and seccomp are all
+    /// enforced (the default).
     #[default]
+    Required,
+    /// The operator's opt-out: sandbox with what the machine offers (the view, Landlock,
+    /// seccomp, limits — or nothing), and say so loudly.
     IfAvailable,
     /// No sandbox: the command runs with the gateway's own access (only `cwd` is confined).
     Off,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{cgroup, mask};
+use super::{cgroup, mask, view};
 
 /// Entry point of the capability checks.
 #[derive(Debug, Clone, Copy)]
@@ -32,14 +32,18 @@ pub struct SandboxSupport {
     /// A private mount namespace can hide toolgate's data dir and config inside the
     /// workspace (root, or unprivileged user namespaces enabled).
     pub hides_protected_paths: bool,
-    /// Why Landlock or seccomp is missing, and what to do about it.
+    /// The namespace view (bubblewrap: private mount, PID, IPC, UTS and network
+    /// namespaces, a minimal root) can be built: bubblewrap's version; `None` when not.
+    pub namespaces: Option<String>,
+    /// Why the view, Landlock or seccomp is missing, and what to do about it.
     pub reason: Option<String>,
 }
 
 impl SandboxSupport {
-    /// Both Landlock and seccomp are there: `SandboxMode::Required` can run.
+    /// The namespace view, Landlock and seccomp are all there: `SandboxMode::Required`
+    /// can run.
     pub fn is_complete(&self) -> bool {
-        self.landlock_abi.is_some() && self.seccomp
+        self.landlock_abi.is_some() && self.seccomp && self.namespaces.is_some()
     }
 }
 
@@ -68,7 +72,15 @@ impl Sandbox {
         } else {
             ProcessLimit::Rlimit
         };
+        let namespaces = match view::bwrap() {
+            view::Bwrap::Ready { version, .. } => Some(version.clone()),
+            view::Bwrap::Missing(why) => {
+                reasons.push(why.clone());
+                None
+            }
+        };
         SandboxSupport {
+            namespaces,
             landlock_abi,
             seccomp,
             process_limit,

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
 use super::SandboxPolicy;
@@ -69,7 +69,13 @@ const ETC_PARTIAL: &[(&str, IsSecret)] = &[
 
 /// Builds the ruleset (not yet enforced: the command enforces it on itself before exec).
 /// `tmp` is the command's private temporary directory.
-pub(crate) fn ruleset(policy: &SandboxPolicy, tmp: &Path) -> Result<RulesetCreated, SandboxError> {
+/// `egress`: the proxy's socket, granted, and TCP connections allowed to the relay's port
+/// only.
+pub(crate) fn ruleset(
+    policy: &SandboxPolicy,
+    tmp: &Path,
+    egress: Option<&Path>,
+) -> Result<RulesetCreated, SandboxError> {
     let read = AccessFs::from_read(TARGET_ABI);
     let all = AccessFs::from_all(TARGET_ABI);
     let mut ruleset = Ruleset::default()
@@ -77,12 +83,21 @@ pub(crate) fn ruleset(policy: &SandboxPolicy, tmp: &Path) -> Result<RulesetCreat
         .handle_access(all)
         .and_then(|r| r.scope(Scope::from_all(TARGET_ABI)))
         .map_err(landlock_error)?;
-    if !policy.allow_network {
+    if !policy.allow_network || egress.is_some() {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(TARGET_ABI))
             .map_err(landlock_error)?;
     }
     let mut created = ruleset.create().map_err(landlock_error)?;
+    if let Some(socket) = egress {
+        created = created
+            .add_rule(NetPort::new(
+                super::egress_relay::EGRESS_PORT,
+                AccessNet::ConnectTcp,
+            ))
+            .map_err(|e| SandboxError::Landlock(format!("rule for the egress port: {e}")))?;
+        created = grant(created, socket, all, true)?;
+    }
 
     let mut grants: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
     grants.extend(SYSTEM_READ.iter().map(|p| (PathBuf::from(p), read)));
@@ -146,6 +161,24 @@ fn etc_entries(etc: &Path) -> Vec<PathBuf> {
             ),
             None => out.push(etc.join(name)),
         }
+    }
+    out
+}
+
+/// The secrets of `/etc` that exist: covered in the namespace view.
+pub(crate) fn etc_secret_paths(etc: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ETC_SECRETS
+        .iter()
+        .map(|name| etc.join(name))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect();
+    for (dir, secret) in ETC_PARTIAL {
+        out.extend(
+            names_in(&etc.join(dir))
+                .into_iter()
+                .filter(|inner| secret(inner))
+                .map(|inner| etc.join(dir).join(inner)),
+        );
     }
     out
 }

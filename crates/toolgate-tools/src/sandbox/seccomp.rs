@@ -1,4 +1,5 @@
 //! The seccomp filters of a sandboxed command: no network sockets unless allowed, no
+//! set-user-id or set-group-id bits, no
 //! debugging other processes, no mounts or namespaces, no kernel modules, keyrings, BPF,
 //! io_uring (which would bypass the socket rules) or other administration calls, and no
 //! signals to the helper that supervises it or to the gateway. A denied call fails with
@@ -101,6 +102,16 @@ pub(crate) fn programs(
             .map(|&flag| rule(&[(0, SeccompCmpOp::MaskedEq(flag), flag)]))
             .collect::<Result<_, _>>()?,
     );
+    // No set-user-id or set-group-id bit: a program left in the workspace must not run
+    // with the sandbox's owner's rights once someone outside executes it.
+    for (nr, mode_arg) in [
+        (libc::SYS_chmod, 1),
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (SYS_FCHMODAT2, 2),
+    ] {
+        rules.insert(nr, set_id_rules(mode_arg)?);
+    }
     rules.insert(libc::SYS_kill, signal_rules(protected, true)?);
     for nr in [
         libc::SYS_tkill,
@@ -163,6 +174,20 @@ pub(crate) fn install(programs: &[BpfProgram]) -> std::io::Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// `fchmodat2` (Linux 6.6), the same number on every architecture.
+const SYS_FCHMODAT2: libc::c_long = 452;
+
+/// Rules matching a mode argument with `S_ISUID` or `S_ISGID` set.
+fn set_id_rules(mode_arg: u8) -> Result<Vec<SeccompRule>, SandboxError> {
+    [libc::S_ISUID, libc::S_ISGID]
+        .into_iter()
+        .map(|bit| {
+            let bit = u64::from(bit);
+            rule(&[(mode_arg, SeccompCmpOp::MaskedEq(bit), bit)])
+        })
+        .collect()
 }
 
 /// Rules matching a first argument that names a protected process (also as a negative

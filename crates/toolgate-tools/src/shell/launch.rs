@@ -73,12 +73,13 @@ pub(super) fn direct(
     })
 }
 
-/// The same command through the sandbox helper.
+/// The same command through the sandbox helper, started in `root` (the helper enters the
+/// command's own directory itself, inside the view).
 pub(super) fn sandboxed(
     launcher: &SandboxLauncher,
     request: &HelperRequest,
     command: &str,
-    cwd: &Path,
+    root: &Path,
     env: Vec<(String, OsString)>,
 ) -> Result<Running, ToolError> {
     let (program, lead) = launcher
@@ -90,7 +91,7 @@ pub(super) fn sandboxed(
         .args(lead)
         .arg(request)
         .args(["/bin/sh", "-c", command])
-        .current_dir(cwd)
+        .current_dir(root)
         .env_clear()
         .envs(env)
         .stdin(Stdio::piped())

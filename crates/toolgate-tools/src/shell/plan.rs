@@ -10,10 +10,12 @@ use crate::sandbox::{SandboxLauncher, SandboxMode, SandboxSupport};
 pub(super) enum SandboxPlan {
     /// `/bin/sh` started directly in a process group (sandbox off or not possible).
     Direct,
-    /// Through the sandbox helper; `landlock: false` when the kernel lacks it.
+    /// Through the sandbox helper; `view`: inside the namespace view, `landlock`: with
+    /// Landlock (each `false` only when the kernel lacks it and the mode allows that).
     Helper {
         launcher: SandboxLauncher,
         landlock: bool,
+        view: bool,
     },
     /// `SandboxMode::Required` without a complete sandbox: every call is refused with this.
     Refuse(String),
@@ -50,6 +52,7 @@ impl SandboxPlan {
                 SandboxPlan::Helper {
                     launcher: launcher.clone(),
                     landlock: true,
+                    view: true,
                 },
                 None,
             ),
@@ -57,18 +60,19 @@ impl SandboxPlan {
                 SandboxPlan::Refuse(format!(
                     "the shell sandbox is required but unavailable: {missing} \
                      (`toolgate doctor` explains; set [shell] sandbox = \"if-available\" to run \
-                     without it)"
+                     with less)"
                 )),
                 None,
             ),
             (_, Some(launcher)) if support.seccomp => (
                 SandboxPlan::Helper {
                     launcher: launcher.clone(),
-                    landlock: false,
+                    landlock: support.landlock_abi.is_some(),
+                    view: support.namespaces.is_some(),
                 },
                 Some(format!(
-                    "{missing}: shell commands run WITHOUT file-system confinement (seccomp, \
-                     limits and cleanup only); set [shell] sandbox = \"required\" to refuse them"
+                    "{missing}: shell commands run with LESS than the full sandbox (sandbox = \
+                     \"if-available\"); set [shell] sandbox = \"required\" to refuse them"
                 )),
             ),
             (_, Some(_)) => (
@@ -81,13 +85,17 @@ impl SandboxPlan {
         }
     }
 
-    /// The `sandbox` field of a result: `landlock+seccomp`, `seccomp` or `none`.
+    /// The `sandbox` field of a result: `namespaces+landlock+seccomp` (the whole
+    /// sandbox), or the walls there are (`landlock+seccomp`, `namespaces+seccomp`,
+    /// `seccomp`), or `none`.
     pub(super) fn label(&self) -> &'static str {
         match self {
-            SandboxPlan::Helper { landlock: true, .. } => "landlock+seccomp",
-            SandboxPlan::Helper {
-                landlock: false, ..
-            } => "seccomp",
+            SandboxPlan::Helper { landlock, view, .. } => match (view, landlock) {
+                (true, true) => "namespaces+landlock+seccomp",
+                (false, true) => "landlock+seccomp",
+                (true, false) => "namespaces+seccomp",
+                (false, false) => "seccomp",
+            },
             SandboxPlan::Direct | SandboxPlan::Refuse(_) => "none",
         }
     }
@@ -110,6 +118,7 @@ mod tests {
             seccomp,
             process_limit: ProcessLimit::CgroupPids,
             hides_protected_paths: true,
+            namespaces: Some("bubblewrap 0.8.0".to_owned()),
             reason: landlock.is_none().then(|| "no Landlock".to_owned()),
         }
     }
@@ -120,6 +129,7 @@ mod tests {
         let helper = |landlock| SandboxPlan::Helper {
             launcher: l.clone(),
             landlock,
+            view: true,
         };
         let full = support(Some(6), true);
         let bare = support(None, true);

@@ -2,47 +2,14 @@
 //! bombs, memory hogs, and daemons that try to outlive the call by leaving its process
 //! group and session.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
 use toolgate_core::ToolError;
 use toolgate_tools::{ResourceLimits, ShellOptions};
 
+use super::procs::{alive, gone, marker, started};
 use super::sandbox::{result, sandboxed, sh, unsandboxed};
-
-/// Whether `pid` is a live process (a zombie counts as dead).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-    }
-}
-
-async fn gone(pid: u32) -> bool {
-    for _ in 0..200 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-async fn pid_in(path: &Path) -> u32 {
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no pid written to {}", path.display());
-}
 
 /// Guards against a hang: not a speed check.
 async fn within_a_minute<T>(call: impl std::future::Future<Output = T>) -> T {
@@ -51,24 +18,31 @@ async fn within_a_minute<T>(call: impl std::future::Future<Output = T>) -> T {
         .expect("the call hung")
 }
 
-/// Leaves the process group and the session, forks again, records the daemon's pid and
-/// waits until it is written.
-const DAEMONISE: &str = "setsid sh -c 'nohup sleep 1000 >/dev/null 2>&1 & echo $! > daemon.pid' \
-                         </dev/null >/dev/null 2>&1 & \
-                         while [ ! -s daemon.pid ]; do sleep 0.05; done";
+/// Leaves the process group and the session, forks again (a `sleep <marker>` daemon), and
+/// waits until it runs.
+fn daemonise(m: &str) -> String {
+    format!(
+        "setsid sh -c 'nohup sleep {m} >/dev/null 2>&1 & echo $! > daemon.pid' \
+         </dev/null >/dev/null 2>&1 & \
+         while [ ! -s daemon.pid ]; do sleep 0.05; done"
+    )
+}
 
 #[tokio::test]
 async fn a_daemon_that_left_the_session_dies_with_the_call() {
     let fx = sandboxed(ShellOptions::default());
-    let out = within_a_minute(sh(&fx, &format!("{DAEMONISE}; echo started"))).await;
+    let m = marker();
+    let command = format!("{}; echo started", daemonise(&m));
+    let (out, pid) = tokio::join!(within_a_minute(sh(&fx, &command)), started(&m));
     assert_eq!(out, result(0, "started\n", ""));
-    let pid = pid_in(&fx.root().join("daemon.pid")).await;
     assert!(gone(pid).await, "daemon {pid} outlived the sandboxed call");
 
     // The control: a process-group kill alone misses it.
     let fx = unsandboxed();
-    within_a_minute(sh(&fx, &format!("{DAEMONISE}; echo started"))).await;
-    let pid = pid_in(&fx.root().join("daemon.pid")).await;
+    let m = marker();
+    within_a_minute(sh(&fx, &format!("{}; echo started", daemonise(&m)))).await;
+    let pid = started(&m).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let survived = alive(pid);
     let _ = rustix::process::kill_process(
         rustix::process::Pid::from_raw(pid as i32).unwrap(),
@@ -83,11 +57,13 @@ async fn a_daemon_that_left_the_session_dies_with_the_call() {
 #[tokio::test]
 async fn a_daemon_cannot_outlive_the_timeout() {
     let fx = sandboxed(ShellOptions::default());
-    let command = format!("{DAEMONISE}; sleep 1000");
-    let out =
-        within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 1}))).await;
+    let m = marker();
+    let command = format!("{}; sleep 1000", daemonise(&m));
+    let (out, pid) = tokio::join!(
+        within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 1}))),
+        started(&m)
+    );
     assert_eq!(out, Err(ToolError::Timeout));
-    let pid = pid_in(&fx.root().join("daemon.pid")).await;
     assert!(gone(pid).await, "daemon {pid} survived the timeout");
 }
 

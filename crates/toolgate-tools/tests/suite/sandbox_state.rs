@@ -89,7 +89,11 @@ async fn an_absent_config_or_data_dir_cannot_be_planted_and_no_placeholder_stays
     let ws = Bare::new(SandboxMode::Required);
     for plant in PLANTS {
         let out = ws.sh(plant).await;
-        assert_eq!(out["sandbox"], json!("landlock+seccomp"), "{out}");
+        assert_eq!(
+            out["sandbox"],
+            json!("namespaces+landlock+seccomp"),
+            "{out}"
+        );
         let names = ws.names();
         assert!(
             !names

@@ -1,4 +1,3 @@
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -6,6 +5,7 @@ use toolgate_core::{ToolContext, ToolError};
 use toolgate_tools::{BuiltinOptions, ShellOptions};
 
 use super::fixture::{Fixture, invalid};
+use super::procs::{gone, marker, started};
 
 /// The result without `duration_ms` (which varies), after checking it is a number.
 fn settled(out: Result<Value, ToolError>) -> Value {
@@ -13,40 +13,6 @@ fn settled(out: Result<Value, ToolError>) -> Value {
     let duration = out.as_object_mut().unwrap().remove("duration_ms");
     assert!(duration.as_ref().is_some_and(Value::is_u64), "{duration:?}");
     out
-}
-
-/// Whether `pid` is a live process (a zombie counts as dead: PID 1 may never reap it).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-    }
-}
-
-/// Polls until `pid` is gone; false if it still lives after a generous wait.
-async fn gone(pid: u32) -> bool {
-    for _ in 0..200 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-async fn pid_in(path: &Path) -> u32 {
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no pid written to {}", path.display());
 }
 
 /// Guards against a hang (a group left alive keeps `sleep 1000` running): not a speed
@@ -76,7 +42,7 @@ async fn reports_exit_code_stdout_and_stderr() {
             "stderr_truncated": false,
             "stdout_bytes": 4,
             "stderr_bytes": 4,
-            "sandbox": "landlock+seccomp"
+            "sandbox": "namespaces+landlock+seccomp"
         })
     );
 }
@@ -96,7 +62,7 @@ async fn a_signal_death_has_no_exit_code() {
             "stderr_truncated": false,
             "stdout_bytes": 0,
             "stderr_bytes": 0,
-            "sandbox": "landlock+seccomp"
+            "sandbox": "namespaces+landlock+seccomp"
         })
     );
 }
@@ -132,7 +98,7 @@ async fn output_is_capped_but_fully_drained() {
             "stderr_truncated": false,
             "stdout_bytes": 1_000_000,
             "stderr_bytes": 100,
-            "sandbox": "landlock+seccomp"
+            "sandbox": "namespaces+landlock+seccomp"
         })
     );
 }
@@ -186,11 +152,13 @@ async fn the_environment_is_rebuilt_from_the_allowlist() {
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let fx = Fixture::new();
-    let command = "(sleep 1000 & echo $! > daemon.pid); sleep 1000";
-    let out =
-        within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 1}))).await;
+    let m = marker();
+    let command = format!("(sleep {m} &); sleep 1000");
+    let (out, pid) = tokio::join!(
+        within_a_minute(fx.run("shell", json!({"command": command, "timeout_secs": 1}))),
+        started(&m)
+    );
     assert_eq!(out, Err(ToolError::Timeout));
-    let pid = pid_in(&fx.root().join("daemon.pid")).await;
     assert!(
         gone(pid).await,
         "daemonised grandchild {pid} survived the timeout"
@@ -202,12 +170,12 @@ async fn cancellation_kills_the_whole_process_group() {
     let fx = Fixture::new();
     let ctx = ToolContext::for_test();
     let cancel = ctx.cancel.clone();
-    let command = "sleep 1000 & echo $! > bg.pid; wait";
-    let pid_file = fx.root().join("bg.pid");
+    let m = marker();
+    let command = format!("sleep {m} & wait");
     let (out, pid) = tokio::join!(
         within_a_minute(fx.run_with("shell", json!({"command": command}), ctx)),
         async {
-            let pid = pid_in(&pid_file).await;
+            let pid = started(&m).await;
             cancel.cancel();
             pid
         }
@@ -223,10 +191,13 @@ async fn cancellation_kills_the_whole_process_group() {
 async fn background_processes_do_not_outlive_the_call_nor_hold_it_open() {
     let fx = Fixture::new();
     // The background sleep keeps stdout open; the call must still return, and kill it.
-    let command = "sleep 1000 & echo $! > bg.pid; echo started";
-    let out = within_a_minute(fx.run("shell", json!({"command": command}))).await;
+    let m = marker();
+    let command = format!("sleep {m} & sleep 0.5; echo started");
+    let (out, pid) = tokio::join!(
+        within_a_minute(fx.run("shell", json!({"command": command}))),
+        started(&m)
+    );
     assert_eq!(settled(out)["stdout"], json!("started\n"));
-    let pid = pid_in(&fx.root().join("bg.pid")).await;
     assert!(
         gone(pid).await,
         "background process {pid} outlived the call"
