@@ -399,12 +399,19 @@ pub enum AuditCommand {
     Verify {
         #[arg(long)]
         json: bool,
-        /// Verify this file instead: an export of the cluster's log, or an embedded log.
+        /// Verify this file instead: an export (`audit export`) of the embedded or the
+        /// cluster's log. With the audit key, only an export that key vouched for passes.
         #[arg(long)]
         file: Option<std::path::PathBuf>,
+        /// Mark the torn tails the head anchor recorded as looked at (they stay as evidence:
+        /// deleting or editing one still fails), then verify.
+        #[arg(long, conflicts_with = "file")]
+        accept_evidence: bool,
     },
-    /// Write the whole audit log as JSONL (the cluster's: every chain, then each chain's
-    /// MACed head) to `--out` or stdout; `audit verify --file` checks it.
+    /// Write the whole audit log as JSONL to `--out` or stdout, ending with what the audit
+    /// key vouches for (the embedded log: a MACed export head after its records, refused if
+    /// the log does not verify; the cluster's: every chain, then each chain's MACed head);
+    /// `audit verify --file` checks it.
     Export {
         #[arg(long)]
         out: Option<std::path::PathBuf>,

@@ -10,7 +10,9 @@ use std::io::Write;
 
 use toolgate_app::config::StoreLocation;
 use toolgate_store::audit::cluster::{self, ClusterReport};
-use toolgate_store::audit::{AuditIndex, AuditKey, AuditQuery, StoredRecord, pg, verify_with};
+use toolgate_store::audit::{
+    AuditIndex, AuditKey, AuditQuery, StoredRecord, pg, verify_export, verify_with,
+};
 use toolgate_store::pg::PgPool;
 
 use crate::cli::{AuditCommand, QueryArgs};
@@ -175,9 +177,16 @@ async fn export(settings: &Config, out: Option<std::path::PathBuf>) -> anyhow::R
         }
         None => {
             let path = settings.audit_path();
-            let mut file = std::fs::File::open(&path)
-                .with_context(|| format!("no audit log at {}", path.display()))?;
-            std::io::copy(&mut file, &mut sink)?;
+            let (dir, key) = existing_key(settings)?;
+            let key = key.with_context(|| {
+                format!(
+                    "no audit key in {}: an export of {} could not be vouched for",
+                    dir.display(),
+                    path.display()
+                )
+            })?;
+            toolgate_store::audit::export(&path, &key, &mut sink)
+                .with_context(|| format!("cannot export the audit log {}", path.display()))?;
         }
     }
     sink.flush()?;
@@ -208,6 +217,7 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
         AuditCommand::Verify {
             json,
             file: Some(file),
+            ..
         } => {
             let (_, key) = existing_key(settings)?;
             match cluster::read_export(&file)? {
@@ -216,7 +226,7 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
                     report_cluster(&file.display().to_string(), &report, key.as_ref(), json)
                 }
                 None => {
-                    let report = verify_with(&file, None, key.as_ref())?;
+                    let report = verify_export(&file, key.as_ref())?;
                     let ok = report.ok();
                     if json {
                         output::json(&json!({"ok": ok, "records": report.records,
@@ -231,12 +241,20 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
                         ));
                     } else {
                         output::line(&format!("ok: {} records, chain intact", report.records));
+                        if key.is_none() {
+                            output::line(
+                                "note: no audit key here: MACs and the export head not \
+                                 checked, so a forged file would pass",
+                            );
+                        }
                     }
                     Ok(if ok { 0 } else { 4 })
                 }
             }
         }
-        AuditCommand::Verify { json, file: None } if settings.store()?.is_postgres() => {
+        AuditCommand::Verify {
+            json, file: None, ..
+        } if settings.store()?.is_postgres() => {
             let (_, key) = existing_key(settings)?;
             let pool = cluster(settings)?.context("the store is PostgreSQL")?;
             let (heads, records) = pg::dump(&pool).await?;
@@ -255,11 +273,28 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         AuditCommand::Query(a) => query(settings, a).await,
-        AuditCommand::Verify { json, file: None } => {
+        AuditCommand::Verify {
+            json,
+            file: None,
+            accept_evidence,
+        } => {
             let path = settings.audit_path();
             let dir = toolgate_app::stores::key_dir(settings)?;
             let key = AuditKey::open_existing(&dir)
                 .with_context(|| format!("cannot read the audit key in {}", dir.display()))?;
+            if accept_evidence {
+                let key = key.as_ref().with_context(|| {
+                    format!(
+                        "no audit key in {}: evidence is anchored only with one",
+                        dir.display()
+                    )
+                })?;
+                for name in toolgate_store::audit::accept_evidence(&path, key)? {
+                    if !json {
+                        output::line(&format!("accepted evidence {name} (keep the file)"));
+                    }
+                }
+            }
             let db = settings.db_path();
             let report = if path.exists() {
                 verify_with(&path, db.exists().then_some(db.as_path()), key.as_ref())?

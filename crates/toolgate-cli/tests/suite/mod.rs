@@ -3,6 +3,7 @@
 mod agent;
 mod approvals;
 mod audit_cli;
+mod audit_rewrite;
 mod bad_input;
 mod chat_approvals;
 mod cluster;
