@@ -6,9 +6,10 @@
 //!   Whatever sits under it is masked, numbers and objects included.
 //! - [`KeyClass::Suffix`]: any other key ending in `token`, `secret`, `password`, `apikey`,
 //!   `secretkey` or `privatekey` (`github_token`, `db_password`, `stripe_secret_key`). Only
-//!   *string* values are masked, so counters such as `max_token: 512` stay readable. Keys
-//!   that merely contain the word (`tokens_used`,
-//!   `max_tokens`, `tokenizer`) are not sensitive at all.
+//!   *string* values are masked, so counters such as `max_token: 512` stay readable. So are
+//!   string values under `auth` (docker's `config.json`), `sig` and `pass`. Keys that merely
+//!   contain the word (`tokens_used`, `max_tokens`, `tokenizer`, `auths`) are not sensitive
+//!   at all.
 
 /// How sensitive the value under a key is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +50,8 @@ const EXACT_KEYS: &[&str] = &[
 
 /// Normalised suffixes whose string values are masked.
 /// Beyond the four the spec names, `secretkey` and `privatekey` catch `stripe_secret_key`,
-/// `aws_secret_key` and `ssh_private_key`.
+/// `aws_secret_key` and `ssh_private_key`; `accountkey` Azure's `AccountKey`, `passphrase`
+/// and `passwd` the other spellings of a password.
 const SUFFIXES: &[&str] = &[
     "token",
     "secret",
@@ -57,7 +59,14 @@ const SUFFIXES: &[&str] = &[
     "apikey",
     "secretkey",
     "privatekey",
+    "accountkey",
+    "passphrase",
+    "passwd",
 ];
+
+/// Normalised names whose string values are masked, too short to be suffixes: docker's
+/// `"auth"` (base64 of `user:password`), a SAS URL's `sig`, a `pass` field.
+const STRING_KEYS: &[&str] = &["auth", "sig", "pass"];
 
 /// Longest normalised key compared in full; longer keys only need their suffix checked.
 const KEY_BUF: usize = 32;
@@ -84,7 +93,9 @@ pub(crate) fn classify(key: &str) -> KeyClass {
     if !overflowed && EXACT_KEYS.iter().any(|k| k.as_bytes() == norm) {
         return KeyClass::Exact;
     }
-    if SUFFIXES.iter().any(|s| norm.ends_with(s.as_bytes())) {
+    if SUFFIXES.iter().any(|s| norm.ends_with(s.as_bytes()))
+        || (!overflowed && STRING_KEYS.iter().any(|k| k.as_bytes() == norm))
+    {
         return KeyClass::Suffix;
     }
     KeyClass::Plain
@@ -115,6 +126,9 @@ mod tests {
             "db_password",
             "client-secret-x-secret",
             "OPENAI_API_KEY",
+            "auth",
+            "AccountKey",
+            "ssh_passphrase",
         ] {
             assert_eq!(classify(key), KeyClass::Suffix, "{key}");
         }
@@ -125,6 +139,9 @@ mod tests {
             "status_code",
             "codec",
             "name",
+            "auths",
+            "author",
+            "signature",
         ] {
             assert_eq!(classify(key), KeyClass::Plain, "{key}");
         }

@@ -6,13 +6,18 @@
 //!   replaced by [`REDACTED`] whatever its type; under other keys ending in `token`, `secret`,
 //!   `password`, `apikey` only string values are replaced (numbers such as `max_token: 512`
 //!   are not secrets).
-//! - **Token-shaped text** (`patterns`): bearer/basic credentials, JWTs, `sk-` keys, AWS,
-//!   GitHub, Slack and Google keys and PEM private keys are replaced wherever they appear, also
-//!   inside longer strings; only the matched substring changes. So are credentials that are
-//!   only recognisable by their context, whose context is kept: the password of a URL
-//!   (`postgres://app:[REDACTED]@db`), a labelled value (`password=…`, `passwd: …`,
-//!   `PGPASSWORD=…`, `api_key=…`, `"token":"…"`), and command-line passwords (`mysql -p…`,
-//!   `sshpass -p …`, `curl -u user:…`).
+//! - **Token-shaped text** (`patterns`): every token format of gitleaks' rule set (Stripe,
+//!   GitLab, npm, SendGrid, Hugging Face, Telegram, Slack, AWS, GitHub, JWTs, PEM and PGP
+//!   private key blocks, … about a hundred detectors) is replaced wherever it appears, also
+//!   inside longer strings; only the secret changes. So are credentials that are only
+//!   recognisable by their context, whose context is kept: the password of a URL
+//!   (`postgres://app:[REDACTED]@db`) or a token as its user, `Authorization:` and `Cookie:`
+//!   headers, a labelled value (`password=…`, `secret_key: …`, `AccountKey=…`,
+//!   `"token":"…"`, `<apiToken>…</apiToken>`, and under a service's name or a generic word
+//!   such as `key` when the value looks like a token), a SAS `sig=`, `.netrc` entries,
+//!   Kubernetes `Secret` data, and command-line passwords (`mysql -p…`, `sshpass -p …`,
+//!   `curl -u user:…`, `--password …`, `-passin pass:…`). Percent-encoded text is decoded
+//!   for a second look, so `https%3A%2F%2Fadmin%3A…%40db` is masked too.
 //!
 //! Error messages echo argument values, so [`Redactor::for_audit_text`] also replaces long
 //! words in them by a digest and caps their length.
@@ -54,8 +59,9 @@ pub const MAX_AUDIT_VALUE_CHARS: usize = 2000;
 /// Longest error text the audit keeps, in characters.
 pub const MAX_AUDIT_ERROR_CHARS: usize = 2000;
 
-/// Masks secrets in JSON values and text. Built once (compiling the patterns takes about a
-/// millisecond), then shared: it is `Send + Sync` and every method takes `&self`.
+/// Masks secrets in JSON values and text. The patterns are compiled once per process (a few
+/// milliseconds) and shared by every `Redactor`; it is `Send + Sync` and every method takes
+/// `&self`.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     patterns: TokenPatterns,

@@ -2,6 +2,8 @@
 //! text and counters, and the 2,000-character digest rule with an independently computed
 //! sha256.
 
+mod corpus;
+
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolgate_store::redact::{MAX_AUDIT_VALUE_CHARS, REDACTED, Redactor};
