@@ -44,6 +44,11 @@ pub enum PullError {
     /// `HF_ENDPOINT` (or the given endpoint) is not a URL.
     #[error("hub endpoint `{url}` is not a URL: {error}")]
     BadEndpoint { url: String, error: url::ParseError },
+    /// The endpoint carries credentials over plain http, where they would travel readable.
+    #[error(
+        "hub endpoint `{endpoint}` carries credentials over plain http, which would send them readable with every request: use https"
+    )]
+    CredentialsInClear { endpoint: String },
     /// toolgate-net's client could not be built.
     #[error("{0}")]
     Client(EgressError),

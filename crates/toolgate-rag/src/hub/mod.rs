@@ -26,5 +26,5 @@ pub use manifest::{MANIFEST_FILE, Manifest};
 pub use pins::{DEFAULT_PINS, DEFAULT_REPO, DEFAULT_REVISION, FilePin, MODEL_FILES};
 pub use pull::{
     DEFAULT_ENDPOINT, ENDPOINT_ENV, FileStatus, PullEvent, PullReport, PullRequest, PulledFile,
-    Trust, endpoint_from_env, file_url, pull, sha256_file,
+    Trust, check_endpoint, endpoint_from_env, file_url, pull, sha256_file,
 };

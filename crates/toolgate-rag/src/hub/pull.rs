@@ -32,13 +32,46 @@ pub const ENDPOINT_ENV: &str = "HF_ENDPOINT";
 /// The most bytes an unpinned file may have.
 const MAX_UNPINNED_BYTES: u64 = 16 << 30;
 
-/// `HF_ENDPOINT` when set (and not empty), else [`DEFAULT_ENDPOINT`].
+/// `HF_ENDPOINT` when set (and not empty), else [`DEFAULT_ENDPOINT`]. An endpoint with
+/// credentials in it (`https://user:token@mirror`) must be https: see [`check_endpoint`].
 pub fn endpoint_from_env() -> Result<Url, PullError> {
     let url = std::env::var(ENDPOINT_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_owned());
-    Url::parse(url.trim()).map_err(|error| PullError::BadEndpoint { url, error })
+    let endpoint = Url::parse(url.trim()).map_err(|error| PullError::BadEndpoint {
+        url: without_userinfo(url.trim()),
+        error,
+    })?;
+    check_endpoint(&endpoint)?;
+    Ok(endpoint)
+}
+
+/// Refuses a hub endpoint whose URL carries credentials over anything but https: the HTTP
+/// client sends them as Basic authentication with every request, readable on the wire.
+pub fn check_endpoint(endpoint: &Url) -> Result<(), PullError> {
+    let has_credentials = !endpoint.username().is_empty() || endpoint.password().is_some();
+    if has_credentials && endpoint.scheme() != "https" {
+        return Err(PullError::CredentialsInClear {
+            endpoint: shown(endpoint),
+        });
+    }
+    Ok(())
+}
+
+/// `text` without what stands between `://` and the first `@` of its authority, for a URL
+/// that did not parse: its credentials are not echoed in the error.
+fn without_userinfo(text: &str) -> String {
+    let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
+        return text.to_owned();
+    };
+    let authority_end = text[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| scheme_end + i);
+    match text[scheme_end..authority_end].rfind('@') {
+        Some(at) => format!("{}{}", &text[..scheme_end], &text[scheme_end + at + 1..]),
+        None => text.to_owned(),
+    }
 }
 
 /// What to pull, from where, into where, under which `[egress]` rules.
@@ -131,6 +164,7 @@ pub async fn pull(
     req: &PullRequest,
     on_event: &mut (dyn FnMut(PullEvent) + Send),
 ) -> Result<PullReport, PullError> {
+    check_endpoint(&req.endpoint)?;
     let dir = req.cache.model_dir(&req.model);
     tokio::fs::create_dir_all(&dir)
         .await
@@ -306,6 +340,24 @@ pub async fn sha256_file(path: &Path) -> Result<(u64, String), PullError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endpoint_credentials_only_over_https() {
+        let ok = |u: &str| check_endpoint(&Url::parse(u).unwrap()).is_ok();
+        assert!(ok("https://huggingface.co"));
+        assert!(ok("http://127.0.0.1:8080"));
+        assert!(ok("https://user:hf_token@mirror.example"));
+        assert!(!ok("http://user:hf_token@mirror.example"));
+        assert!(!ok("http://hf_token@mirror.example"));
+        let refused = check_endpoint(&Url::parse("http://u:secret99@m.example/x").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(!refused.contains("secret99"), "{refused}");
+        assert_eq!(
+            without_userinfo("http://u:secret99@bad host/"),
+            "http://bad host/"
+        );
+    }
 
     #[test]
     fn file_urls_follow_the_hub_layout() {

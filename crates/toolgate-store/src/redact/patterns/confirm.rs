@@ -47,6 +47,16 @@ pub(super) fn is_generic_token(value: &str) -> bool {
         || (value.len() >= 8 && is_basic_credential(value))
 }
 
+/// An `Authorization`/`Cookie` value: after a scheme word (`head` ends with it) always;
+/// without one, only if it has a digit or a `=`, or 20 characters (`Cookie: a=b`, a raw
+/// token; not the prose of `the authorization: required field`).
+pub(super) fn is_header_value(head: &str, value: &str) -> bool {
+    let after_scheme = head
+        .trim_end()
+        .ends_with(|c: char| c.is_ascii_alphanumeric());
+    after_scheme || value.len() >= 20 || value.bytes().any(|b| b.is_ascii_digit() || b == b'=')
+}
+
 /// A URL's user name that is a token (`https://<token>@github.com`), not a login name.
 pub(super) fn is_url_user_token(user: &str) -> bool {
     let v = Shape::of(user);

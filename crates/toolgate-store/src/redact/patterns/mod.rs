@@ -27,8 +27,8 @@ use regex_automata::meta;
 
 use super::REDACTED;
 use confirm::{
-    is_basic_credential, is_bearer_token, is_generic_token, is_placeholder, is_service_token,
-    is_url_user_token,
+    is_basic_credential, is_bearer_token, is_generic_token, is_header_value, is_placeholder,
+    is_service_token, is_url_user_token,
 };
 use percent::Decoded;
 use rules::{HEADER_REFINER, LABEL_REFINER, RULES, Rule, Secret};
@@ -77,10 +77,11 @@ impl Compiled {
                     Secret::Label | Secret::ServiceLabel | Secret::GenericLabel => {
                         LABEL_REFINER.to_owned()
                     }
-                    Secret::Group if rule.id == "authorization-header" => HEADER_REFINER.to_owned(),
+                    Secret::Header => HEADER_REFINER.to_owned(),
                     Secret::Group | Secret::UrlUser => format!("^(?:{})$", rule.pattern),
                 };
-                Some(Regex::new(&pattern).expect("the refiner patterns compile"))
+                let refiner = Regex::new(&pattern).map_err(|e| format!("rule {}: {e}", rule.id));
+                Some(refiner.expect("the refiner patterns compile"))
             })
             .collect();
         Compiled { regex, refiners }
@@ -158,6 +159,7 @@ impl TokenPatterns {
             Secret::Scheme => scheme_outcome(whole),
             Secret::KubeData => Outcome::Keep,
             Secret::Group
+            | Secret::Header
             | Secret::Label
             | Secret::ServiceLabel
             | Secret::GenericLabel
@@ -168,7 +170,7 @@ impl TokenPatterns {
                 let Some(caps) = refiner.captures(whole) else {
                     return Outcome::Mask(0..whole.len());
                 };
-                let Some(value) = ["dq", "sq", "bq", "s"]
+                let Some(value) = ["dq", "sq", "bq", "s1", "s"]
                     .iter()
                     .find_map(|name| caps.name(name))
                 else {
@@ -193,6 +195,7 @@ impl TokenPatterns {
                     Secret::ServiceLabel => is_service_token(value),
                     Secret::GenericLabel => is_generic_token(value),
                     Secret::UrlUser => is_url_user_token(value),
+                    Secret::Header => is_header_value(head, value),
                     _ => true,
                 };
                 if confirmed {

@@ -18,6 +18,9 @@ pub(super) enum Secret {
     /// Group `s` of the rule's own pattern, run on the match alone; the rest is kept. Empty,
     /// placeholder (`null`, `[REDACTED]`) and variable (`$X`) values are kept.
     Group,
+    /// An `Authorization`/`Cookie` header's value after its scheme word; without a scheme,
+    /// only a value with a digit, a `=` or 20 characters (not `authorization: required`).
+    Header,
     /// A `Bearer`/`Basic` credential, confirmed in code.
     Scheme,
     /// A labelled value (group `s`), whatever it looks like: the label says it is secret.
@@ -101,10 +104,13 @@ macro_rules! generic_label {
 /// The rules in priority order.
 pub(super) static RULES: &[Rule] = &[
     // --- Structural: headers, URLs, command lines, blocks -------------------------------
-    group(
-        "authorization-header",
-        r#"(?-u:\b)(?i:(?:proxy-)?authorization|(?:set-)?cookie)["']?[ \t]*[:=][ \t]*["']?(?:(?i:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|aws4-hmac-sha256|negotiate|ntlm)[ \t]+)?[^\s"'`](?:[^\r\n"'`]*[^\s"'`])?"#,
-    ),
+    // A scheme that takes one token (`Bearer x`) masks that token; any other value (`Digest
+    // username="…", response="…"`, a cookie list) the rest of the line, or of its quotes.
+    Rule {
+        id: "authorization-header",
+        pattern: r#"(?-u:\b)(?i:(?:proxy-)?authorization|(?:set-)?cookie)["']?[ \t]*[:=][ \t]*(?:["']?(?i:bearer|basic|token|apikey|api-key|key|bot|sso-key)[ \t]+[^\s"'`]+|"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'`](?:[^\r\n]*[^\s])?)"#,
+        secret: Secret::Header,
+    },
     Rule {
         id: "bearer-basic",
         pattern: r#"(?-u:\b)(?i:bearer|basic)[ \t]+[A-Za-z0-9\-._~+/]+=*"#,
@@ -454,4 +460,4 @@ pub(super) const LABEL_REFINER: &str = r#"(?s)^[^:=,>]*?(?:=>|[:=]{1,4}|\?=|\.=|
 
 /// Where the secret of the `authorization-header` rule is: after the header's name and its
 /// scheme word.
-pub(super) const HEADER_REFINER: &str = r#"(?s)^[^:=]*[:=][ \t]*["']?(?:(?i:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|aws4-hmac-sha256|negotiate|ntlm)[ \t]+)?(?P<s>.+)$"#;
+pub(super) const HEADER_REFINER: &str = r#"(?s)^[^:=]*[:=][ \t]*(?:["']?(?i:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|aws4-hmac-sha256|negotiate|ntlm)[ \t]+(?P<s1>.+)|"(?P<dq>[^"]*)"?|'(?P<sq>[^']*)'?|(?P<s>.+))$"#;

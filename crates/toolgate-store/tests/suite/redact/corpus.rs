@@ -1243,3 +1243,32 @@ fn secrets_under_keys_of_structured_values_are_masked() {
         json!({"AccountKey": "[REDACTED]", "sig": "[REDACTED]", "ssh_passphrase": "[REDACTED]"})
     );
 }
+
+#[test]
+fn headers_keep_the_text_after_a_one_token_scheme() {
+    let r = Redactor::default();
+    for (input, expected) in [
+        (
+            "Authorization: Bearer abcdef1234567890XYZ and aws AKIAIOSFODNN7EXAMPLE ok",
+            "Authorization: Bearer [REDACTED] and aws [REDACTED] ok",
+        ),
+        (
+            "Authorization: Digest username=\"bob\", response=\"6629fae49393a05397450978507c4ef1\"",
+            "Authorization: Digest [REDACTED]",
+        ),
+        (
+            "Cookie: sessionid=abc123def456; theme=dark",
+            "Cookie: [REDACTED]",
+        ),
+        (
+            "the authorization: required field",
+            "the authorization: required field",
+        ),
+        (
+            r#"{"Cookie": "sid=abc123; theme=dark", "Accept": "json"}"#,
+            r#"{"Cookie": "[REDACTED]", "Accept": "json"}"#,
+        ),
+    ] {
+        assert_eq!(r.redact_text(input), expected, "input: {input}");
+    }
+}
