@@ -3,7 +3,11 @@
 //! nothing missing, each record's hash matches its text, each `prev` is the hash before it,
 //! each record names the chain it is stored in, every MAC (with the key) is the key's, and
 //! the chain's MACed head names its last record. What is found otherwise is reported per
-//! record: edited, forged, deleted, inserted, reordered, moved between chains, cut off.
+//! record: edited, forged, deleted, inserted, reordered, moved between chains, cut off. Rows
+//! read from the database must also have query columns that say what their line says (an
+//! edited `principal`, `ts_us`, `tool` or `outcome` would misreport the record to `audit
+//! query`), and the register of chains ([`super::roster`]) must have every chain it ever
+//! had.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -13,8 +17,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::chain::{GENESIS_HASH, braced_text, decode_keyed_line};
+use super::index::IndexFields;
 use super::key::AuditKey;
-use super::pg::{ChainHead, ChainRows, head_message};
+use super::pg::{ChainHead, ChainRow, ChainRows, head_message};
 use crate::{StoreError, StoreResult};
 
 /// One thing wrong, where it is.
@@ -43,20 +48,12 @@ impl ClusterReport {
 /// The first line of a chain's head in an export: `{"chain_head":{…}}`.
 const HEAD_KEY: &str = "chain_head";
 
-/// Checks `heads` and `records` (chain, seq as stored, line), the latter in chain and seq
-/// order.
-pub fn check(
-    heads: &[ChainHead],
-    records: &[(String, u64, String)],
-    key: Option<&AuditKey>,
-) -> ClusterReport {
+/// Checks `heads` and `records`, the latter in chain and seq order.
+pub fn check(heads: &[ChainHead], records: &[ChainRow], key: Option<&AuditKey>) -> ClusterReport {
     let mut problems = Vec::new();
-    let mut by_chain: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
-    for (chain, seq, line) in records {
-        by_chain
-            .entry(chain.as_str())
-            .or_default()
-            .push((*seq, line.as_str()));
+    let mut by_chain: BTreeMap<&str, Vec<&ChainRow>> = BTreeMap::new();
+    for row in records {
+        by_chain.entry(row.chain.as_str()).or_default().push(row);
     }
     let known: BTreeMap<&str, &ChainHead> = heads.iter().map(|h| (h.chain.as_str(), h)).collect();
     let mut say = |chain: &str, seq: u64, reason: String| {
@@ -76,7 +73,8 @@ pub fn check(
         }
         let mut expected = 1u64;
         let mut prev = GENESIS_HASH.to_owned();
-        for (stored_seq, line) in rows {
+        for row in rows {
+            let (stored_seq, line) = (&row.seq, &row.line);
             if *stored_seq != expected {
                 if *stored_seq > expected {
                     say(
@@ -121,6 +119,20 @@ pub fn check(
                     ),
                 );
             }
+            if let Some(columns) = &row.columns {
+                let differ = columns.differing(&IndexFields::of(&record.record));
+                if !differ.is_empty() {
+                    say(
+                        chain,
+                        *stored_seq,
+                        format!(
+                            "the row's {} column(s) say otherwise than its record (edited: \
+                             queries would misreport it)",
+                            differ.join(", ")
+                        ),
+                    );
+                }
+            }
             if record.prev != prev {
                 say(
                     chain,
@@ -147,7 +159,7 @@ pub fn check(
             expected = stored_seq + 1;
         }
         if let Some(head) = known.get(chain) {
-            let last = rows.last().map_or(0, |(seq, _)| *seq);
+            let last = rows.last().map_or(0, |row| row.seq);
             if head.seq != last || (last > 0 && head.hash != prev) {
                 say(
                     chain,
@@ -172,7 +184,7 @@ pub fn check(
             );
         }
         if let Some(key) = key {
-            let message = head_message(&head.chain, head.seq, &head.hash);
+            let message = head_message(&head.chain, head.seq, &head.hash, head.known);
             let good = head
                 .mac
                 .as_deref()
@@ -186,6 +198,9 @@ pub fn check(
             }
         }
     }
+    for (chain, reason) in super::roster::check(heads, key) {
+        say(&chain, 0, reason);
+    }
     ClusterReport {
         chains: by_chain.len().max(heads.len()),
         records: records.len() as u64,
@@ -197,16 +212,17 @@ pub fn check(
 /// per chain.
 pub fn export(
     heads: &[ChainHead],
-    records: &[(String, u64, String)],
+    records: &[ChainRow],
     out: &mut impl std::io::Write,
 ) -> std::io::Result<()> {
-    for (_, _, line) in records {
-        out.write_all(line.trim_end().as_bytes())?;
+    for row in records {
+        out.write_all(row.line.trim_end().as_bytes())?;
         out.write_all(b"\n")?;
     }
     for h in heads {
         let line = serde_json::json!({HEAD_KEY: {
             "chain": h.chain, "seq": h.seq, "hash": h.hash, "mac": h.mac,
+            "ordinal": h.ordinal, "link_mac": h.link_mac, "known": h.known,
         }});
         writeln!(out, "{line}")?;
     }
@@ -234,6 +250,9 @@ pub fn read_export(path: &Path) -> StoreResult<Option<(Vec<ChainHead>, ChainRows
                 seq: head["seq"].as_u64().unwrap_or(0),
                 hash: head["hash"].as_str().unwrap_or_default().to_owned(),
                 mac: head["mac"].as_str().map(str::to_owned),
+                ordinal: head["ordinal"].as_u64(),
+                link_mac: head["link_mac"].as_str().map(str::to_owned),
+                known: head["known"].as_u64(),
             });
             continue;
         }
@@ -248,7 +267,12 @@ pub fn read_export(path: &Path) -> StoreResult<Option<(Vec<ChainHead>, ChainRows
             .and_then(Value::as_u64)
             .unwrap_or(n as u64 + 1);
         clustered |= chain.is_some();
-        records.push((chain.unwrap_or_default(), seq, line));
+        records.push(ChainRow {
+            chain: chain.unwrap_or_default(),
+            seq,
+            line,
+            columns: None,
+        });
     }
     if !clustered {
         return Ok(None);
@@ -256,11 +280,11 @@ pub fn read_export(path: &Path) -> StoreResult<Option<(Vec<ChainHead>, ChainRows
     // Chain by chain, in the order each chain's records were written (a reordered file is
     // then caught by the prev links).
     let mut order: Vec<String> = Vec::new();
-    for (chain, _, _) in &records {
-        if !order.contains(chain) {
-            order.push(chain.clone());
+    for row in &records {
+        if !order.contains(&row.chain) {
+            order.push(row.chain.clone());
         }
     }
-    records.sort_by_key(|(chain, _, _)| order.iter().position(|c| c == chain));
+    records.sort_by_key(|row| order.iter().position(|c| c == &row.chain));
     Ok(Some((heads, records)))
 }

@@ -77,12 +77,23 @@ impl IndexFields {
             ts_us: humantime::parse_rfc3339(&record.ts)
                 .ok()
                 .and_then(micros_since_epoch),
-            call_id: record.call_id.clone(),
-            session: record.session.clone(),
-            principal: record.principal.clone(),
-            tool: record.tool.clone(),
+            call_id: storable(&record.call_id),
+            session: storable(&record.session),
+            principal: storable(&record.principal),
+            tool: storable(&record.tool),
             outcome: record.outcome.as_str(),
         }
+    }
+}
+
+/// `text` as a column can hold it: PostgreSQL's `text` cannot hold NUL, so it is written as
+/// the JSON escape the line has for it (`\u0000`). The line itself is untouched; the gateway
+/// refuses such calls before they get here, so this only keeps one odd record from failing.
+pub(crate) fn storable(text: &str) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\\u0000")
+    } else {
+        text.to_owned()
     }
 }
 

@@ -55,6 +55,7 @@ mod place;
 mod query;
 mod record;
 mod recover;
+mod roster;
 mod syncer;
 mod verify;
 mod writer;

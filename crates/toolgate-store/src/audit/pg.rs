@@ -8,13 +8,18 @@
 //! are those of the embedded log — the same line, hash, `prev` link and keyed MAC — with the
 //! chain's id inside the hashed text (`"chain":"…"`), so a record cannot be moved to another
 //! chain. Each chain's head (last seq and hash) is kept MACed beside it, so cutting the newest
-//! records off a chain shows. See docs/audit.md.
+//! records off a chain shows; chains are registered in order ([`super::roster`]), so deleting
+//! a whole chain shows too. See docs/audit.md.
 //!
 //! # Acknowledgement
 //! Durable: a record is acknowledged once the transaction holding it committed (PostgreSQL's
 //! commit is durable with its default `synchronous_commit`). Buffered: once queued; a failed
-//! batch is reported by the next flush. A batch that fails is not retried: its callers are
-//! told (`unavailable`) and the chain goes on from the last committed head.
+//! batch is reported by the next flush. A batch the database refused for its data (a value it
+//! cannot hold, a constraint) is written again record by record, each in its own
+//! transaction: only the records refused fail, and the rest of the batch lands — one caller's
+//! bad record never costs the others theirs. A batch that failed otherwise (the connection)
+//! is not retried: its callers are told (`unavailable`) and the chain goes on from the last
+//! committed head.
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -46,8 +51,50 @@ type Pending = (
     Option<oneshot::Sender<StoreResult<u64>>>,
 );
 
-/// Records as stored: chain, seq, line (chain by chain, in seq order).
-pub type ChainRows = Vec<(String, u64, String)>;
+/// One record as stored: where, its line, and (from the database) its query columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainRow {
+    pub chain: String,
+    pub seq: u64,
+    pub line: String,
+    /// The columns queries filter on; `None` in an export, which has only the line.
+    pub columns: Option<RowColumns>,
+}
+
+/// The query columns of a row, which must say what its line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowColumns {
+    pub kind: String,
+    pub ts_us: Option<i64>,
+    pub call_id: String,
+    pub session: String,
+    pub principal: String,
+    pub tool: String,
+    pub outcome: String,
+}
+
+impl RowColumns {
+    /// The names of the columns that differ from what `fields` (taken from the line) say.
+    pub(crate) fn differing(&self, fields: &IndexFields) -> Vec<&'static str> {
+        let pairs = [
+            ("kind", self.kind == fields.kind),
+            ("ts_us", self.ts_us == fields.ts_us),
+            ("call_id", self.call_id == fields.call_id),
+            ("session", self.session == fields.session),
+            ("principal", self.principal == fields.principal),
+            ("tool", self.tool == fields.tool),
+            ("outcome", self.outcome == fields.outcome),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, same)| !same)
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+/// Records as stored, chain by chain, in seq order.
+pub type ChainRows = Vec<ChainRow>;
 
 /// A chain's position: the last committed record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +103,13 @@ struct Tip {
     hash: String,
 }
 
-/// The text a chain head's MAC covers.
-pub(crate) fn head_message(chain: &str, seq: u64, hash: &str) -> String {
-    format!("toolgate-audit-head\n{chain}\n{seq}\n{hash}")
+/// The text a chain head's MAC covers; with `known` (schema 12), the highest chain ordinal
+/// its writer saw.
+pub(crate) fn head_message(chain: &str, seq: u64, hash: &str, known: Option<u64>) -> String {
+    match known {
+        Some(known) => format!("toolgate-audit-head\n{chain}\n{seq}\n{hash}\nknown {known}"),
+        None => format!("toolgate-audit-head\n{chain}\n{seq}\n{hash}"),
+    }
 }
 
 /// This process's chain of the cluster's audit log.
@@ -77,22 +128,55 @@ impl std::fmt::Debug for PgAudit {
 }
 
 impl PgAudit {
-    /// Starts a new chain in the database and its writer task.
+    /// Starts a new chain in the database — registered as the next of the cluster's chains
+    /// ([`super::roster`]) — and its writer task.
     pub async fn open(pool: PgPool, key: Option<AuditKey>) -> StoreResult<PgAudit> {
         let chain = uuid::Uuid::new_v4().simple().to_string();
-        let head_mac = key
-            .as_ref()
-            .map(|k| k.mac(head_message(&chain, 0, GENESIS_HASH).as_bytes()));
         let now = (crate::approvals::system_clock())();
-        pool.get()
-            .await?
-            .execute(
-                "INSERT INTO audit_chains (chain, started_at_ms, head_seq, head_hash, head_mac) \
-                 VALUES ($1, $2, 0, $3, $4)",
-                &[&chain, &ms(now), &GENESIS_HASH, &head_mac],
+        let mut client = pool.get().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1)",
+            &[&super::roster::LOCK_KEY],
+        )
+        .await
+        .map_err(pg_error)?;
+        let last = tx
+            .query_opt(
+                "SELECT chain, ordinal FROM audit_chains WHERE ordinal IS NOT NULL \
+                 ORDER BY ordinal DESC LIMIT 1",
+                &[],
             )
             .await
             .map_err(pg_error)?;
+        let (previous, ordinal) = match &last {
+            Some(row) => (Some(row.get::<_, String>(0)), from_ms(row.get(1)) + 1),
+            None => (None, 1),
+        };
+        let mac = |message: String| key.as_ref().map(|k| k.mac(message.as_bytes()));
+        let link_mac = mac(super::roster::link_message(
+            ordinal,
+            &chain,
+            previous.as_deref(),
+        ));
+        let head_mac = mac(head_message(&chain, 0, GENESIS_HASH, Some(ordinal)));
+        let ordinal_col = ms(ordinal);
+        tx.execute(
+            "INSERT INTO audit_chains (chain, started_at_ms, head_seq, head_hash, head_mac, \
+             ordinal, link_mac, known) VALUES ($1, $2, 0, $3, $4, $5, $6, $5)",
+            &[
+                &chain,
+                &ms(now),
+                &GENESIS_HASH,
+                &head_mac,
+                &ordinal_col,
+                &link_mac,
+            ],
+        )
+        .await
+        .map_err(pg_error)?;
+        tx.commit().await.map_err(pg_error)?;
+        drop(client);
         let (tx, rx) = mpsc::unbounded_channel();
         let writer = Writer {
             pool: pool.clone(),
@@ -244,10 +328,52 @@ impl Writer {
                 }
             }
         }
+        let began = std::time::Instant::now();
+        let (records, acks): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .map(|(body, fields, ack)| ((body, fields), ack))
+            .unzip();
+        let (rows, tip) = self.encode(&records);
+        let inserted = self.insert(&rows, &tip).await;
+        toolgate_telemetry::metrics()
+            .audit_sync
+            .record(began.elapsed().as_secs_f64(), &[]);
+        match inserted {
+            Ok(()) => {
+                self.tip = tip;
+                for (row, ack) in rows.iter().zip(acks) {
+                    if let Some(ack) = ack {
+                        let _ = ack.send(Ok(row.seq as u64));
+                    }
+                }
+            }
+            // Nothing of it committed, and something in it is to blame: write it record by
+            // record, so only the culprits fail.
+            Err(Refused::Data(e)) if records.len() > 1 => {
+                tracing::warn!(chain = %self.chain, error = %e, "an audit batch was refused; writing its records one by one");
+                for (record, ack) in records.into_iter().zip(acks) {
+                    self.commit_one(record, ack).await;
+                }
+            }
+            Err(Refused::Data(e)) => {
+                tracing::warn!(chain = %self.chain, error = %e, "an audit record was refused");
+                let why = format!("the audit log refused this record: {e}");
+                self.fail(acks, &why);
+            }
+            Err(Refused::Other(e)) => {
+                tracing::warn!(chain = %self.chain, error = %e, "audit records could not be committed");
+                self.stale = true;
+                let why = format!("the audit log could not be written to PostgreSQL: {e}");
+                self.fail(acks, &why);
+            }
+        }
+    }
+
+    /// Chains `records` after the tip: the rows to insert and the tip after them.
+    fn encode(&self, records: &[(String, IndexFields)]) -> (Vec<Row>, Tip) {
         let mut tip = self.tip.clone();
-        let mut rows = Vec::with_capacity(batch.len());
-        let mut acks = Vec::with_capacity(batch.len());
-        for (body, fields, ack) in batch {
+        let mut rows = Vec::with_capacity(records.len());
+        for (body, fields) in records {
             tip.seq += 1;
             // The chain's id is part of the hashed text: a record cannot change chains.
             let body = format!("\"chain\":\"{}\",{body}", self.chain);
@@ -260,41 +386,62 @@ impl Writer {
             rows.push(Row {
                 seq: i64::try_from(tip.seq).unwrap_or(i64::MAX),
                 line: String::from_utf8_lossy(&line).into_owned(),
-                fields,
+                fields: fields.clone(),
             });
-            acks.push((tip.seq, ack));
         }
-        let began = std::time::Instant::now();
-        let inserted = self.insert(&rows, &tip).await;
-        toolgate_telemetry::metrics()
-            .audit_sync
-            .record(began.elapsed().as_secs_f64(), &[]);
-        match inserted {
+        (rows, tip)
+    }
+
+    /// Writes one record of a refused batch in a transaction of its own.
+    async fn commit_one(
+        &mut self,
+        record: (String, IndexFields),
+        ack: Option<oneshot::Sender<StoreResult<u64>>>,
+    ) {
+        if self.stale {
+            self.fail(
+                vec![ack],
+                "an earlier record of its batch could not be written",
+            );
+            return;
+        }
+        let (rows, tip) = self.encode(std::slice::from_ref(&record));
+        match self.insert(&rows, &tip).await {
             Ok(()) => {
                 self.tip = tip;
-                for (seq, ack) in acks {
-                    if let Some(ack) = ack {
-                        let _ = ack.send(Ok(seq));
-                    }
+                if let Some(ack) = ack {
+                    let _ = ack.send(Ok(self.tip.seq));
                 }
             }
-            Err(e) => {
-                tracing::warn!(chain = %self.chain, error = %e, "audit records could not be committed");
+            Err(Refused::Data(e)) => {
+                tracing::warn!(chain = %self.chain, error = %e, "an audit record was refused");
+                self.fail(
+                    vec![ack],
+                    &format!("the audit log refused this record: {e}"),
+                );
+            }
+            Err(Refused::Other(e)) => {
                 self.stale = true;
                 let why = format!("the audit log could not be written to PostgreSQL: {e}");
-                let mut unacknowledged = false;
-                for (_, ack) in acks {
-                    match ack {
-                        Some(ack) => {
-                            let _ = ack.send(Err(StoreError::Unavailable(why.clone())));
-                        }
-                        None => unacknowledged = true,
-                    }
-                }
-                if unacknowledged {
-                    self.failed = Some(why);
-                }
+                self.fail(vec![ack], &why);
             }
+        }
+    }
+
+    /// Tells the callers behind `acks` their records failed (`why`); a buffered one is told by
+    /// the next flush.
+    fn fail(&mut self, acks: Vec<Option<oneshot::Sender<StoreResult<u64>>>>, why: &str) {
+        let mut unacknowledged = false;
+        for ack in acks {
+            match ack {
+                Some(ack) => {
+                    let _ = ack.send(Err(StoreError::Unavailable(why.to_owned())));
+                }
+                None => unacknowledged = true,
+            }
+        }
+        if unacknowledged {
+            self.failed = Some(why.to_owned());
         }
     }
 
@@ -334,9 +481,10 @@ impl Writer {
 
     /// One transaction: the rows, and the chain's head moved to `tip` — only from where this
     /// writer left it, so a head moved by anything else is refused rather than overwritten.
-    async fn insert(&self, rows: &[Row], tip: &Tip) -> StoreResult<()> {
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
+    /// The head names the newest chain ordinal seen in the same transaction.
+    async fn insert(&self, rows: &[Row], tip: &Tip) -> Result<(), Refused> {
+        let mut client = self.pool.get().await.map_err(Refused::Other)?;
+        let tx = client.transaction().await.map_err(Refused::other)?;
         let seqs: Vec<i64> = rows.iter().map(|r| r.seq).collect();
         let lines: Vec<&str> = rows.iter().map(|r| r.line.as_str()).collect();
         let kinds: Vec<&str> = rows.iter().map(|r| r.fields.kind).collect();
@@ -365,14 +513,20 @@ impl Writer {
             ],
         )
         .await
-        .map_err(pg_error)?;
+        .map_err(Refused::classify)?;
+        let known: Option<i64> = tx
+            .query_one("SELECT max(ordinal) FROM audit_chains", &[])
+            .await
+            .map_err(Refused::other)?
+            .get(0);
+        let known = known.map(from_ms);
         let head_mac = self
             .key
             .as_ref()
-            .map(|k| k.mac(head_message(&self.chain, tip.seq, &tip.hash).as_bytes()));
+            .map(|k| k.mac(head_message(&self.chain, tip.seq, &tip.hash, known).as_bytes()));
         let moved = tx
             .execute(
-                "UPDATE audit_chains SET head_seq = $2, head_hash = $3, head_mac = $4 \
+                "UPDATE audit_chains SET head_seq = $2, head_hash = $3, head_mac = $4, known = $6 \
                  WHERE chain = $1 AND head_seq = $5",
                 &[
                     &self.chain,
@@ -380,17 +534,54 @@ impl Writer {
                     &tip.hash,
                     &head_mac,
                     &i64::try_from(self.tip.seq).unwrap_or(i64::MAX),
+                    &known.map(ms),
                 ],
             )
             .await
-            .map_err(pg_error)?;
+            .map_err(Refused::other)?;
         if moved != 1 {
-            return Err(StoreError::Corrupt(format!(
+            return Err(Refused::Other(StoreError::Corrupt(format!(
                 "the head of audit chain {} is not where its writer left it (seq {})",
                 self.chain, self.tip.seq
-            )));
+            ))));
         }
-        tx.commit().await.map_err(pg_error)
+        tx.commit().await.map_err(Refused::other)
+    }
+}
+
+/// Why a batch was not committed.
+enum Refused {
+    /// The database refused the rows' data (SQLSTATE classes 22 and 23, but a duplicate
+    /// key): the transaction certainly did not commit, and some record is to blame.
+    Data(StoreError),
+    /// Anything else (the connection, the head moved): whether it committed may be unknown.
+    Other(StoreError),
+}
+
+impl Refused {
+    fn other(e: tokio_postgres::Error) -> Refused {
+        Refused::Other(pg_error(e))
+    }
+
+    fn classify(e: tokio_postgres::Error) -> Refused {
+        let data = e.code().is_some_and(|c| {
+            let code = c.code();
+            (code.starts_with("22") || code.starts_with("23"))
+                && *c != tokio_postgres::error::SqlState::UNIQUE_VIOLATION
+        });
+        if data {
+            Refused::Data(pg_error(e))
+        } else {
+            Refused::Other(pg_error(e))
+        }
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Data(e) | Refused::Other(e) => e.fmt(f),
+        }
     }
 }
 
@@ -464,12 +655,19 @@ pub async fn query(pool: &PgPool, q: &AuditQuery) -> StoreResult<Vec<StoredRecor
 }
 
 /// One chain's head as the database keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChainHead {
     pub chain: String,
     pub seq: u64,
     pub hash: String,
     pub mac: Option<String>,
+    /// Its place among the cluster's chains (1, 2, …); `None` for chains opened before
+    /// schema 12.
+    pub ordinal: Option<u64>,
+    /// MAC linking it to the chain registered before it ([`super::roster`]).
+    pub link_mac: Option<String>,
+    /// The highest ordinal its writer saw when it last moved the head (under `mac`).
+    pub known: Option<u64>,
 }
 
 /// Every chain's head and every record, chain by chain in seq order, as stored.
@@ -477,7 +675,8 @@ pub async fn dump(pool: &PgPool) -> StoreResult<(Vec<ChainHead>, ChainRows)> {
     let client = pool.get().await?;
     let heads = client
         .query(
-            "SELECT chain, head_seq, head_hash, head_mac FROM audit_chains ORDER BY started_at_ms, chain",
+            "SELECT chain, head_seq, head_hash, head_mac, ordinal, link_mac, known \
+             FROM audit_chains ORDER BY started_at_ms, chain",
             &[],
         )
         .await
@@ -488,22 +687,33 @@ pub async fn dump(pool: &PgPool) -> StoreResult<(Vec<ChainHead>, ChainRows)> {
             seq: from_ms(r.get(1)),
             hash: r.get(2),
             mac: r.get(3),
+            ordinal: r.get::<_, Option<i64>>(4).map(from_ms),
+            link_mac: r.get(5),
+            known: r.get::<_, Option<i64>>(6).map(from_ms),
         })
         .collect();
     let records = client
         .query(
-            "SELECT chain, seq, line FROM audit_records ORDER BY chain, seq",
+            "SELECT chain, seq, line, kind, ts_us, call_id, session, principal, tool, outcome \
+             FROM audit_records ORDER BY chain, seq",
             &[],
         )
         .await
         .map_err(pg_error)?
         .iter()
-        .map(|r| {
-            (
-                r.get::<_, String>(0),
-                from_ms(r.get(1)),
-                r.get::<_, String>(2),
-            )
+        .map(|r| ChainRow {
+            chain: r.get(0),
+            seq: from_ms(r.get(1)),
+            line: r.get(2),
+            columns: Some(RowColumns {
+                kind: r.get(3),
+                ts_us: r.get(4),
+                call_id: r.get(5),
+                session: r.get(6),
+                principal: r.get(7),
+                tool: r.get(8),
+                outcome: r.get(9),
+            }),
         })
         .collect();
     Ok((heads, records))

@@ -76,6 +76,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "approval channels",
         sql: include_str!("migrations/0011_approval_channels.sql"),
     },
+    Migration {
+        version: 12,
+        name: "the audit log's register of chains",
+        sql: include_str!("migrations/0012_audit_roster.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

@@ -127,7 +127,7 @@ async fn concurrent_writers_each_keep_an_intact_chain_and_secrets_are_masked() {
     assert_eq!(found[0].record.arguments["password"], json!("[REDACTED]"));
     // The database never saw the secret.
     let (_, records) = pg::dump(&c.backend.pool).await.unwrap();
-    assert!(records.iter().all(|(_, _, line)| !line.contains("hunter2")));
+    assert!(records.iter().all(|row| !row.line.contains("hunter2")));
     assert!(log.verify_cluster().await.unwrap().ok());
 }
 
@@ -217,10 +217,11 @@ async fn an_inserted_chain_or_an_edited_head_is_reported() {
 async fn a_forged_record_with_a_valid_hash_is_reported_by_its_mac() {
     let (c, chains) = Cluster::with_two_chains().await;
     let (_, records) = pg::dump(&c.backend.pool).await.unwrap();
-    let (_, _, line) = records
+    let line = records
         .iter()
-        .find(|(chain, seq, _)| chain == &chains[0] && *seq == 40)
+        .find(|row| row.chain == chains[0] && row.seq == 40)
         .unwrap()
+        .line
         .clone();
     // Edit the last record and recompute its hash (anyone can), keeping the old MAC.
     let rest_at = line.find(",\"seq\"").unwrap() + 1;
@@ -297,7 +298,7 @@ async fn a_head_moved_back_is_not_written_over() {
     }
     let (heads, records) = pg::dump(&c.backend.pool).await.unwrap();
     let chain = &heads[0].chain;
-    let line3 = &records.iter().find(|(_, seq, _)| *seq == 3).unwrap().2;
+    let line3 = &records.iter().find(|row| row.seq == 3).unwrap().line;
     let hash3 = &line3[9..73];
     c.sql(&format!(
         "DELETE FROM audit_records WHERE chain = '{chain}' AND seq > 3; \
@@ -317,4 +318,126 @@ async fn a_head_moved_back_is_not_written_over() {
     // Still nothing written over the cut: seq 4 and 5 stay missing.
     let (_, records) = pg::dump(&c.backend.pool).await.unwrap();
     assert_eq!(records.len(), 3);
+}
+
+/// Issue 30: the query columns rewritten to hide or misreport a record — `audit query`
+/// filters on them — while the line stays intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edited_query_columns_are_reported() {
+    for (column, value) in [
+        ("principal", "'mallory'"),
+        ("ts_us", "0"),
+        ("tool", "'ohce'"),
+        ("outcome", "'policy_denied'"),
+    ] {
+        tampered(
+            &format!(
+                "UPDATE audit_records SET {column} = {value} WHERE chain = '{{A}}' AND seq = 9"
+            ),
+            &format!("the row's {column} column(s) say otherwise"),
+        )
+        .await;
+    }
+}
+
+/// Issue 30: a replica's whole chain deleted, head and rows — the newest one or an older one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_chain_is_reported() {
+    for victim in ["{A}", "{B}"] {
+        tampered(
+            &format!(
+                "DELETE FROM audit_records WHERE chain = '{victim}'; \
+                 DELETE FROM audit_chains WHERE chain = '{victim}'"
+            ),
+            "deleted)",
+        )
+        .await;
+    }
+    // Deleting every chain but the last still leaves the last one's number behind.
+    let (c, chains) = Cluster::with_two_chains().await;
+    let (heads, _) = pg::dump(&c.backend.pool).await.unwrap();
+    let first = heads.iter().find(|h| h.ordinal == Some(1)).unwrap();
+    assert!(chains.contains(&first.chain));
+    c.sql(&format!(
+        "DELETE FROM audit_records WHERE chain = '{0}'; DELETE FROM audit_chains WHERE chain = '{0}'",
+        first.chain
+    ))
+    .await;
+    let report = c.verify().await;
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.reason.contains("number 1 is gone (deleted)")),
+        "{:?}",
+        report.problems
+    );
+}
+
+/// Issue 30: one caller's record the database refuses must not take the rest of its batch
+/// with it. 200 callers append at once on one chain (batches of many records); the records
+/// of the tool the table refuses fail, every other caller's lands, and the chain verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_record_fails_alone_and_its_batch_lands() {
+    let c = Cluster::new().await;
+    c.sql("ALTER TABLE audit_records ADD CONSTRAINT no_poison CHECK (tool <> 'poison')")
+        .await;
+    let log = Arc::new(c.log().await);
+    let mut tasks = Vec::new();
+    for n in 0..200 {
+        let log = Arc::clone(&log);
+        tasks.push(tokio::spawn(async move {
+            let mut rec = record(n, "alice");
+            if n % 50 == 7 {
+                rec.tool = "poison".into();
+            }
+            (n, log.append(rec).await)
+        }));
+    }
+    let mut failed = Vec::new();
+    for t in tasks {
+        let (n, result) = t.await.unwrap();
+        if result.is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(failed, vec![7, 57, 107, 157]);
+    let report = c.verify().await;
+    assert!(report.ok(), "{report:?}");
+    assert_eq!(report.records, 196);
+}
+
+/// Issue 30, the attack as reported: a NUL byte in one caller's session failed the shared
+/// batch, and the other callers' records with it. Now every record lands (the column holds
+/// the NUL escaped, as the line does) and the chain verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_one_callers_session_costs_no_other_caller_its_record() {
+    let c = Cluster::new().await;
+    let log = Arc::new(c.log().await);
+    let mut tasks = Vec::new();
+    for n in 0..200 {
+        let log = Arc::clone(&log);
+        tasks.push(tokio::spawn(async move {
+            let mut rec = record(n, "alice");
+            if n == 11 {
+                rec.session = "evil\0session".into();
+                rec.tool = "to\0ol".into();
+            }
+            log.append(rec).await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let report = c.verify().await;
+    assert!(report.ok(), "{report:?}");
+    assert_eq!(report.records, 200);
+    let found = log
+        .query_async(&AuditQuery {
+            session: Some("evil\\u0000session".into()),
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(found[0].record.session, "evil\0session");
 }
