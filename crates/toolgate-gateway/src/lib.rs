@@ -4,13 +4,14 @@
 //! # Layout
 //! - [`call`]: [`CallRequest`] (what a front end asks) and [`Call`] (the call in flight).
 //! - [`layer`]: the [`Layer`] trait and [`Next`].
-//! - one folder per layer: [`telemetry`], [`audit`], [`lookup`], [`authorize`], [`validate`], [`policy`],
+//! - one folder per layer: [`telemetry`], [`audit`], [`admit`], [`lookup`], [`authorize`], [`validate`], [`policy`],
 //!   [`idempotency`], [`approve`], [`govern`], [`execute`].
 //! - [`pipeline`]: the order, and [`Gateway`].
 //! - [`config`]: the gateway's part of `toolgate.toml`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod admit;
 pub mod approve;
 pub mod audit;
 pub mod authorize;

@@ -3,6 +3,7 @@
 //! ```text
 //! telemetry    counts and times every call; with tracing on, the execute_tool span
 //! audit        records the outcome of every attempt (fsynced before returning, durable mode)
+//! admit        identifiers no store can hold (NUL) → invalid_arguments, recorded escaped
 //! lookup       unknown_tool | unavailable | quarantined → policy_denied
 //! authorize    role allowlist → forbidden
 //! quota        calls per interval, calls in flight ([[quotas]]) → rate_limited
@@ -30,6 +31,7 @@ use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
+use crate::admit::AdmitLayer;
 use crate::approve::{ApprovalDesk, ApproveLayer, Approver, WaitMode};
 use crate::audit::{AuditLayer, IntentLayer};
 use crate::authorize::AuthorizeLayer;
@@ -121,6 +123,7 @@ fn layers(
     vec![
         Arc::new(TelemetryLayer::new(Arc::clone(&deps.redactor))),
         Arc::new(AuditLayer::new(Arc::clone(&deps.audit))),
+        Arc::new(AdmitLayer::new()),
         Arc::new(LookupLayer::new(
             Arc::clone(&deps.catalog),
             Arc::clone(roles),

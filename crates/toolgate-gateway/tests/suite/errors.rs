@@ -142,6 +142,7 @@ async fn layers_run_in_the_declared_order() {
         [
             "telemetry",
             "audit",
+            "admit",
             "lookup",
             "authorize",
             "quota",

@@ -1,3 +1,4 @@
+mod admit;
 mod errors;
 mod fixture;
 mod idempotency;
