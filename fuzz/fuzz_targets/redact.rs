@@ -1,6 +1,8 @@
 //! The audit redactor (`toolgate_store::redact::Redactor`) against planted secrets.
 //!
-//! The fuzzer chooses a kind of token-shaped secret and its characters, the text around it,
+//! The fuzzer chooses a kind of secret (the token formats and credential shapes of
+//! docs/security.md's redaction corpus: prefixed tokens, headers, labels, command lines,
+//! `.netrc`, URLs, percent-encoded URLs) and its characters, the text around it,
 //! and where it goes (free text, a JSON string value, nested objects and arrays, the
 //! audit's argument and result forms). The secret is set off from the surrounding text by a
 //! separator that cannot belong to it, as secrets are in logs, commands and JSON. Property:
@@ -31,6 +33,26 @@ enum Kind {
     PasswordAssignment,
     PgPassword,
     MysqlPassword,
+    // The shapes of the second attack (issue 30) and gitleaks' prefixed formats.
+    Stripe,
+    GitLab,
+    Npm,
+    SendGrid,
+    HuggingFace,
+    Telegram,
+    SlackWebhook,
+    AzureAccountKey,
+    SasSignature,
+    PgpKey,
+    CliPassword,
+    Netrc,
+    AuthorizationToken,
+    Cookie,
+    OpensslPassin,
+    SecretKeyLabel,
+    UrlUserToken,
+    PercentEncodedUrl,
+    ServiceLabel,
 }
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
@@ -263,6 +285,146 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
             let pass = chars(body, ALNUM, 8, 40);
             (format!("mysql -u root -p{pass} app"), pass)
         }
+        Kind::Stripe => {
+            let s = format!(
+                "{}_{}_{}",
+                pick(&["sk", "rk"]),
+                pick(&["live", "test", "prod"]),
+                chars(body, ALNUM, 16, 99)
+            );
+            (s.clone(), s)
+        }
+        Kind::GitLab => {
+            let s = format!(
+                "{}{}",
+                pick(&["glpat-", "gldt-", "glrt-", "glft-", "glsoat-", "gloas-", "GR1348941"]),
+                chars(body, URLSAFE, 20, 64)
+            );
+            (s.clone(), s)
+        }
+        Kind::Npm => {
+            let s = format!("npm_{}", chars(body, ALNUM, 36, 36));
+            (s.clone(), s)
+        }
+        Kind::SendGrid => {
+            let n = body.len() / 2;
+            let s = format!(
+                "SG.{}.{}",
+                chars(&body[..n], URLSAFE, 22, 22),
+                chars(&body[n..], URLSAFE, 43, 43)
+            );
+            (s.clone(), s)
+        }
+        Kind::HuggingFace => {
+            let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+            let s = format!("{}{}", pick(&["hf_", "api_org_"]), chars(body, letters, 34, 34));
+            (s.clone(), s)
+        }
+        Kind::Telegram => {
+            let n = body.len().min(16) / 2;
+            let token = format!(
+                "{}:A{}",
+                chars(&body[..n], b"0123456789", 5, 16),
+                chars(&body[n..], URLSAFE, 34, 34)
+            );
+            let text = match v % 3 {
+                0 => token.clone(),
+                1 => format!("TELEGRAM_BOT_TOKEN={token}"),
+                _ => format!("https://api.telegram.org/bot{token}/sendMessage"),
+            };
+            (text, token)
+        }
+        Kind::SlackWebhook => {
+            let path = chars(body, ALNUM, 44, 56);
+            (
+                format!(
+                    "{}hooks.slack.com/{}/{path}",
+                    pick(&["https://", "http://", ""]),
+                    pick(&["services", "workflows", "triggers"])
+                ),
+                path,
+            )
+        }
+        Kind::AzureAccountKey => {
+            let key = format!("{}==", chars(body, B64, 86, 86));
+            (
+                format!("DefaultEndpointsProtocol=https;AccountName=logs;AccountKey={key};EndpointSuffix=core.windows.net"),
+                key,
+            )
+        }
+        Kind::SasSignature => {
+            let sig = chars(body, ALNUM, 30, 60);
+            (
+                format!("https://logs.blob.core.windows.net/c/a.log?sv=2022-11-02&sp=r&sig={sig}"),
+                sig,
+            )
+        }
+        Kind::PgpKey => {
+            let key = chars(body, B64, 20, 400);
+            (
+                format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{key}\n-----END PGP PRIVATE KEY BLOCK-----"),
+                key,
+            )
+        }
+        Kind::CliPassword => {
+            let pass = chars(body, ALNUM, 8, 40);
+            let flag = pick(&["--password", "--db-password", "--api-key", "--token", "-storepass"]);
+            (format!("run {flag} {pass} --verbose"), pass)
+        }
+        Kind::Netrc => {
+            let pass = chars(body, ALNUM, 8, 40);
+            let sep = pick(&[" ", "\n  ", "\n"]);
+            (
+                format!("machine api.example.com{sep}login deploy{sep}password {pass}"),
+                pass,
+            )
+        }
+        Kind::AuthorizationToken => {
+            let token = chars(body, ALNUM, 20, 64);
+            (
+                format!(
+                    "{}: {} {token}",
+                    pick(&["Authorization", "authorization", "Proxy-Authorization"]),
+                    pick(&["Token", "token", "ApiKey", "Bot"])
+                ),
+                token,
+            )
+        }
+        Kind::Cookie => {
+            let value = chars(body, ALNUM, 16, 64);
+            (
+                format!("{}: sessionid={value}; theme=dark", pick(&["Cookie", "Set-Cookie", "cookie"])),
+                value,
+            )
+        }
+        Kind::OpensslPassin => {
+            let pass = chars(body, ALNUM, 8, 40);
+            (
+                format!("openssl rsa -in k.pem {} pass:{pass} -out p.pem", pick(&["-passin", "-passout", "-pass"])),
+                pass,
+            )
+        }
+        Kind::SecretKeyLabel => {
+            let value = chars(body, ALNUM, 8, 40);
+            let label = pick(&["secret_key: ", "SECRET_KEY=", "\"secret_key\": \"", "AccountKey=", "client_secret = '"]);
+            (format!("{label}{value}"), value)
+        }
+        Kind::UrlUserToken => {
+            let token = chars(body, b"0123456789abcdef", 40, 40);
+            (format!("https://{token}@github.com/org/repo.git"), token)
+        }
+        Kind::PercentEncodedUrl => {
+            let pass = chars(body, ALNUM, 8, 40);
+            (
+                format!("next=https%3A%2F%2Fadmin%3A{pass}%40db.internal%2Fapp"),
+                pass,
+            )
+        }
+        Kind::ServiceLabel => {
+            let value = chars(body, ALNUM, 24, 64);
+            let label = pick(&["twitter_consumer", "SENTRY_DSN_KEY", "datadogApp", "heroku.auth.id"]);
+            (format!("{label} = \"{value}\""), value)
+        }
     }
 }
 
@@ -292,7 +454,8 @@ fn known_gap(kind: Kind, before: &str, sep: &str, next: &str) -> bool {
     }
     const CONTEXT_WORDS: &[&str] = &[
         "bearer", "basic", "pass", "pwd", "secret", "token", "key", "://", "mysql", "mariadb",
-        "curl", "aws",
+        "curl", "aws", "auth", "cookie", "machine", "default", "sig", "%", "<", "data:", "access",
+        "api", "cred",
     ];
     // Any match the redactor finds in the text before (and the separator) may run on into
     // the secret.

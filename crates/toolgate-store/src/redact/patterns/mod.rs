@@ -11,19 +11,22 @@
 //! Rules too loose as regexes alone are confirmed in code ([`confirm`]): a `Basic`
 //! credential must be base64 of text containing `:`; a `Bearer` token must contain a digit
 //! or a token punctuation mark, or be at least 20 characters long; a value under a label that
-//! names a service or a generic word must look like a token. A candidate that is not confirmed
-//! is scanned again on its own, so a secret inside it is still found.
+//! names a service or a generic word must look like a token. After a candidate that is not
+//! confirmed, the search goes on from just after where it started, so a secret inside it, or
+//! one it ran into, is still found.
 
 mod confirm;
 mod percent;
 mod rules;
+mod split;
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
-use regex_automata::meta;
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::{Input, meta};
 
 use super::REDACTED;
 use confirm::{
@@ -31,7 +34,8 @@ use confirm::{
     is_service_token, is_url_user_token,
 };
 use percent::Decoded;
-use rules::{HEADER_REFINER, LABEL_REFINER, RULES, Rule, Secret};
+use rules::{RULES, Rule, Secret};
+use split::{header_value, label_value};
 
 /// Strings shorter than this cannot hold any of the patterns worth masking and skip the scan.
 pub(crate) const MIN_SCAN_CHARS: usize = 8;
@@ -44,47 +48,61 @@ pub(crate) struct TokenPatterns {
 
 #[derive(Debug)]
 struct Compiled {
-    /// All rules, pattern `i` being `RULES[i]`.
-    regex: meta::Regex,
+    /// All the rules, in one regex: one pass over the text (two regexes, one for the tokens
+    /// that start with a literal and one for the rest, cost the sum of two passes).
+    searcher: Searcher,
     /// For each rule, the regex that finds its secret inside its match (rules whose secret is
-    /// part of the match).
+    /// group `s` of their own pattern).
     refiners: Vec<Option<Regex>>,
 }
 
-/// Compiled once per process (some 130 patterns take a few milliseconds).
-static COMPILED: LazyLock<Arc<Compiled>> = LazyLock::new(|| Arc::new(Compiled::new()));
+/// One multi-pattern regex over some of the rules.
+#[derive(Debug)]
+struct Searcher {
+    regex: meta::Regex,
+    /// `rules[i]` is the index in `RULES` of the regex's pattern `i`.
+    rules: Vec<usize>,
+}
 
-impl Compiled {
-    fn new() -> Self {
-        let patterns: Vec<&str> = RULES.iter().map(|r| r.pattern).collect();
+impl Searcher {
+    fn new(select: impl Fn(&Rule) -> bool) -> Searcher {
+        let rules: Vec<usize> = (0..RULES.len()).filter(|&i| select(&RULES[i])).collect();
+        let patterns: Vec<&str> = rules.iter().map(|&i| RULES[i].pattern).collect();
         // The patterns are constants covered by tests; failing to compile them is a
         // programming error caught by the first test run, never by user input.
         #[allow(clippy::expect_used)]
         let regex = meta::Builder::new()
             .configure(
                 meta::Config::new()
+                    .which_captures(WhichCaptures::Implicit)
                     .hybrid_cache_capacity(8 << 20)
                     .nfa_size_limit(Some(64 << 20)),
             )
             .build_many(&patterns)
             .expect("the token patterns compile");
+        Searcher { regex, rules }
+    }
+}
+
+/// Compiled once per process (some 100 patterns take a few milliseconds).
+static COMPILED: LazyLock<Arc<Compiled>> = LazyLock::new(|| Arc::new(Compiled::new()));
+
+impl Compiled {
+    fn new() -> Self {
+        let searcher = Searcher::new(|_| true);
         #[allow(clippy::expect_used)]
         let refiners = RULES
             .iter()
             .map(|rule| {
                 let pattern = match rule.secret {
-                    Secret::Whole | Secret::Scheme | Secret::KubeData => return None,
-                    Secret::Label | Secret::ServiceLabel | Secret::GenericLabel => {
-                        LABEL_REFINER.to_owned()
-                    }
-                    Secret::Header => HEADER_REFINER.to_owned(),
                     Secret::Group | Secret::UrlUser => format!("^(?:{})$", rule.pattern),
+                    _ => return None,
                 };
                 let refiner = Regex::new(&pattern).map_err(|e| format!("rule {}: {e}", rule.id));
                 Some(refiner.expect("the refiner patterns compile"))
             })
             .collect();
-        Compiled { regex, refiners }
+        Compiled { searcher, refiners }
     }
 }
 
@@ -92,8 +110,9 @@ impl Compiled {
 enum Outcome {
     /// Mask this range of the match.
     Mask(Range<usize>),
-    /// Not a secret after all: scan this range of the match again on its own.
-    Rescan(Range<usize>),
+    /// Not a secret after all: search again from just after where the match started, so a
+    /// secret inside it, or one that starts inside it, is still found.
+    Retry,
     /// Nothing to mask.
     Keep,
 }
@@ -136,17 +155,40 @@ impl TokenPatterns {
         if text.len() < MIN_SCAN_CHARS {
             return;
         }
-        for m in self.compiled.regex.find_iter(text) {
-            let rule = m.pattern().as_usize();
+        let searcher = &self.compiled.searcher;
+        let mut from = 0;
+        while from <= text.len() {
+            let input = Input::new(text).span(from..text.len());
+            let Some(m) = searcher.regex.search(&input) else {
+                break;
+            };
+            let rule = searcher.rules[m.pattern().as_usize()];
             let whole = &text[m.range()];
             let at = base + m.start();
-            match self.outcome(rule, whole) {
-                Outcome::Mask(r) => spans.push(at + r.start..at + r.end),
-                Outcome::Rescan(r) => self.scan(&whole[r.clone()], at + r.start, spans),
-                Outcome::Keep => {}
-            }
+            from = match self.outcome(rule, whole) {
+                Outcome::Mask(r) => {
+                    spans.push(at + r.start..at + r.end);
+                    // A value after a label or scheme is searched too: what the label took
+                    // for its value may begin another secret (`token: mysql -pX`, `Bearer
+                    // aws_secret_access_key=X`). A whole token is not searched again.
+                    if r.start > 0 {
+                        m.start() + r.start
+                    } else {
+                        m.end()
+                    }
+                }
+                // A later start may be a secret this candidate covered (`9.Authorization:
+                // ApiKey …` is no generic label, but holds a header; `token:`sk-…` is no
+                // command substitution, but holds a key).
+                Outcome::Keep | Outcome::Retry => {
+                    m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8)
+                }
+            };
             if RULES[rule].secret == Secret::KubeData && text_is_kube_secret(text) {
                 kube_data_values(whole, at, spans);
+            }
+            if m.is_empty() {
+                from = from.max(m.end() + 1);
             }
         }
     }
@@ -157,32 +199,37 @@ impl TokenPatterns {
         match secret {
             Secret::Whole => Outcome::Mask(0..whole.len()),
             Secret::Scheme => scheme_outcome(whole),
-            Secret::KubeData => Outcome::Keep,
+            Secret::KubeData => Outcome::Retry,
             Secret::Group
             | Secret::Header
             | Secret::Label
             | Secret::ServiceLabel
             | Secret::GenericLabel
             | Secret::UrlUser => {
-                let Some(refiner) = &self.compiled.refiners[rule] else {
+                let found = match secret {
+                    Secret::Header => header_value(whole),
+                    Secret::Label | Secret::ServiceLabel | Secret::GenericLabel => {
+                        label_value(whole)
+                    }
+                    _ => self.compiled.refiners[rule]
+                        .as_ref()
+                        .and_then(|r| r.captures(whole))
+                        .and_then(|caps| caps.name("s"))
+                        .map(|s| split::Value {
+                            range: s.range(),
+                            backticks: false,
+                        }),
+                };
+                let Some(found) = found else {
                     return Outcome::Mask(0..whole.len());
                 };
-                let Some(caps) = refiner.captures(whole) else {
-                    return Outcome::Mask(0..whole.len());
-                };
-                let Some(value) = ["dq", "sq", "bq", "s1", "s"]
-                    .iter()
-                    .find_map(|name| caps.name(name))
-                else {
-                    return Outcome::Keep;
-                };
+                let range = found.range;
                 // `password=`cat /run/pw``: a command substitution, not a secret (a Go raw
                 // string holding a token has no space).
-                if caps.name("bq").is_some() && value.as_str().contains(char::is_whitespace) {
+                if found.backticks && whole[range.clone()].contains(char::is_whitespace) {
                     return Outcome::Keep;
                 }
-                let range = value.range();
-                let value = value.as_str();
+                let value = &whole[range.clone()];
                 let head = &whole[..range.start];
                 let is_label = matches!(
                     secret,
@@ -201,7 +248,7 @@ impl TokenPatterns {
                 if confirmed {
                     Outcome::Mask(range)
                 } else {
-                    Outcome::Rescan(range)
+                    Outcome::Retry
                 }
             }
         }
@@ -224,16 +271,23 @@ fn scheme_outcome(whole: &str) -> Outcome {
     let is_basic = whole[..scheme_len].eq_ignore_ascii_case("basic");
     if is_basic {
         if is_basic_credential(cred) {
-            Outcome::Mask(cred_start..whole.len())
-        } else if is_basic_credential(core) {
-            Outcome::Mask(cred_start..cred_start + core.len())
-        } else {
-            Outcome::Rescan(cred_start..whole.len())
+            return Outcome::Mask(cred_start..whole.len());
         }
+        if is_basic_credential(core) {
+            return Outcome::Mask(cred_start..cred_start + core.len());
+        }
+        // Glued to more token characters (`Basic dXNlcjpwYXNz.x`): the longest head before a
+        // `.`, `-`, `_` or `~` that is a credential.
+        cred.rmatch_indices(['.', '-', '_', '~'])
+            .map(|(i, _)| &cred[..i])
+            .find(|head| is_basic_credential(head))
+            .map_or(Outcome::Retry, |head| {
+                Outcome::Mask(cred_start..cred_start + head.len())
+            })
     } else if is_bearer_token(cred) {
         Outcome::Mask(cred_start..whole.len())
     } else {
-        Outcome::Rescan(cred_start..whole.len())
+        Outcome::Retry
     }
 }
 

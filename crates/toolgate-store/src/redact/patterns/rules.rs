@@ -171,7 +171,7 @@ pub(super) static RULES: &[Rule] = &[
     ),
     group(
         "netrc",
-        r#"(?-u:\b)(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:account|port)[ \t\r\n]+\S+)*[ \t\r\n]+login[ \t\r\n]+\S+(?:[ \t\r\n]+(?:account|port)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(?P<s>\S+)"#,
+        r#"(?-u:\b)(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:account|port)[ \t\r\n]+\S+)*[ \t\r\n]+login[ \t\r\n]+\S+(?:[ \t\r\n]+(?:account|port)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(?P<s>[^\s=:]\S*)"#,
     ),
     group(
         "nuget-config-password",
@@ -275,7 +275,7 @@ pub(super) static RULES: &[Rule] = &[
         "clickhouse-cloud-api-secret-key",
         r#"(?-u:\b)4b1d[A-Za-z0-9]{38}"#,
     ),
-    whole("clojars-api-token", r#"(?i:CLOJARS_)[A-Za-z0-9]{60}"#),
+    whole("clojars-api-token", r#"CLOJARS_[A-Za-z0-9]{60}"#),
     whole(
         "cloudflare-origin-ca-key",
         r#"(?-u:\b)v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"#,
@@ -453,11 +453,3 @@ pub(super) static RULES: &[Rule] = &[
         secret: Secret::GenericLabel,
     },
 ];
-
-/// Where the secret of a label match is: the value
-/// after the label and its operator, inside its quotes if quoted.
-pub(super) const LABEL_REFINER: &str = r#"(?s)^[^:=,>]*?(?:=>|[:=]{1,4}|\?=|\.=|,)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?(?:"(?P<dq>[^"]*)"?|'(?P<sq>[^']*)'?|`(?P<bq>[^`]*)`?|(?P<s>.*))$"#;
-
-/// Where the secret of the `authorization-header` rule is: after the header's name and its
-/// scheme word.
-pub(super) const HEADER_REFINER: &str = r#"(?s)^[^:=]*[:=][ \t]*(?:["']?(?i:bearer|basic|token|digest|apikey|api-key|key|bot|sso-key|aws4-hmac-sha256|negotiate|ntlm)[ \t]+(?P<s1>.+)|"(?P<dq>[^"]*)"?|'(?P<sq>[^']*)'?|(?P<s>.+))$"#;
