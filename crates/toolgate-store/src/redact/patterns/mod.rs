@@ -156,40 +156,47 @@ impl TokenPatterns {
             return;
         }
         let searcher = &self.compiled.searcher;
+        // Searching again inside a match (below) can rescan a long match many times
+        // (`key=key=key=…`): past this many bytes searched, the search moves on after each
+        // match instead, so a scan stays linear in the text, and a candidate it can no longer
+        // afford to look into is masked whole (closed, not open).
+        let budget = text.len().saturating_mul(16).saturating_add(1 << 12);
+        let mut searched = 0usize;
         let mut from = 0;
-        while from <= text.len() {
+        while from < text.len() {
             let input = Input::new(text).span(from..text.len());
             let Some(m) = searcher.regex.search(&input) else {
                 break;
             };
+            searched += m.end() - from;
             let rule = searcher.rules[m.pattern().as_usize()];
             let whole = &text[m.range()];
             let at = base + m.start();
-            from = match self.outcome(rule, whole) {
+            let next_char = m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8);
+            let again = match self.outcome(rule, whole) {
                 Outcome::Mask(r) => {
                     spans.push(at + r.start..at + r.end);
                     // A value after a label or scheme is searched too: what the label took
                     // for its value may begin another secret (`token: mysql -pX`, `Bearer
                     // aws_secret_access_key=X`). A whole token is not searched again.
-                    if r.start > 0 {
-                        m.start() + r.start
-                    } else {
-                        m.end()
-                    }
+                    (r.start > 0).then_some(m.start() + r.start)
                 }
                 // A later start may be a secret this candidate covered (`9.Authorization:
                 // ApiKey …` is no generic label, but holds a header; `token:`sk-…` is no
                 // command substitution, but holds a key).
-                Outcome::Keep | Outcome::Retry => {
-                    m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8)
-                }
+                Outcome::Keep | Outcome::Retry => Some(next_char),
             };
             if RULES[rule].secret == Secret::KubeData && text_is_kube_secret(text) {
                 kube_data_values(whole, at, spans);
             }
-            if m.is_empty() {
-                from = from.max(m.end() + 1);
-            }
+            from = match again {
+                Some(again) if searched <= budget => again,
+                Some(_) => {
+                    spans.push(at..at + whole.len());
+                    m.end().max(next_char)
+                }
+                None => m.end().max(next_char),
+            };
         }
     }
 

@@ -1314,3 +1314,14 @@ fn a_match_before_a_secret_no_longer_swallows_it() {
         assert!(!out.contains(secret), "{input:?} → {out:?}");
     }
 }
+
+/// Searching again inside matches stays linear: 50,000 nested labels (each one's value is
+/// the rest of the text) and 50,000 unconfirmed generic labels end, and still mask.
+#[test]
+fn nested_labels_do_not_make_the_scan_quadratic() {
+    let r = Redactor::default();
+    let nested = format!("{}end", "token=".repeat(50_000));
+    assert!(r.redact_text(&nested).contains("[REDACTED]"));
+    let unconfirmed = format!("{}ghp_{}", "key=".repeat(50_000), "a1".repeat(18));
+    assert!(!r.redact_text(&unconfirmed).contains("a1a1a1a1"));
+}
