@@ -35,6 +35,9 @@ apt_install() {
     || { echo "error: could not install $* (needed by the tests)" >&2; exit 1; }
 }
 [ -x /usr/bin/chromium ] || apt_install chromium
+# The sandbox's namespace view (shell commands, stdio MCP servers) is built by bubblewrap.
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+command -v bwrap >/dev/null 2>&1 || { echo "error: bwrap is missing after installing bubblewrap" >&2; exit 1; }
 [ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is missing after installing chromium" >&2; exit 1; }
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
 PLAYWRIGHT_CORE_VERSION=1.65.1

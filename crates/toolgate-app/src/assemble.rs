@@ -17,6 +17,13 @@ use crate::stores::{SharedStores, ensure_data_dir, open_audit, open_shared};
 
 /// The built-in tools, confined to the workspace, with toolgate's own state protected.
 pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
+    workspace_tools_with(config, None)
+}
+
+fn workspace_tools_with(
+    config: &Config,
+    egress: Option<Arc<dyn toolgate_tools::ShellEgress>>,
+) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
     let protected = steering_paths(config);
     let protected = protected
         .into_iter()
@@ -37,6 +44,7 @@ pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::Dyn
             extra_read_paths: s.extra_read_paths.clone(),
             // `main` turns this binary into the helper when re-executed.
             launcher: Some(SandboxLauncher::current_exe()),
+            egress,
         },
         max_read_bytes: config.file.files.max_read_bytes,
     };
@@ -47,7 +55,22 @@ pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::Dyn
 /// tools when `[browser]` is enabled, the web tools `[web]` turns on. Nothing starts here
 /// (each browser session launches its own browser on its first call).
 pub fn local_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
-    let mut tools = workspace_tools(config)?;
+    local_tools_with(config, None)
+}
+
+/// The built-in tools; with `egress_audit`, the shell's egress proxies run (network for the
+/// roles `[shell] egress` / `role_egress` name), every connection recorded there.
+pub(crate) fn local_tools_with(
+    config: &Config,
+    egress_audit: Option<Arc<dyn toolgate_net::ProxyAudit>>,
+) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
+    let egress = match egress_audit {
+        Some(audit) => crate::egress::ShellProxies::start(config, audit)
+            .context("starting the shell's egress proxies")?
+            .map(|p| p as Arc<dyn toolgate_tools::ShellEgress>),
+        None => None,
+    };
+    let mut tools = workspace_tools_with(config, egress)?;
     if config.file.browser.enabled {
         tools.extend(toolgate_browser::browser_tools(&config.file.browser));
     }
@@ -69,6 +92,9 @@ pub(crate) fn steering_paths(config: &Config) -> Vec<std::path::PathBuf> {
         config.workspace.join(crate::config::CONFIG_FILE),
     ];
     paths.extend(config.config_path.clone());
+    // The audit key: a server granted a tree holding it (an argument naming $HOME) must
+    // still not read it, or it could forge the log.
+    paths.extend(crate::stores::key_dir(config).ok());
     paths.dedup();
     paths
 }
@@ -91,15 +117,17 @@ pub async fn open_gateway(
     let shared = open_shared(config).await?;
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
     let catalog = Arc::new(Catalog::new().with_pins(Arc::clone(&shared.pins)));
+    let audit = Arc::new(match &shared.audit {
+        Some(cluster) => cluster.clone(),
+        None => open_audit(config)?,
+    });
+    let egress_audit = crate::egress::AuditedEgress::new(Arc::clone(&audit));
     catalog
-        .register_many(local_tools(config)?)
+        .register_many(local_tools_with(config, Some(egress_audit))?)
         .context("registering the built-in tools")?;
     let deps = GatewayDeps {
         catalog,
-        audit: Arc::new(match &shared.audit {
-            Some(cluster) => cluster.clone(),
-            None => open_audit(config)?,
-        }),
+        audit,
         approvals: Arc::new(shared.approvals.clone()),
         results: Arc::new(shared.results.clone()),
         idempotency: Arc::new(shared.idempotency.clone()),

@@ -71,6 +71,11 @@ pub struct ShellSettings {
     pub max_file_mb: u64,
     /// Read-only trees sandboxed commands may also use (relative: to the workspace).
     pub extra_read_paths: Vec<PathBuf>,
+    /// Hosts sandboxed commands may reach through toolgate's egress proxy (every role);
+    /// empty: no network. Same entry forms as `[egress] allow_hosts`.
+    pub egress: Vec<toolgate_net::HostPattern>,
+    /// Per role, instead of `egress` (an empty list: no network for that role).
+    pub role_egress: std::collections::BTreeMap<String, Vec<toolgate_net::HostPattern>>,
 }
 
 impl Default for ShellSettings {
@@ -89,6 +94,8 @@ impl Default for ShellSettings {
             cpu_secs: limits.cpu_secs.unwrap_or(0),
             max_file_mb: mb(limits.max_file_bytes),
             extra_read_paths: Vec::new(),
+            egress: Vec::new(),
+            role_egress: std::collections::BTreeMap::new(),
         }
     }
 }

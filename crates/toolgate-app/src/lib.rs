@@ -19,6 +19,7 @@
 
 pub mod assemble;
 pub mod config;
+mod egress;
 pub mod elicit;
 pub mod federated;
 pub mod mcp;

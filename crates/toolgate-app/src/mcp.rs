@@ -53,6 +53,9 @@ pub fn hub_options(config: &Config, gateway: &Gateway) -> anyhow::Result<HubOpti
         workspace: config.workspace.clone(),
         data_dir: config.data_dir.clone(),
         protected: steering_paths(config),
+        egress: config.file.egress.clone(),
+        audit: crate::egress::AuditedEgress::new(Arc::clone(gateway.audit())),
+        proxies: std::sync::Mutex::new(std::collections::HashMap::new()),
     };
     let elicitor = ApprovalElicitor::new(
         Arc::clone(gateway.desk()),

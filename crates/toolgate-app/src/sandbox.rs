@@ -1,6 +1,9 @@
-//! The confinement of stdio MCP servers: the shell tool's sandbox helper around each one.
+//! The confinement of stdio MCP servers: the shell tool's sandbox helper around each one,
+//! inside the same namespace view (bubblewrap) as shell commands.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use toolgate_mcp::{SandboxSpec, SandboxedCommand, StdioSandbox};
 use toolgate_tools::{ResourceLimits, SandboxLauncher, SandboxPolicy};
@@ -20,17 +23,22 @@ pub(crate) struct ServerSandbox {
     pub(crate) workspace: std::path::PathBuf,
     pub(crate) data_dir: std::path::PathBuf,
     pub(crate) protected: Vec<std::path::PathBuf>,
+    /// `[egress]`: the SSRF guard's rules, which the servers' proxies apply too.
+    pub(crate) egress: toolgate_net::EgressPolicy,
+    /// Where the proxies record each connection.
+    pub(crate) audit: Arc<dyn toolgate_net::ProxyAudit>,
+    /// One proxy per server with an `egress` list, kept across its restarts.
+    pub(crate) proxies: Mutex<HashMap<String, toolgate_net::EgressProxy>>,
 }
 
 impl StdioSandbox for ServerSandbox {
     fn available(&self) -> Result<(), String> {
         let support = toolgate_tools::Sandbox::probe();
-        match support.landlock_abi {
-            Some(_) => Ok(()),
-            None => Err(format!(
-                "the kernel offers no Landlock ({})",
-                support.reason.unwrap_or_default()
-            )),
+        match support.is_complete() {
+            true => Ok(()),
+            false => Err(support
+                .reason
+                .unwrap_or_else(|| "the sandbox is incomplete".to_owned())),
         }
     }
 
@@ -42,13 +50,8 @@ impl StdioSandbox for ServerSandbox {
         args: &[String],
         _cwd: Option<&Path>,
     ) -> Result<SandboxedCommand, String> {
-        let support = toolgate_tools::Sandbox::probe();
-        if support.landlock_abi.is_none() {
-            return Err(format!(
-                "the kernel offers no Landlock ({}); `toolgate doctor` explains",
-                support.reason.unwrap_or_default()
-            ));
-        }
+        self.available()
+            .map_err(|why| format!("{why}; `toolgate doctor` explains"))?;
         let resolve = |p: &std::path::PathBuf| {
             if p.is_absolute() {
                 p.clone()
@@ -100,11 +103,30 @@ impl StdioSandbox for ServerSandbox {
             })
             .cloned()
             .collect();
+        // The server's own state directory is its home (npm's and uv's caches land there).
+        let mut env = vec![(
+            "HOME".to_owned(),
+            writable[0].to_string_lossy().into_owned(),
+        )];
+        let socket = match spec.egress.is_empty() {
+            true => None,
+            false => Some(self.proxy_for(server, &spec.egress)?),
+        };
+        if socket.is_some() {
+            let proxy = format!("http://127.0.0.1:{}", toolgate_tools::sandbox::EGRESS_PORT);
+            for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+                env.push((name.to_owned(), proxy.clone()));
+            }
+            // Node's own fetch honours the variables only when asked to.
+            env.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
+        }
+        let args: Vec<String> = args.iter().map(|a| without_dot_dot(a)).collect();
         let (program, argv) = toolgate_tools::sandbox::stdio_command(
             &SandboxLauncher::current_exe(),
             &policy,
+            socket.as_deref(),
             command,
-            args,
+            &args,
         )
         .map_err(|e| format!("cannot locate the sandbox helper: {e}"))?;
         Ok(SandboxedCommand {
@@ -113,6 +135,57 @@ impl StdioSandbox for ServerSandbox {
                 .into_iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
+            env,
         })
+    }
+}
+
+impl ServerSandbox {
+    /// The socket of `server`'s egress proxy, started on first use.
+    fn proxy_for(
+        &self,
+        server: &str,
+        allow: &[toolgate_net::HostPattern],
+    ) -> Result<std::path::PathBuf, String> {
+        let mut proxies = self
+            .proxies
+            .lock()
+            .map_err(|_| "the egress proxies' lock is poisoned".to_owned())?;
+        if let Some(proxy) = proxies.get(server) {
+            return Ok(proxy.path().to_owned());
+        }
+        let proxy = crate::egress::proxy(
+            &self.data_dir,
+            &self.egress,
+            &format!("mcp-{}", crate::egress::sanitize(server)),
+            format!("mcp:{server}"),
+            allow.to_vec(),
+            Arc::clone(&self.audit),
+        )
+        .map_err(|e| format!("cannot start the egress proxy of {server}: {e}"))?;
+        let path = proxy.path().to_owned();
+        proxies.insert(server.to_owned(), proxy);
+        Ok(path)
+    }
+}
+
+/// An absolute path argument through `..` (`/repo/crates/x/../../peer.py`) names, in the
+/// sandbox's view, directories the server was never granted: it is passed with its real
+/// directory instead (the same file the kernel would open; its own name kept). Anything
+/// else is passed as it is.
+fn without_dot_dot(arg: &str) -> String {
+    let path = Path::new(arg);
+    let through_parent = path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    if !path.is_absolute() || !through_parent {
+        return arg.to_owned();
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return arg.to_owned();
+    };
+    match dir.canonicalize() {
+        Ok(real) => real.join(name).to_string_lossy().into_owned(),
+        Err(_) => arg.to_owned(),
     }
 }

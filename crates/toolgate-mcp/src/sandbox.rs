@@ -31,8 +31,13 @@ pub struct SandboxSpec {
     /// More read-only (and executable) trees besides the system directories: the server's
     /// program and its libraries when they live elsewhere (a `node_modules`, a venv).
     pub readable: Vec<PathBuf>,
-    /// Let the server open TCP connections and resolve names (off: no network at all).
+    /// Let the server open TCP connections and resolve names with the host's network (off:
+    /// no network at all). Prefer `egress`.
     pub network: bool,
+    /// Hosts the server may reach through toolgate's egress proxy (`HTTPS_PROXY`), and
+    /// nothing else: `egress = ["registry.npmjs.org"]` lets `npx -y` fetch its package.
+    /// Same entry forms as `[egress] allow_hosts`; every connection is audited.
+    pub egress: Vec<toolgate_net::HostPattern>,
 }
 
 impl SandboxSpec {
@@ -52,11 +57,18 @@ impl SandboxSpec {
             on_path(command)
         };
         let install = program.as_deref().map(install_of).unwrap_or_default();
+        // The directory the program is named in, when it is a link elsewhere (a venv's
+        // `bin/python`): the path must exist in the sandbox's view to be followed.
+        let named_dir = program
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(|d| d.canonicalize().ok());
         let mut readable: Vec<PathBuf> = program
             .into_iter()
             .chain(args.iter().map(|a| base.join(a)))
             .filter_map(|p| tree_of(&p))
             .chain(install)
+            .chain(named_dir)
             .chain(cwd.and_then(|c| base.join(c).canonicalize().ok()))
             .collect();
         readable.sort();
@@ -65,6 +77,7 @@ impl SandboxSpec {
             writable: Vec::new(),
             readable,
             network: false,
+            egress: Vec::new(),
         }
     }
 }
@@ -199,6 +212,8 @@ impl<'de> Deserialize<'de> for SandboxChoice {
 pub struct SandboxedCommand {
     pub program: String,
     pub args: Vec<String>,
+    /// Set in the server's environment on top of its own (the egress proxy's address).
+    pub env: Vec<(String, String)>,
 }
 
 /// Supplied by the embedding program; see the module docs.

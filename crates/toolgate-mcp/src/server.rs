@@ -304,14 +304,20 @@ impl McpServer {
             (SandboxChoice::Spec(spec), Some(_)) => spec.clone(),
             (SandboxChoice::Default, sandbox) => match sandbox.as_ref().map(|s| s.available()) {
                 Some(Ok(())) => SandboxSpec::inferred(command, &self.config.args, cwd),
-                why_not => {
-                    let why = match why_not {
-                        Some(Err(why)) => why,
-                        _ => "this program has no sandbox for MCP servers".to_owned(),
-                    };
+                // The embedding program has a sandbox but this machine cannot give it:
+                // refused, never started with less than promised; `sandbox = "off"` is
+                // the operator's way to run it unconfined.
+                Some(Err(why)) => {
+                    return Err(ConnectError::Sandbox(format!(
+                        "the default sandbox is unavailable here: {why} (`toolgate doctor` \
+                         explains; set sandbox = \"off\" on this server to run it unconfined)"
+                    )));
+                }
+                None => {
                     tracing::warn!(
                         server = %self.config.name,
-                        "runs WITHOUT a sandbox: {why} (set sandbox = \"off\" to say so)"
+                        "runs WITHOUT a sandbox: this program has no sandbox for MCP servers \
+                         (set sandbox = \"off\" to say so)"
                     );
                     return Ok(std::borrow::Cow::Borrowed(&self.config));
                 }
@@ -335,6 +341,7 @@ impl McpServer {
         let mut config = self.config.clone();
         config.command = Some(wrapped.program);
         config.args = wrapped.args;
+        config.env.extend(wrapped.env);
         Ok(std::borrow::Cow::Owned(config))
     }
 

@@ -17,6 +17,8 @@
 //! - `connect`: the connection guard layer that also catches IP-literal hosts.
 //! - [`client`](mod@client): [`client()`] — no proxy, checked redirects, guard, resolver.
 //! - [`error`]: [`EgressError`] and [`egress_refusal`] to find it in a `reqwest::Error`.
+//! - [`proxy`]: [`EgressProxy`], the HTTP CONNECT / plain-HTTP proxy that is the only way
+//!   out of a sandbox's network namespace (per-grant allowlist, the same guard, audited).
 //!
 //! ```
 //! use toolgate_net::{EgressError, EgressPolicy, check_url};
@@ -38,6 +40,7 @@ mod connect;
 pub mod error;
 pub mod pattern;
 pub mod policy;
+pub mod proxy;
 pub mod resolve;
 
 pub use addr::{AddrClass, classify, embedded_ipv4, is_forbidden};
@@ -46,4 +49,5 @@ pub use client::{client, client_with_lookup};
 pub use error::{EgressError, egress_refusal};
 pub use pattern::HostPattern;
 pub use policy::EgressPolicy;
+pub use proxy::{EgressProxy, ProxyAudit, ProxyEvent, ProxyGrant, ProxyMethod};
 pub use resolve::{GuardedResolver, Lookup, LookupFuture, StaticLookup, SystemLookup};

@@ -41,5 +41,5 @@ pub mod workspace;
 pub use builtin::{BuiltinOptions, builtin_tools};
 pub use files::{EditFileTool, ListDirTool, ReadFileTool, SearchFilesTool, WriteFileTool};
 pub use sandbox::{ResourceLimits, Sandbox, SandboxLauncher, SandboxMode, SandboxPolicy};
-pub use shell::{ShellOptions, ShellTool};
+pub use shell::{ShellEgress, ShellOptions, ShellTool};
 pub use workspace::Workspace;

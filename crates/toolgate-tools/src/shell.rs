@@ -75,6 +75,16 @@ pub struct ShellOptions {
     /// How to start the sandbox helper; `None` (the default): no helper, so no sandbox —
     /// [`SandboxMode::Required`] then refuses every command.
     pub launcher: Option<SandboxLauncher>,
+    /// Network through the egress proxy, per role (inside the namespace view only):
+    /// commands of a role with a proxy get `HTTP_PROXY`/`HTTPS_PROXY` pointing at it and
+    /// no other way out. `None`: no network (unless `allow_network`).
+    pub egress: Option<Arc<dyn ShellEgress>>,
+}
+
+/// The egress proxy a role's shell commands go through.
+pub trait ShellEgress: Send + Sync + std::fmt::Debug {
+    /// The proxy's Unix socket for `role`, or `None`: no network for that role.
+    fn socket_for(&self, role: &str) -> Option<PathBuf>;
 }
 
 impl Default for ShellOptions {
@@ -89,6 +99,7 @@ impl Default for ShellOptions {
             limits: ResourceLimits::default(),
             extra_read_paths: Vec::new(),
             launcher: None,
+            egress: None,
         }
     }
 }
@@ -206,8 +217,8 @@ impl ShellTool {
     }
 
     /// Starts the command as the plan says.
-    fn start(&self, command: &str, cwd: &Path) -> Result<Running, ToolError> {
-        let env = self.environment();
+    fn start(&self, command: &str, cwd: &Path, role: &str) -> Result<Running, ToolError> {
+        let mut env = self.environment();
         match &self.plan {
             SandboxPlan::Direct => launch::direct(command, cwd, env),
             SandboxPlan::Helper {
@@ -239,12 +250,27 @@ impl ShellTool {
                         protected_paths: self.ws.protected().to_vec(),
                     },
                     landlock: *landlock,
-                    view: *view,
+                    view: match view {
+                        true => {
+                            Some(crate::sandbox::checked_bwrap().map_err(ToolError::Unavailable)?)
+                        }
+                        false => None,
+                    },
                     strict: self.opts.sandbox == SandboxMode::Required,
                     stdio: false,
                     cwd: Some(rel.to_path_buf()),
                     egress: None,
                 };
+                let mut request = request;
+                if *view
+                    && let Some(socket) = self.opts.egress.as_ref().and_then(|e| e.socket_for(role))
+                {
+                    let proxy = format!("http://127.0.0.1:{}", crate::sandbox::EGRESS_PORT);
+                    for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+                        env.push((name.to_owned(), proxy.clone().into()));
+                    }
+                    request.egress = Some(socket);
+                }
                 launch::sandboxed(launcher, &request, command, root, env)
             }
             SandboxPlan::Refuse(why) => Err(ToolError::Unavailable(why.clone())),
@@ -297,11 +323,12 @@ impl ShellTool {
         &self,
         command: &str,
         cwd: &Path,
+        role: &str,
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let mut running = self.start(command, cwd)?;
+        let mut running = self.start(command, cwd, role)?;
         let stop_reading = CancellationToken::new();
         let cap = self.opts.output_cap_bytes;
         let stdout = tokio::spawn(capture(
@@ -424,7 +451,7 @@ impl Tool for ShellTool {
         nonblank(&args.command)?;
         let timeout = self.timeout(&args)?;
         let cwd = self.working_dir(&args)?;
-        self.run(&args.command, &cwd, timeout, &ctx.cancel)
+        self.run(&args.command, &cwd, &ctx.role, timeout, &ctx.cancel)
             .await
             .map(ToolOutput::json)
     }

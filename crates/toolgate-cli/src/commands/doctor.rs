@@ -58,6 +58,18 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     let support = Sandbox::probe();
     let reason = support.reason.clone().unwrap_or_default();
     let mut checks = vec![
+        match &support.namespaces {
+            Some(version) => check(
+                "namespaces",
+                Status::Ok,
+                format!(
+                    "{version}: sandboxed processes get their own mount, PID, IPC, UTS and \
+                     network namespaces and see only the workspace, their grants and the \
+                     system trees (read-only)"
+                ),
+            ),
+            None => check("namespaces", missing, reason.clone()),
+        },
         match support.landlock_abi {
             Some(abi) => check("landlock", Status::Ok, landlock_detail(abi)),
             None => check("landlock", missing, reason.clone()),
@@ -341,7 +353,7 @@ async fn shell_sandbox(settings: &Config, mode: SandboxMode) -> Check {
         Ok(out) => {
             let label = out.data["sandbox"].as_str().unwrap_or("none").to_owned();
             let status = match (mode, label.as_str()) {
-                (_, "landlock+seccomp") => Status::Ok,
+                (_, "namespaces+landlock+seccomp") => Status::Ok,
                 (SandboxMode::Off, _) => Status::Warn,
                 (SandboxMode::Required, _) => Status::Fail,
                 (SandboxMode::IfAvailable, _) => Status::Warn,

@@ -369,9 +369,9 @@ pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
 }
 
 /// How a server is confined, for `mcp status` and `doctor` (issue 12: an unsandboxed
-/// stdio server must be visible): `landlock+seccomp` (by default or as configured), `OFF
-/// (sandbox = "off")`, `NONE: <why>` (the default where the kernel has no Landlock), or `-`
-/// for an HTTP server.
+/// stdio server must be visible): `namespaces+landlock+seccomp` (by default or as
+/// configured), `OFF (sandbox = "off")`, `REFUSED: <why>` (the sandbox is incomplete here:
+/// the server is not started), or `-` for an HTTP server.
 pub fn sandbox_label(settings: &Config, server: &str) -> String {
     use toolgate_mcp::SandboxChoice;
     let Some(config) = settings.file.mcp.servers.iter().find(|s| s.name == server) else {
@@ -381,13 +381,13 @@ pub fn sandbox_label(settings: &Config, server: &str) -> String {
         return "-".to_owned();
     }
     let support = toolgate_tools::Sandbox::probe();
-    match (&config.sandbox, support.landlock_abi) {
+    match (&config.sandbox, support.is_complete()) {
         (SandboxChoice::Off, _) => "OFF (sandbox = \"off\")".to_owned(),
-        (_, Some(_)) => format!("landlock+seccomp ({})", config.sandbox.label()),
-        (SandboxChoice::Spec(_), None) => "required but unavailable".to_owned(),
-        (SandboxChoice::Default, None) => {
-            format!("NONE: no Landlock ({})", support.reason.unwrap_or_default())
-        }
+        (_, true) => format!("namespaces+landlock+seccomp ({})", config.sandbox.label()),
+        (_, false) => format!(
+            "REFUSED: the sandbox is unavailable ({})",
+            support.reason.unwrap_or_default()
+        ),
     }
 }
 

@@ -156,7 +156,7 @@ fn dangerous_tool_needs_the_typed_confirmation() {
         data,
         json!({"duration_ms": 0, "exit_code": 0, "stderr": "", "stderr_bytes": 0,
                "stderr_truncated": false, "stdout": "hi\n", "stdout_bytes": 3,
-               "stdout_truncated": false, "sandbox": "landlock+seccomp"})
+               "stdout_truncated": false, "sandbox": "namespaces+landlock+seccomp"})
     );
 }
 

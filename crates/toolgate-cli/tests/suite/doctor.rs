@@ -26,6 +26,7 @@ fn doctor_reports_every_check_and_passes_on_a_sandbox_capable_machine() {
         "warn"
     };
     let expected: Vec<(String, String)> = [
+        ("namespaces", "ok"),
         ("landlock", "ok"),
         ("seccomp", "ok"),
         ("process limit", "ok"),
@@ -52,7 +53,9 @@ fn a_write_outside_the_workspace_is_refused_by_the_sandbox_and_audited() {
     let env = Env::with_config(
         "[roles.ci]\ntools = [\"shell\"]\ndangerous = \"allow\"\n\n[shell]\nsandbox = \"required\"\n",
     );
-    let outside = env.root().join("outside.txt");
+    // A directory of the host that the sandbox's view does not have.
+    let outside = std::path::Path::new("/var/tmp")
+        .join(format!("toolgate-outside-{}.txt", std::process::id()));
     let command = format!("echo x > {}", outside.display());
     let run = env.call_with(
         &["--role", "ci"],
@@ -62,13 +65,17 @@ fn a_write_outside_the_workspace_is_refused_by_the_sandbox_and_audited() {
     );
     run.assert_code(0);
     let stderr = format!(
-        "/bin/sh: 1: cannot create {}: Permission denied\n",
+        "/bin/sh: 1: cannot create {}: Directory nonexistent\n",
         outside.display()
     );
     let data = &run.json()["data"];
     assert_eq!(
         (&data["exit_code"], &data["stderr"], &data["sandbox"]),
-        (&json!(2), &json!(stderr), &json!("landlock+seccomp"))
+        (
+            &json!(2),
+            &json!(stderr),
+            &json!("namespaces+landlock+seccomp")
+        )
     );
     assert!(!outside.exists());
 

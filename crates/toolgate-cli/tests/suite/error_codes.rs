@@ -246,11 +246,12 @@ fn timeout_stops_a_slow_shell_command() {
         "[limits]\ncall_timeout_secs = 1\n\
          [roles.ops]\nrules = [{tool = \"shell\", decision = \"allow\"}]\n",
     );
+    let sleep = marker();
     let id = expect(
         &env.call_with(
             &["--role", "ops"],
             "shell",
-            &json!({"command": "echo $$ > pid.txt && exec sleep 30"}),
+            &json!({"command": format!("exec sleep {sleep}")}),
             &[],
         ),
         2,
@@ -258,18 +259,41 @@ fn timeout_stops_a_slow_shell_command() {
             "code": "timeout", "message": "`shell` did not finish within 1s", "retryable": true})),
     );
     assert_eq!(audited(&env), vec![(id, "timeout".to_owned())]);
-    assert_gone(&env.read("pid.txt"));
+    assert_gone(&sleep);
 }
 
-/// The process `pid` has exited (it may linger as a zombie until its reaper collects it).
-fn assert_gone(pid: &str) {
-    let pid = pid.trim();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
-    assert!(
-        stat.is_empty() || state == Some('Z'),
-        "process {pid} still runs: {stat}"
-    );
+/// A `sleep` duration (about 30 s) no other process uses. Inside the sandbox's PID
+/// namespace `$$` means nothing to the host, so the command is found by its arguments.
+fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .subsec_nanos();
+    format!("30.{}{nanos:09}", std::process::id())
+}
+
+/// No live process has `arg` among its arguments (zombies may linger until reaped).
+fn assert_gone(arg: &str) {
+    let running = || {
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+                !stat.is_empty() && state != Some('Z')
+            })
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == arg.as_bytes()))
+            })
+            .collect::<Vec<_>>()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !running().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(running(), Vec::<u32>::new(), "`sleep {arg}` still runs");
 }
 
 /// The data `read_file` returns for a one-line file, as result governance measures it.
@@ -358,7 +382,8 @@ fn oversized_result_is_offloaded_and_read_result_pages_through_it_exactly() {
 #[test]
 fn cancelled_on_sigint_and_the_command_is_killed() {
     let env = Env::with_config("[roles.ops]\nrules = [{tool = \"shell\", decision = \"allow\"}]\n");
-    let args = json!({"command": "echo $$ > pid.txt && touch started && exec sleep 30"});
+    let sleep = marker();
+    let args = json!({"command": format!("touch started && exec sleep {sleep}")});
     let child = env
         .command()
         .args([
@@ -394,5 +419,5 @@ fn cancelled_on_sigint_and_the_command_is_killed() {
     );
     assert_eq!(audited(&env), vec![(id, "cancelled".to_owned())]);
     // The command was killed with the call, not left sleeping.
-    assert_gone(&env.read("pid.txt"));
+    assert_gone(&sleep);
 }

@@ -18,7 +18,15 @@ fn peers() -> PathBuf {
 
 fn must_exist(path: PathBuf) -> String {
     assert!(path.exists(), "{} is missing: {INSTALL}", path.display());
-    path.to_string_lossy().into_owned()
+    // Without `..`: a sandboxed server sees only its grants, not the directories a `..`
+    // would pass through.
+    let dir = path
+        .parent()
+        .and_then(|d| d.canonicalize().ok())
+        .expect("a parent");
+    dir.join(path.file_name().expect("a file name"))
+        .to_string_lossy()
+        .into_owned()
 }
 
 pub(super) fn node() -> String {
@@ -404,7 +412,8 @@ fn doctor_reports_each_configured_server() {
     );
 }
 
-/// `sandbox = {…}` on a stdio server: the shell tool's Landlock + seccomp helper confines it.
+/// `sandbox = {…}` on a stdio server: the shell tool's sandbox (the namespace view, Landlock,
+/// seccomp) confines it.
 /// server-filesystem is told it may use `a` and `b`; the sandbox lets it write `a` only.
 #[test]
 fn a_sandboxed_server_cannot_write_outside_its_writable_dir() {
@@ -439,11 +448,12 @@ fn a_sandboxed_server_cannot_write_outside_its_writable_dir() {
     refused.assert_code(2);
     let error = &refused.json()["error"];
     assert_eq!(error["code"], json!("execution_failed"));
+    // `b` does not exist in the server's view: it dropped it from its allowed directories
+    // at start (were it there, the write would fail with EACCES).
+    let message = error["message"].as_str().unwrap();
     assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
-            .contains("EACCES: permission denied"),
+        message.contains("EACCES: permission denied")
+            || message.contains("path outside allowed directories"),
         "{refused:#?}"
     );
     assert!(!env.ws.join("b/note.txt").exists());
@@ -694,11 +704,12 @@ fn a_server_without_a_sandbox_key_is_confined_and_sees_no_secret() {
 /// How a stdio server without a `sandbox` key is confined on this machine: by Landlock and
 /// seccomp where the kernel has them (as on CI), else nothing, said as such.
 fn default_sandbox_label() -> String {
-    match toolgate_tools::Sandbox::probe().landlock_abi {
-        Some(_) => "landlock+seccomp (default)".to_owned(),
-        None => format!(
-            "NONE: no Landlock ({})",
-            toolgate_tools::Sandbox::probe().reason.unwrap_or_default()
+    let support = toolgate_tools::Sandbox::probe();
+    match support.is_complete() {
+        true => "namespaces+landlock+seccomp (default)".to_owned(),
+        false => format!(
+            "REFUSED: the sandbox is unavailable ({})",
+            support.reason.unwrap_or_default()
         ),
     }
 }
@@ -773,4 +784,70 @@ fn an_mcp_server_inherits_no_descriptor_from_toolgates_caller() {
         stdout.contains("closed: Bad file descriptor"),
         "{stdout}\n{out:?}"
     );
+}
+
+/// Issue 29: an `npx -y` MCP server starts inside the sandbox with network only through
+/// toolgate's egress proxy and only its registry allowed; every connection it made is in
+/// the audit, and with another allowlist the same server cannot fetch its package.
+#[test]
+fn an_npx_server_starts_through_the_egress_proxy_with_only_its_registry() {
+    // `[egress] allow_hosts`: on machines where the registry is reached through an
+    // interception address (a documentation range here), the SSRF guard must be told.
+    let config = |allow: &str| {
+        format!(
+            "[egress]\nallow_hosts = [\"registry.npmjs.org\"]\n\n\
+             [[mcp.servers]]\nname = \"everything\"\ncommand = \"npx\"\n\
+             args = [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"stdio\"]\n\
+             startup_timeout = \"180s\"\nsandbox = {{ egress = [\"{allow}\"] }}\n"
+        )
+    };
+    let env = Env::with_config(&config("registry.npmjs.org"));
+    let status = env.run(&["mcp", "status", "--json"]);
+    status.assert_code(0);
+    assert_eq!(
+        (&status.json()[0]["state"], &status.json()[0]["tools"]),
+        (&json!("ready"), &json!(14)),
+        "{status:#?}"
+    );
+    let egress = egress_records(&env);
+    assert!(!egress.is_empty(), "no egress connection was audited");
+    for record in &egress {
+        assert_eq!(
+            (
+                &record["principal"],
+                &record["arguments"]["host"],
+                &record["outcome"]
+            ),
+            (
+                &json!("sandbox:mcp:everything"),
+                &json!("registry.npmjs.org"),
+                &json!("ok")
+            ),
+            "{record:#}"
+        );
+    }
+
+    let env = Env::with_config(&config("example.com"));
+    let status = env.run(&["mcp", "status", "--json"]);
+    assert_ne!(status.json()[0]["state"], json!("ready"), "{status:#?}");
+    let egress = egress_records(&env);
+    assert!(
+        egress.iter().any(|r| r["outcome"] == json!("policy_denied")
+            && r["arguments"]["host"] == json!("registry.npmjs.org")),
+        "{egress:#?}"
+    );
+    assert!(
+        egress.iter().all(|r| r["outcome"] != json!("ok")),
+        "{egress:#?}"
+    );
+}
+
+/// The audit's `egress` records.
+fn egress_records(env: &Env) -> Vec<Value> {
+    std::fs::read_to_string(env.audit_path())
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["tool"] == json!("egress"))
+        .collect()
 }

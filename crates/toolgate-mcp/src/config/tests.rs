@@ -193,6 +193,7 @@ fn a_sandbox_table_parses_and_clears_the_environment() {
         writable: vec!["/srv".into()],
         readable: vec!["/opt/node".into()],
         network: true,
+        egress: Vec::new(),
     };
     assert_eq!(c, ServerConfig::stdio("files", "node").with_sandbox(spec));
     assert!(matches!(

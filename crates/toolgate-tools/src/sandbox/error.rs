@@ -16,9 +16,6 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
-    /// The namespace view was required but cannot be built here.
-    #[error("the sandbox's namespace view is unavailable: {0}")]
-    NoView(String),
     /// The helper was started with arguments it does not understand.
     #[error("bad helper invocation: {0}")]
     Usage(String),

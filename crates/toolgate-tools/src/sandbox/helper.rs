@@ -39,10 +39,11 @@ pub(crate) struct HelperRequest {
     /// Apply Landlock and fail if it is not enforced; `false`: seccomp, limits and
     /// supervision only (the kernel has no Landlock and the mode allows that).
     pub landlock: bool,
-    /// Build the namespace view (bubblewrap) and fail without it; `false`: the host's view
-    /// with the protected paths masked (the mode allows less than the full sandbox).
+    /// Build the namespace view with this bubblewrap, which the gateway checked once (the
+    /// helper is a new process per command: it does not check again); `None`: the host's
+    /// view with the protected paths masked (the mode allows less than the full sandbox).
     #[serde(default)]
-    pub view: bool,
+    pub view: Option<PathBuf>,
     /// `SandboxMode::Required`: also fail when the protected paths cannot be hidden
     /// (otherwise they stay visible, as without a sandbox).
     pub strict: bool,
@@ -90,13 +91,17 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     close_inherited_descriptors();
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(|e| SandboxError::io("become a child subreaper")(e.into()))?;
-    let bwrap = if request.view {
-        match view::bwrap() {
-            view::Bwrap::Ready { path, .. } => Some(path.clone()),
-            view::Bwrap::Missing(why) => return Err(SandboxError::NoView(why.clone())),
-        }
-    } else {
-        None
+    let bwrap = request.view.clone();
+    // A program named by a path through directories the view lacks (`a/../b`, a
+    // directory symlink) is named by its real directory instead; its own name is kept.
+    let program = match (&bwrap, Path::new(&program).parent()) {
+        (Some(_), Some(dir)) if !dir.as_os_str().is_empty() => match dir.canonicalize() {
+            Ok(real) => real
+                .join(Path::new(&program).file_name().unwrap_or_default())
+                .into_os_string(),
+            Err(_) => program,
+        },
+        _ => program,
     };
     let tmp = PrivateTmp::create()?;
     let exe = std::env::current_exe().map_err(SandboxError::io("locate the running executable"))?;

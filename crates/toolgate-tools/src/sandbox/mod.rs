@@ -47,6 +47,7 @@ pub(crate) use helper::HelperRequest;
 pub use helper::{HELPER_FAILURE, close_inherited_descriptors};
 pub use policy::{HELPER_ARG, ResourceLimits, SandboxLauncher, SandboxMode, SandboxPolicy};
 pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
+pub(crate) use view::checked_bwrap;
 
 /// The program and arguments that run `program args…` inside the sandbox as a **stdio
 /// server** (an MCP server the gateway spawns): its stdin and stdout are passed through, it
@@ -62,10 +63,11 @@ pub fn stdio_command(
     args: &[String],
 ) -> std::io::Result<(std::path::PathBuf, Vec<std::ffi::OsString>)> {
     let (exe, mut argv) = launcher.argv()?;
+    let bwrap = view::checked_bwrap().map_err(std::io::Error::other)?;
     let request = HelperRequest {
         policy: policy.clone(),
         landlock: true,
-        view: true,
+        view: Some(bwrap),
         strict: true,
         stdio: true,
         cwd: None,

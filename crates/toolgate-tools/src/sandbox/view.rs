@@ -53,6 +53,14 @@ pub(crate) fn bwrap() -> &'static Bwrap {
     FOUND.get_or_init(find_bwrap)
 }
 
+/// The checked bubblewrap's path, or why there is none.
+pub(crate) fn checked_bwrap() -> Result<PathBuf, String> {
+    match bwrap() {
+        Bwrap::Ready { path, .. } => Ok(path.clone()),
+        Bwrap::Missing(why) => Err(why.clone()),
+    }
+}
+
 fn find_bwrap() -> Bwrap {
     let on_path = std::env::var_os("PATH")
         .map(|p| {

@@ -6,6 +6,7 @@ mod procs;
 mod read;
 mod sandbox;
 mod sandbox_contain;
+mod sandbox_egress;
 mod sandbox_state;
 mod sandbox_view;
 mod search;

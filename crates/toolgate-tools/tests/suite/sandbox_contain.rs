@@ -32,7 +32,8 @@ fn daemonise(m: &str) -> String {
 async fn a_daemon_that_left_the_session_dies_with_the_call() {
     let fx = sandboxed(ShellOptions::default());
     let m = marker();
-    let command = format!("{}; echo started", daemonise(&m));
+    // Alive for half a second at least, so that the host sees it before the call ends.
+    let command = format!("{}; sleep 0.5; echo started", daemonise(&m));
     let (out, pid) = tokio::join!(within_a_minute(sh(&fx, &command)), started(&m));
     assert_eq!(out, result(0, "started\n", ""));
     assert!(gone(pid).await, "daemon {pid} outlived the sandboxed call");

@@ -4,11 +4,13 @@
 //! entered by descriptor inside that view; no metadata change outside it, no set-id bit;
 //! a PID and an IPC namespace of its own.
 
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
+use toolgate_core::ToolError;
 use toolgate_tools::ShellOptions;
 
 use super::procs::marker;
@@ -31,6 +33,8 @@ async fn a_cwd_swapped_for_a_symlink_never_enters_the_data_dir() {
         std::thread::spawn(move || {
             let mut swaps = 0u64;
             while !stop.load(Ordering::Relaxed) {
+                // Yield so that the calls get the cores too (2 here).
+                std::thread::yield_now();
                 rustix::fs::renameat_with(
                     rustix::fs::CWD,
                     root.join("sub"),
@@ -46,33 +50,50 @@ async fn a_cwd_swapped_for_a_symlink_never_enters_the_data_dir() {
     };
     let command = "cat audit.jsonl toolgate.db 2>/dev/null; ln toolgate.db ../stolen.db \
                    2>/dev/null; touch planted 2>/dev/null; ls -A";
-    let mut calls = tokio::task::JoinSet::new();
-    for _ in 0..120 {
-        let fx = Arc::clone(&fx);
-        calls.spawn(async move {
-            fx.run("shell", json!({"command": command, "cwd": "sub"}))
-                .await
-        });
-    }
-    let (mut in_sub, mut refused) = (0, 0);
-    while let Some(done) = calls.join_next().await {
-        match done.unwrap() {
-            Ok(out) => {
-                let stdout = out["stdout"].as_str().unwrap();
-                assert!(
-                    !stdout.contains("SQLite") && !stdout.contains("{}"),
-                    "a call read the data dir: {out}"
-                );
-                assert!(stdout.contains(".keep"), "a call ran elsewhere: {out}");
-                in_sub += 1;
+    // Most calls see `sub` as the symlink when the gateway checks it and are refused there
+    // (`policy_denied`); rounds of calls go on until enough got past that check to race the
+    // start of the command itself.
+    let (mut in_sub, mut past_check, mut rounds) = (0, 0, 0);
+    while past_check < 60 && rounds < 120 {
+        rounds += 1;
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..16 {
+            let fx = Arc::clone(&fx);
+            calls.spawn(async move {
+                fx.run("shell", json!({"command": command, "cwd": "sub"}))
+                    .await
+            });
+        }
+        while let Some(done) = calls.join_next().await {
+            match done.unwrap() {
+                Ok(out) => {
+                    let stdout = out["stdout"].as_str().unwrap();
+                    assert!(
+                        !stdout.contains("SQLite") && !stdout.contains("{}"),
+                        "a call read the data dir: {out}"
+                    );
+                    assert!(stdout.contains(".keep"), "a call ran elsewhere: {out}");
+                    in_sub += 1;
+                    past_check += 1;
+                }
+                Err(ToolError::PolicyDenied(_)) => {}
+                // Refused when the command started: the directory was no longer the one
+                // checked.
+                Err(_) => past_check += 1,
             }
-            Err(_) => refused += 1,
         }
     }
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
+    let _ = writeln!(
+        std::io::stderr(),
+        "{rounds} rounds: {past_check} calls past the check, {in_sub} ran in sub, {swaps} swaps"
+    );
     assert!(swaps > 100, "the race never ran ({swaps} swaps)");
-    assert!(in_sub > 0, "no call ran at all ({refused} refused)");
+    assert!(
+        past_check >= 60 && in_sub > 0,
+        "too few calls raced the start ({past_check} past the check, {in_sub} ran, {rounds} rounds)"
+    );
     let data = root.join(".toolgate");
     assert!(
         !data.join("planted").exists(),
@@ -116,9 +137,26 @@ async fn metadata_outside_the_workspace_cannot_change() {
         );
     }
     let after = std::fs::metadata(system).unwrap();
-    assert_eq!(
-        (before.mode(), before.uid(), before.mtime()),
-        (after.mode(), after.uid(), after.mtime())
+    let changed =
+        (before.mode(), before.uid(), before.mtime()) != (after.mode(), after.uid(), after.mtime());
+    if changed {
+        // On a sandbox that lets this through, put the machine back before failing.
+        std::fs::set_permissions(system, std::fs::Permissions::from_mode(before.mode())).unwrap();
+        let _ = std::os::unix::fs::chown(system, Some(before.uid()), Some(before.gid()));
+        let _ = std::process::Command::new("touch")
+            .args(["-m", "-d", &format!("@{}", before.mtime())])
+            .arg(system)
+            .status();
+        let _ = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import os; os.removexattr('/etc/hostname', 'user.toolgate')",
+            ])
+            .status();
+    }
+    assert!(
+        !changed,
+        "a sandboxed command changed /etc/hostname's metadata"
     );
 
     // Outside the view: not even there.
