@@ -1325,3 +1325,38 @@ fn nested_labels_do_not_make_the_scan_quadratic() {
     let unconfirmed = format!("{}ghp_{}", "key=".repeat(50_000), "a1".repeat(18));
     assert!(!r.redact_text(&unconfirmed).contains("a1a1a1a1"));
 }
+
+/// The attack's 49 shapes as a call's arguments and error text reach neither the audit log
+/// nor its SQLite index (where the attack found 20 of them).
+#[tokio::test]
+async fn the_attack_shapes_never_reach_the_audit_file_or_index() {
+    use toolgate_store::audit::Durability;
+
+    use super::super::audit_fixtures::{LogDir, record};
+
+    let dir = LogDir::new();
+    let log = dir.open(Durability::Durable);
+    let mut arguments = serde_json::Map::new();
+    let mut texts = Vec::new();
+    let mut parts = Vec::new();
+    for (n, &(name, template, format)) in ATTACK_SHAPES.iter().enumerate() {
+        let (secret, random) = Fakes::new(name).expand(format);
+        let text = template.replace("{s}", &secret);
+        arguments.insert(format!("arg{n}"), Value::String(text.clone()));
+        texts.push(text);
+        parts.extend(random.into_iter().filter(|p| p.len() >= 8));
+    }
+    let mut rec = record(1);
+    rec.arguments = Value::Object(arguments);
+    rec.error = Some(texts.join(" | "));
+    rec.outcome = "execution_failed".parse().unwrap();
+    log.append(rec).await.unwrap();
+    drop(log);
+
+    let mut raw = std::fs::read(&dir.jsonl).unwrap();
+    raw.extend(std::fs::read(&dir.db).unwrap());
+    let raw = String::from_utf8_lossy(&raw);
+    let kept: Vec<&String> = parts.iter().filter(|p| raw.contains(p.as_str())).collect();
+    assert_eq!(kept, Vec::<&String>::new(), "reached the disk");
+    assert!(raw.contains("[REDACTED]"));
+}
