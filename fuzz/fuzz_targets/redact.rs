@@ -297,7 +297,15 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         Kind::GitLab => {
             let s = format!(
                 "{}{}",
-                pick(&["glpat-", "gldt-", "glrt-", "glft-", "glsoat-", "gloas-", "GR1348941"]),
+                pick(&[
+                    "glpat-",
+                    "gldt-",
+                    "glrt-",
+                    "glft-",
+                    "glsoat-",
+                    "gloas-",
+                    "GR1348941"
+                ]),
                 chars(body, URLSAFE, 20, 64)
             );
             (s.clone(), s)
@@ -317,7 +325,11 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         }
         Kind::HuggingFace => {
             let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-            let s = format!("{}{}", pick(&["hf_", "api_org_"]), chars(body, letters, 34, 34));
+            let s = format!(
+                "{}{}",
+                pick(&["hf_", "api_org_"]),
+                chars(body, letters, 34, 34)
+            );
             (s.clone(), s)
         }
         Kind::Telegram => {
@@ -348,7 +360,9 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         Kind::AzureAccountKey => {
             let key = format!("{}==", chars(body, B64, 86, 86));
             (
-                format!("DefaultEndpointsProtocol=https;AccountName=logs;AccountKey={key};EndpointSuffix=core.windows.net"),
+                format!(
+                    "DefaultEndpointsProtocol=https;AccountName=logs;AccountKey={key};EndpointSuffix=core.windows.net"
+                ),
                 key,
             )
         }
@@ -362,13 +376,21 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         Kind::PgpKey => {
             let key = chars(body, B64, 20, 400);
             (
-                format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{key}\n-----END PGP PRIVATE KEY BLOCK-----"),
+                format!(
+                    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{key}\n-----END PGP PRIVATE KEY BLOCK-----"
+                ),
                 key,
             )
         }
         Kind::CliPassword => {
             let pass = chars(body, ALNUM, 8, 40);
-            let flag = pick(&["--password", "--db-password", "--api-key", "--token", "-storepass"]);
+            let flag = pick(&[
+                "--password",
+                "--db-password",
+                "--api-key",
+                "--token",
+                "-storepass",
+            ]);
             (format!("run {flag} {pass} --verbose"), pass)
         }
         Kind::Netrc => {
@@ -393,20 +415,32 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         Kind::Cookie => {
             let value = chars(body, ALNUM, 16, 64);
             (
-                format!("{}: sessionid={value}; theme=dark", pick(&["Cookie", "Set-Cookie", "cookie"])),
+                format!(
+                    "{}: sessionid={value}; theme=dark",
+                    pick(&["Cookie", "Set-Cookie", "cookie"])
+                ),
                 value,
             )
         }
         Kind::OpensslPassin => {
             let pass = chars(body, ALNUM, 8, 40);
             (
-                format!("openssl rsa -in k.pem {} pass:{pass} -out p.pem", pick(&["-passin", "-passout", "-pass"])),
+                format!(
+                    "openssl rsa -in k.pem {} pass:{pass} -out p.pem",
+                    pick(&["-passin", "-passout", "-pass"])
+                ),
                 pass,
             )
         }
         Kind::SecretKeyLabel => {
             let value = chars(body, ALNUM, 8, 40);
-            let label = pick(&["secret_key: ", "SECRET_KEY=", "\"secret_key\": \"", "AccountKey=", "client_secret = '"]);
+            let label = pick(&[
+                "secret_key: ",
+                "SECRET_KEY=",
+                "\"secret_key\": \"",
+                "AccountKey=",
+                "client_secret = '",
+            ]);
             (format!("{label}{value}"), value)
         }
         Kind::UrlUserToken => {
@@ -422,7 +456,12 @@ fn secret(kind: Kind, body: &[u8], variant: u8) -> (String, String) {
         }
         Kind::ServiceLabel => {
             let value = chars(body, ALNUM, 24, 64);
-            let label = pick(&["twitter_consumer", "SENTRY_DSN_KEY", "datadogApp", "heroku.auth.id"]);
+            let label = pick(&[
+                "twitter_consumer",
+                "SENTRY_DSN_KEY",
+                "datadogApp",
+                "heroku.auth.id",
+            ]);
             (format!("{label} = \"{value}\""), value)
         }
     }
