@@ -122,3 +122,64 @@ fn doctor_says_whether_the_telemetry_collector_answers() {
     assert_eq!(status, "warn", "{detail}");
     assert!(detail.contains("calls are unaffected"), "{detail}");
 }
+
+/// Issue 29: on a machine missing a wall of the sandbox (here no bubblewrap, as
+/// `TOOLGATE_BWRAP` pointing nowhere makes it), `doctor` says which and fails, and a shell
+/// call is refused with the reason instead of running with less.
+#[test]
+fn without_the_namespace_view_doctor_fails_and_the_shell_refuses() {
+    let env = Env::with_config("[roles.ci]\ntools = [\"shell\"]\ndangerous = \"allow\"\n");
+    let missing = env.root().join("no-such-bwrap");
+    let run = |args: &[&str]| {
+        let out = env
+            .command()
+            .env("TOOLGATE_BWRAP", &missing)
+            .args(args)
+            .output()
+            .unwrap();
+        super::harness::Run::from_output(out)
+    };
+    let doctor = run(&["doctor", "--json"]);
+    let report = doctor.json();
+    let status_of = |name: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == json!(name))
+            .map(|c| (c["status"].clone(), c["detail"].clone()))
+            .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
+    };
+    let (status, detail) = status_of("namespaces");
+    assert_eq!(status, json!("fail"), "{report:#}");
+    assert!(
+        detail.as_str().unwrap().contains("no-such-bwrap"),
+        "{report:#}"
+    );
+    assert_eq!(status_of("shell sandbox").0, json!("fail"), "{report:#}");
+    assert_eq!(report["ok"], json!(false));
+    assert_ne!(doctor.code, 0);
+
+    let call = run(&[
+        "--role",
+        "ci",
+        "call",
+        "shell",
+        "--no-prompt",
+        "--args",
+        r#"{"command": "echo ran > ran.txt"}"#,
+    ]);
+    let error = &call.json()["error"];
+    assert_eq!(error["code"], json!("unavailable"), "{call:#?}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("the shell sandbox is required but unavailable"),
+        "{call:#?}"
+    );
+    assert!(
+        !env.ws.join("ran.txt").exists(),
+        "the command ran unconfined"
+    );
+}

@@ -699,6 +699,30 @@ fn a_server_without_a_sandbox_key_is_confined_and_sees_no_secret() {
         &json!({ "path": env.data.join("planted"), "content": "x" }),
     );
     assert!(!env.data.join("planted").exists(), "{write:#?}");
+
+    // Issue 29: the tree it serves holds the audit key's directory too (as `$HOME` holds
+    // `~/.config/toolgate/keys`); whoever reads the key can forge the log.
+    let keys: Vec<_> = std::fs::read_dir(env.key_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(
+        !keys.is_empty(),
+        "no audit key in {}",
+        env.key_dir().display()
+    );
+    for key in keys {
+        let secret = std::fs::read(&key).unwrap();
+        let read = call("mcp__files__read_text_file", &json!({ "path": key }));
+        let head = String::from_utf8_lossy(&secret[..secret.len().min(16)]).into_owned();
+        assert!(
+            head.trim().is_empty() || !read.stdout.contains(head.trim()),
+            "the server read the audit key {}: {read:#?}",
+            key.display()
+        );
+        assert_ne!(read.json()["ok"], json!(true), "{read:#?}");
+    }
 }
 
 /// How a stdio server without a `sandbox` key is confined on this machine: by Landlock and

@@ -92,10 +92,13 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(|e| SandboxError::io("become a child subreaper")(e.into()))?;
     let bwrap = request.view.clone();
-    // A program named by a path through directories the view lacks (`a/../b`, a
-    // directory symlink) is named by its real directory instead; its own name is kept.
+    // A program named by a path through `..` (`a/x/../b`) would pass, in the view, through
+    // directories it lacks: it is named by its real directory instead, its own name kept.
+    let through_parent = Path::new(&program)
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
     let program = match (&bwrap, Path::new(&program).parent()) {
-        (Some(_), Some(dir)) if !dir.as_os_str().is_empty() => match dir.canonicalize() {
+        (Some(_), Some(dir)) if through_parent => match dir.canonicalize() {
             Ok(real) => real
                 .join(Path::new(&program).file_name().unwrap_or_default())
                 .into_os_string(),

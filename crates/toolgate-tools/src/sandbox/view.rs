@@ -62,6 +62,18 @@ pub(crate) fn checked_bwrap() -> Result<PathBuf, String> {
 }
 
 fn find_bwrap() -> Bwrap {
+    // `TOOLGATE_BWRAP`: this bubblewrap and no other (a build of one's own; or a path
+    // that does not exist, to see what happens on a machine without one).
+    if let Some(chosen) = std::env::var_os("TOOLGATE_BWRAP").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(chosen);
+        if !path.is_file() {
+            return Bwrap::Missing(format!(
+                "TOOLGATE_BWRAP names {}, which does not exist",
+                path.display()
+            ));
+        }
+        return check(path);
+    }
     let on_path = std::env::var_os("PATH")
         .map(|p| {
             std::env::split_paths(&p)
@@ -81,6 +93,11 @@ fn find_bwrap() -> Bwrap {
                 .to_owned(),
         );
     };
+    check(path)
+}
+
+/// Whether `path` is a bubblewrap that can build a view here.
+fn check(path: PathBuf) -> Bwrap {
     let version = std::process::Command::new(&path)
         .arg("--version")
         .output()
