@@ -1,6 +1,7 @@
 //! What a button says, in at most 64 bytes (Telegram's `callback_data` limit): the approval
-//! it belongs to and what pressing it asks for. A button carries everything needed to act,
-//! so a message posted before a restart still works after it.
+//! it belongs to and what pressing it asks for. The request a tap acts on is the one its card
+//! announced (the store's chat posts, which outlive a restart); the id in the data is only
+//! checked against it, never trusted on its own.
 
 use toolgate_store::approvals::DecisionScope;
 

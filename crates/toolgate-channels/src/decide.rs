@@ -1,7 +1,10 @@
 //! A tap or reply, turned into a decision — or refused, with the reason told to the user.
 //!
-//! 1. The request comes from the button's data (or, for a typed reply, from the card it
-//!    replies to); page buttons just show another page.
+//! 1. The request is the one the tapped card announced (its chat and message, as
+//!    [`toolgate_store::ChatPosts`] recorded them), whether the tap is a button or a typed
+//!    reply. A button's data only says what to do: data naming another request (forged, or
+//!    from a client that mixed up its cards) is refused and audited, and the card is left as
+//!    it is. Page buttons just show another page.
 //! 2. The chat user must be mapped to a principal that is an operator now; anyone else is
 //!    refused, and the refusal is audited.
 //! 3. A dangerous tool is approved only with its name typed (a reply, or the card's box):
@@ -14,6 +17,7 @@ use toolgate_protocol::ErrorCode;
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
 use toolgate_store::audit::{AuditOutcome, AuditRecord, RecordKind};
+use toolgate_store::chat::ChatPost;
 
 use crate::action::{Action, ButtonData};
 use crate::card::{open_card, outcome_line};
@@ -55,7 +59,10 @@ fn confirmation(
 
 /// What the tap asks, once understood.
 struct Asked {
+    /// The request the tapped card announced.
     approval_id: String,
+    /// The request the button's data named, when it is not the card's.
+    forged: Option<String>,
     action: Action,
     /// The name typed, when there was a box or a reply.
     typed: Option<String>,
@@ -91,6 +98,23 @@ impl Hub {
                 return "toolgate could not read the request; try again.".to_owned();
             }
         };
+        if let Some(named) = &asked.forged {
+            let why = format!(
+                "the button names request {named}, not {} which this card announced",
+                request.id
+            );
+            let mapped = channel.config.operators.get(&tap.user).cloned();
+            self.audit_tap(
+                channel,
+                tap,
+                &request,
+                &asked,
+                mapped,
+                Err((ErrorCode::Forbidden, &why)),
+            )
+            .await;
+            return format!("Not allowed: {why}. Your tap was refused and recorded.");
+        }
         if let Action::Page(page) = asked.action {
             if request.status == ApprovalStatus::Pending {
                 let card = open_card(&request, usize::from(page));
@@ -181,23 +205,18 @@ impl Hub {
                 let data = ButtonData::decode(data).ok_or_else(|| {
                     "This button is not toolgate's (or from a newer version).".to_owned()
                 })?;
+                let post = self.card_post(channel, tap).await?;
+                let forged = (data.approval_id != post.approval_id).then_some(data.approval_id);
                 Ok(Asked {
-                    approval_id: data.approval_id,
+                    approval_id: post.approval_id,
+                    forged,
                     action: data.action,
                     typed: typed.clone(),
                     replied: false,
                 })
             }
             TapInput::Reply { text } => {
-                let post = self
-                    .posts
-                    .by_message(&channel.config.name, &tap.chat, &tap.message)
-                    .await
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| {
-                        "That message is not an approval card of this channel.".to_owned()
-                    })?;
+                let post = self.card_post(channel, tap).await?;
                 let mut words = text.split_whitespace();
                 let typed = words.next().unwrap_or_default().to_owned();
                 let scope = match words.next() {
@@ -208,10 +227,28 @@ impl Hub {
                 };
                 Ok(Asked {
                     approval_id: post.approval_id,
+                    forged: None,
                     action: Action::Approve(scope),
                     typed: Some(typed),
                     replied: true,
                 })
+            }
+        }
+    }
+
+    /// The card the tap came from, as this channel posted it; or what to answer when the
+    /// message is none of its cards.
+    async fn card_post(&self, channel: &Channel, tap: &Tap) -> Result<ChatPost, String> {
+        match self
+            .posts
+            .by_message(&channel.config.name, &tap.chat, &tap.message)
+            .await
+        {
+            Ok(Some(post)) => Ok(post),
+            Ok(None) => Err("That message is not an approval card of this channel.".to_owned()),
+            Err(e) => {
+                tracing::warn!(channel = %channel.via, "approval channels: reading a card failed: {e}");
+                Err("toolgate could not read the card; try again.".to_owned())
             }
         }
     }
@@ -241,6 +278,17 @@ impl Hub {
             Ok(()) => (AuditOutcome::Ok, None),
             Err((code, why)) => (AuditOutcome::Failed(code), Some(why.to_owned())),
         };
+        let mut arguments = json!({
+            "approval_id": r.id,
+            "decision": decision,
+            "channel": channel.via,
+            "chat": tap.chat,
+            "chat_user": tap.user,
+            "chat_user_name": tap.user_name,
+        });
+        if let Some(named) = &asked.forged {
+            arguments["button_approval_id"] = json!(named);
+        }
         let record = AuditRecord {
             kind: RecordKind::Outcome,
             ts: AuditRecord::now_ts(),
@@ -257,14 +305,7 @@ impl Hub {
             tool: r.tool.clone(),
             source: Some(format!("approvals:{}", channel.via)),
             risk: Some(r.risk),
-            arguments: json!({
-                "approval_id": r.id,
-                "decision": decision,
-                "channel": channel.via,
-                "chat": tap.chat,
-                "chat_user": tap.user,
-                "chat_user_name": tap.user_name,
-            }),
+            arguments,
             outcome,
             error,
             result: None,

@@ -107,3 +107,80 @@ fn slack_interactions_are_verified_and_decide() {
     validate_with_sdks(None, Some(&fake));
     assert_no_secret(&log);
 }
+
+/// Issue 30 (attack 3), Slack: a verified click whose value names another request than the
+/// card's is refused and audited; neither request is decided and the card is not replaced.
+#[test]
+fn a_slack_click_naming_another_request_is_refused() {
+    let fake = Fake::slack();
+    let env = Env::with_config(&slack_config(&fake));
+    let log = env.root().join("serve.log");
+    let served = serve(&env, &log);
+    let hook = format!("http://{}/hooks/slack/ops", served.addr);
+    let mut first = waiting_call(
+        &env,
+        "write_file",
+        &json!({"path": "a.txt", "content": "a"}),
+    );
+    let first_id = pending_id(&env);
+    let card = fake.messages_when("the first card", |m| !m.is_empty())[0].clone();
+    assert!(card.to_string().contains(&first_id));
+    let mut second = waiting_call(
+        &env,
+        "write_file",
+        &json!({"path": "b.txt", "content": "b"}),
+    );
+    let second_id = wait_for("the second request", || {
+        let listed = env.run(&["approvals", "list", "--json"]).json();
+        listed
+            .as_array()?
+            .iter()
+            .filter_map(|r| r["id"].as_str())
+            .find(|id| *id != first_id)
+            .map(str::to_owned)
+    });
+    let forged = format!("d.{second_id}");
+    let answer = click(
+        &fake,
+        &hook,
+        &card,
+        "U0ALICE",
+        &forged,
+        json!({"force": true}),
+    );
+    assert_eq!(answer["status"], 200, "{answer}");
+    let told = ephemeral_to(&fake, "U0ALICE", 1);
+    assert!(
+        told[0].starts_with("Not allowed") && told[0].contains(&second_id),
+        "{told:?}"
+    );
+    assert_eq!(show(&env, &first_id)["status"], "pending");
+    assert_eq!(show(&env, &second_id)["status"], "pending");
+    let first_card = fake
+        .messages()
+        .into_iter()
+        .find(|m| m["ts"] == card["ts"])
+        .unwrap();
+    assert!(
+        first_card["updates"].as_array().is_none_or(Vec::is_empty),
+        "the card was replaced: {first_card}"
+    );
+    let outcomes: Vec<(Value, Value, Value)> = chat_records(&env, "slack:ops")
+        .iter()
+        .map(|r| {
+            (
+                r["principal"].clone(),
+                r["outcome"].clone(),
+                r["arguments"]["button_approval_id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [(json!("alice"), json!("forbidden"), json!(second_id))]
+    );
+    for child in [&mut first, &mut second] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -303,3 +303,86 @@ fn telegram_webhook_mode_takes_only_updates_with_the_secret() {
     );
     assert_no_secret(&log);
 }
+
+/// The pending requests' ids, once there are `n`.
+fn pending_ids(env: &Env, n: usize) -> Vec<String> {
+    wait_for("the approval requests", || {
+        let listed = env.run(&["approvals", "list", "--json"]).json();
+        let ids: Vec<String> = listed
+            .as_array()?
+            .iter()
+            .filter_map(|r| r["id"].as_str().map(str::to_owned))
+            .collect();
+        (ids.len() >= n).then_some(ids)
+    })
+}
+
+/// Issue 30 (attack 3): a tap acts on the request its card announced, never on the id in the
+/// button's data. Forged data naming a `shell` call that no channel shows (deny, approve,
+/// page) is refused and audited; neither request is decided and the tapped card is not
+/// rewritten. The genuine button then still decides its own request.
+#[test]
+fn forged_button_data_naming_another_request_is_refused() {
+    let fake = Fake::telegram();
+    let config = telegram_config(&fake).replace(
+        "[approvals.channels.operators]",
+        "tools = [\"write_file\"]\n[approvals.channels.operators]",
+    );
+    let env = Env::with_config(&config);
+    let log = env.root().join("serve.log");
+    let _served = serve(&env, &log);
+    let mut shell = waiting_call(&env, "shell", &json!({"command": "echo forged > f.txt"}));
+    let shell_id = pending_ids(&env, 1).remove(0);
+    let write = waiting_call(
+        &env,
+        "write_file",
+        &json!({"path": "w.txt", "content": "genuine"}),
+    );
+    let write_id = pending_ids(&env, 2)
+        .into_iter()
+        .find(|id| *id != shell_id)
+        .unwrap();
+    let card = fake.messages_when("the write_file card", |m| !m.is_empty())[0].clone();
+    assert!(card["text"].as_str().unwrap().contains(&write_id), "{card}");
+
+    let forged = [
+        format!("d.{shell_id}"),
+        format!("a.once.{shell_id}"),
+        format!("a.always.{shell_id}"),
+        format!("p.1.{shell_id}"),
+    ];
+    for data in &forged {
+        let q = tap_stale(&fake, &card, ALICE, data);
+        let answer = answer_to(&fake, &q);
+        assert!(
+            answer.starts_with("Not allowed") && answer.contains(&shell_id),
+            "{data}: {answer}"
+        );
+    }
+    assert_eq!(show(&env, &shell_id)["status"], "pending");
+    assert_eq!(show(&env, &write_id)["status"], "pending");
+    let now = &fake.messages()[0];
+    assert_eq!(now["text"], card["text"], "the tapped card was rewritten");
+    assert!(
+        now["edits"].as_array().is_none_or(Vec::is_empty),
+        "the tapped card was edited: {now}"
+    );
+    let records = chat_records(&env, "telegram:oncall");
+    assert_eq!(records.len(), forged.len(), "{records:?}");
+    for r in &records {
+        assert_eq!(
+            (&r["principal"], &r["outcome"], &r["approval_id"]),
+            (&json!("alice"), &json!("forbidden"), &json!(write_id))
+        );
+        assert_eq!(r["arguments"]["button_approval_id"], json!(shell_id));
+    }
+
+    let q = tap(&fake, &card, ALICE, &format!("a.once.{write_id}"));
+    assert!(answer_to(&fake, &q).starts_with("✅ Approved once by alice"));
+    finished(write).assert_code(0);
+    assert_eq!(env.read("w.txt"), "genuine");
+    assert_eq!(show(&env, &shell_id)["status"], "pending");
+    assert!(!env.root().join("f.txt").exists());
+    let _ = shell.kill();
+    let _ = shell.wait();
+}
