@@ -60,12 +60,12 @@ fn main() {
         support.process_limit
     );
     println!(
-        "{:<18} {:>9} {:>9} {:>9}",
+        "{:<28} {:>9} {:>9} {:>9}",
         "mode", "p50 ms", "p99 ms", "mean ms"
     );
     for (name, mode) in [
         ("off (/bin/sh)", SandboxMode::Off),
-        ("landlock+seccomp", SandboxMode::Required),
+        ("namespaces+landlock+seccomp", SandboxMode::Required),
     ] {
         let tool = shell(dir.path(), mode);
         let mut times: Vec<Duration> = runtime.block_on(async {
@@ -86,7 +86,7 @@ fn main() {
         times.sort();
         let mean = times.iter().sum::<Duration>() / times.len() as u32;
         println!(
-            "{:<18} {:>9} {:>9} {:>9}",
+            "{:<28} {:>9} {:>9} {:>9}",
             name,
             ms(percentile(&times, 0.50)),
             ms(percentile(&times, 0.99)),

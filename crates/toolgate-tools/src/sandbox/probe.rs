@@ -79,12 +79,14 @@ impl Sandbox {
                 None
             }
         };
+        // The view covers them; without it, a private mount namespace of the helper's.
+        let hides_protected_paths = namespaces.is_some() || mask::can_mask();
         SandboxSupport {
             namespaces,
             landlock_abi,
             seccomp,
             process_limit,
-            hides_protected_paths: mask::can_mask(),
+            hides_protected_paths,
             reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         }
     }
