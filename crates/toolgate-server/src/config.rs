@@ -133,9 +133,15 @@ pub struct ServerConfig {
     /// The outbound-HTTP rules the webhook obeys: the top-level `[egress]` table, copied in
     /// by whoever reads the file (not a `[server]` key).
     #[serde(skip)]
+    /// How long a client has to send a request's whole body, from the end of its header:
+    /// a slower body fails (400) and its connection is closed, so trickled bodies cannot
+    /// hold connections.
+    pub body_read_timeout_ms: u64,
     pub egress: EgressPolicy,
 }
 
+    /// The most connections one peer address holds at once; more from it are closed at once.
+    pub max_connections_per_ip: usize,
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
 /// `header_read_timeout_ms` when not configured: 10 s.
 pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
@@ -145,8 +151,12 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
+/// `body_read_timeout_ms` when not configured: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
             listen: DEFAULT_LISTEN.to_owned(),
             public_url: None,
+/// `max_connections_per_ip` when not configured: a quarter of the default cap.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             tokens: Vec::new(),
@@ -161,7 +171,9 @@ impl Default for ServerConfig {
     }
 }
 
+            body_read_timeout_ms: DEFAULT_BODY_READ_TIMEOUT_MS,
 /// A `[server]` section that cannot work.
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerConfigError {
     #[error(

@@ -1,5 +1,7 @@
 //! Issue 12, item 10: `serve` drops a client that sends its headers too slowly (slowloris),
 //! and holds at most `max_connections` connections, closing new ones above that.
+//! Issue 30, item 4: a body trickled with a valid token is cut at the body read deadline, and
+//! one address holds at most `max_connections_per_ip` connections.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -138,4 +140,96 @@ async fn connections_over_the_cap_are_closed_and_those_within_work() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(served, "a freed place was never reused");
+}
+
+async fn limited(body_read_timeout_ms: u64, max_connections: usize, per_ip: usize) -> TestServer {
+    TestServer::with(Setup {
+        server: ServerConfig {
+            tokens: tokens(),
+            body_read_timeout_ms,
+            max_connections,
+            max_connections_per_ip: per_ip,
+            ..ServerConfig::default()
+        },
+        ..Setup::default()
+    })
+    .await
+}
+
+/// A connection from `local` (any 127.x address is this host's).
+async fn connect_from(local: &str, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// `GET /v1/health` on fresh connections until one is answered 200 (within 20 s).
+async fn eventually_served(addr: SocketAddr, from: &str) -> bool {
+    for _ in 0..400 {
+        let mut tcp = connect_from(from, addr).await;
+        if get_health(&mut tcp, addr.port()).await == Some(200) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Issue 30, 30.20: every connection a valid caller trickling a body (the attack held 1,100);
+/// the body deadline ends each, so the cap frees up and a legitimate request is answered.
+#[tokio::test]
+async fn trickled_bodies_are_cut_at_the_body_deadline_and_others_are_served() {
+    let s = limited(300, 4, 4).await;
+    let port = s.addr.port();
+    let mut slow = Vec::new();
+    for _ in 0..4 {
+        let mut tcp = connect(s.addr).await;
+        let head = format!(
+            "POST /v1/calls HTTP/1.1\r\nHost: localhost:{port}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{",
+            crate::fixture::DEV
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        slow.push(tcp);
+    }
+    let trickle = async {
+        // One byte per connection every 50 ms, for longer than the test waits.
+        for _ in 0..600 {
+            for tcp in &mut slow {
+                let _ = tcp.write_all(b" ").await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let served = tokio::select! {
+        served = eventually_served(s.addr, "127.0.0.1") => served,
+        () = trickle => false,
+    };
+    assert!(served, "trickled bodies held every connection");
+    for mut tcp in slow {
+        assert!(
+            closed_by_server(&mut tcp, Duration::from_secs(15)).await,
+            "a trickled body's connection stayed open"
+        );
+    }
+}
+
+/// Issue 30, 30.21: one address flooding connections (unauthenticated, reconnecting) holds
+/// its budget and no more; another address is served while the flood holds it.
+#[tokio::test]
+async fn one_address_holds_its_budget_and_others_are_served() {
+    let s = limited(30_000, 8, 3).await;
+    let mut flood = Vec::new();
+    for _ in 0..3 {
+        flood.push(connect_from("127.0.0.1", s.addr).await);
+    }
+    // The fourth from the same address is closed without an answer.
+    let mut over = connect_from("127.0.0.1", s.addr).await;
+    assert_eq!(get_health(&mut over, s.addr.port()).await, None);
+    // Another address still gets its answer while the flood holds its share.
+    let mut other = connect_from("127.0.0.2", s.addr).await;
+    assert_eq!(get_health(&mut other, s.addr.port()).await, Some(200));
+    // The flood's share comes back as its connections close.
+    drop(flood);
+    assert!(eventually_served(s.addr, "127.0.0.1").await);
 }
