@@ -628,7 +628,7 @@ mod tests {
             toml::from_str(include_str!("../../../docs/toolgate.example.toml")).unwrap();
         check(&cfg).unwrap();
         assert!(cfg.roles.contains_key("agent"));
-        assert_eq!(cfg.policy.rules[0].id, "no-rm-rf");
+        assert_eq!(cfg.policy.rules[0].id, "no-opaque-shell");
     }
 
     #[test]

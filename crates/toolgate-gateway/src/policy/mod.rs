@@ -8,14 +8,18 @@
 //! - [`role`](RolePolicy): roles — allowlist, per-risk decisions, per-tool glob rules.
 //! - [`rules`](PolicyRules): `[[policy.rules]]`, compiled CEL conditions, fail closed.
 //! - `vars`: the variables a condition reads ([`PolicyInput`]), built once per call.
+//! - `facts`: the `facts` variable ([`Facts`]): a built-in call's paths normalised, the
+//!   shell command as argv words and programs (`shell_parse`), so rules match the act.
 //! - `guard`: what Rust can tell of a condition (`tool == "…"`, `has(args.k)`, `&&`, …)
 //!   before evaluating it; most rules are settled for most calls without CEL.
 //! - `patterns`: `matches` with the rules' literal regexes compiled once.
 
+mod facts;
 mod guard;
 mod patterns;
 mod role;
 mod rules;
+mod shell_parse;
 mod vars;
 
 use std::sync::Arc;
@@ -24,6 +28,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use toolgate_protocol::{CallError, ErrorCode};
 
+pub use facts::{Facts, normalise};
 pub use role::{
     Decision, DecisionName, RoleConfig, RoleError, RolePolicy, Roles, RuleConfig, default_roles,
 };
@@ -141,6 +146,8 @@ impl Layer for PolicyLayer {
     }
 }
 
+#[cfg(test)]
+mod facts_tests;
 #[cfg(test)]
 mod guard_tests;
 #[cfg(test)]

@@ -238,7 +238,7 @@ fn compile_errors_name_the_rule_and_the_position() {
     assert_eq!(
         compile_error("typo", r#"tools == "shell""#),
         "[[policy.rules]] \"typo\": unknown variable `tools` (a condition may read tool, args, \
-         claims, principal, role, risk, source, issuer, subject)"
+         claims, principal, role, risk, source, issuer, subject, facts)"
     );
     assert_eq!(
         compile_error(" ", "true"),

@@ -17,8 +17,10 @@ use cel::context::VariableResolver;
 use serde_json::Value;
 use toolgate_protocol::Risk;
 
+use super::facts::Facts;
+
 /// The variables a condition may name, in the order the documentation lists them.
-pub const VARIABLES: [&str; 9] = [
+pub const VARIABLES: [&str; 10] = [
     "tool",
     "args",
     "claims",
@@ -28,6 +30,7 @@ pub const VARIABLES: [&str; 9] = [
     "source",
     "issuer",
     "subject",
+    "facts",
 ];
 
 /// Type names CEL resolves as identifiers (`type(args.n) == int`).
@@ -70,6 +73,7 @@ pub(crate) struct CallVars<'a> {
     strings: [CelString<'a>; 7],
     args: OnceLock<Box<dyn Val + 'a>>,
     claims: OnceLock<Box<dyn Val + 'a>>,
+    facts: OnceLock<Box<dyn Val + 'a>>,
 }
 
 impl<'a> CallVars<'a> {
@@ -89,6 +93,7 @@ impl<'a> CallVars<'a> {
             input,
             args: OnceLock::new(),
             claims: OnceLock::new(),
+            facts: OnceLock::new(),
         }
     }
 }
@@ -115,8 +120,38 @@ impl VariableResolver for CallVars<'_> {
                     })
                     .as_ref(),
             )),
+            "facts" => Some(CowVal::Borrowed(
+                self.facts
+                    .get_or_init(|| {
+                        let i = &self.input;
+                        let facts = Facts::of(i.tool, i.source, i.args);
+                        owned_val(serde_json::to_value(facts).unwrap_or_default())
+                    })
+                    .as_ref(),
+            )),
             _ => None,
         }
+    }
+}
+
+/// A JSON value as a CEL value that owns its strings (for values built per call).
+fn owned_val(v: Value) -> Box<dyn Val + 'static> {
+    match v {
+        Value::String(s) => Box::new(CelString::from(s)),
+        Value::Array(items) => Box::new(CelList::from(
+            items.into_iter().map(owned_val).collect::<Vec<_>>(),
+        )),
+        Value::Object(map) => Box::new(CelMap::from(
+            map.into_iter()
+                .map(|(k, v)| (CelMapKey::from(k), owned_val(v)))
+                .collect::<HashMap<_, _>>(),
+        )),
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Box::new(CelInt::from(i)),
+            None => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
     }
 }
 
