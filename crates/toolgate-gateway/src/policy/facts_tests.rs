@@ -20,6 +20,10 @@ fn docs_rules() -> PolicyRules {
     PolicyRules::compile(&file.policy).expect("the docs' rules compile")
 }
 
+fn policy_rules(toml_text: &str) -> PolicyRules {
+    PolicyRules::compile(&toml::from_str(toml_text).expect("toml")).expect("compiles")
+}
+
 fn risk_of(tool: &str) -> Risk {
     match tool {
         "shell" => Risk::Dangerous,
@@ -131,6 +135,27 @@ fn the_docs_rules_stop_every_rewording() {
         missed.join("\n")
     );
     assert_eq!(rows.len(), 33);
+
+    // The rules they replace, over the spelling, let most of the same calls through.
+    let old = policy_rules(
+        r#"
+[[rules]]
+id = "no-rm-rf"
+when = 'tool == "shell" && args.command.matches("rm\\s+-rf")'
+decision = "deny"
+
+[[rules]]
+id = "no-secret"
+when = 'has(args.path) && args.path.startsWith("secret/")'
+decision = "deny"
+"#,
+    );
+    let through: Vec<String> = rows
+        .iter()
+        .filter(|((tool, args), _)| deciding_rule(&old, tool, args).is_none())
+        .map(|((tool, args), _)| format!("{tool} {args}"))
+        .collect();
+    assert_eq!(through.len(), 20, "{through:#?}");
 }
 
 /// Ordinary work is not caught by the same rules.
