@@ -43,9 +43,22 @@ pub struct BrowserConfig {
     /// Viewport size in CSS pixels (screenshots have this size).
     pub viewport_width: u32,
     pub viewport_height: u32,
+    /// `required` (the default): Chromium runs in the sandbox's namespace view (the system
+    /// trees read-only, its profile the only writable tree, its own PID, IPC and UTS
+    /// namespaces) and is not started where the view cannot be built; `off`: as it is.
+    pub sandbox: BrowserSandbox,
     /// The `[egress]` table: which non-public hosts and plain-http hosts are allowed.
     #[serde(skip)]
     pub egress: EgressPolicy,
+}
+
+/// Whether Chromium runs in the namespace view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BrowserSandbox {
+    #[default]
+    Required,
+    Off,
 }
 
 impl Default for BrowserConfig {
@@ -62,6 +75,7 @@ impl Default for BrowserConfig {
             max_sessions: 4,
             viewport_width: 1280,
             viewport_height: 800,
+            sandbox: BrowserSandbox::Required,
             egress: EgressPolicy::default(),
         }
     }

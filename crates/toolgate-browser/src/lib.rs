@@ -38,7 +38,7 @@ pub mod snapshot;
 pub mod tool;
 
 pub use actions::{ElementRef, png_size};
-pub use config::{BrowserConfig, DEFAULT_CHROMIUM};
+pub use config::{BrowserConfig, BrowserSandbox, DEFAULT_CHROMIUM};
 pub use error::{BrowserError, ConfigError};
 pub use guard::{GuardRefusal, Refusal, RequestGuard};
 pub use origin::AllowedOrigin;

@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use tempfile::TempDir;
 use tokio::task::JoinHandle;
 
-use crate::config::BrowserConfig;
+use crate::config::{BrowserConfig, BrowserSandbox};
 use crate::error::BrowserError;
 use crate::guard::proxy::EgressProxy;
 use crate::guard::{Refusals, RequestGuard, intercept};
@@ -32,6 +32,8 @@ pub(crate) struct Launched {
     interceptor: JoinHandle<()>,
     _proxy: EgressProxy,
     _profile: TempDir,
+    /// The script that starts Chromium in the namespace view, when it does.
+    _wrapper: Option<TempDir>,
 }
 
 impl Drop for Launched {
@@ -73,6 +75,50 @@ pub fn chromium_flags(proxy: std::net::SocketAddr) -> Vec<String> {
     .collect()
 }
 
+/// The wrapper script's name in its private directory.
+const WRAPPER: &str = "chromium-in-view";
+
+/// A private directory holding a script that execs bubblewrap — the sandbox's namespace
+/// view with the host's network (DevTools is a TCP socket on loopback, and every request
+/// already goes through the guard's proxy and interception), `profile` the only writable
+/// tree — and Chromium in it with the arguments it was given.
+fn view_wrapper(
+    chromium: &std::path::Path,
+    profile: &std::path::Path,
+) -> Result<TempDir, BrowserError> {
+    use std::os::unix::fs::PermissionsExt;
+    let (bwrap, args) = toolgate_tools::sandbox::shared_network_view(&[profile.to_path_buf()])
+        .map_err(|why| {
+            BrowserError::Launch(format!(
+                "the browser sandbox is unavailable: {why} (`toolgate doctor` explains; set \
+                 [browser] sandbox = \"off\" to run Chromium without it)"
+            ))
+        })?;
+    let dir = tempfile::Builder::new()
+        .prefix("toolgate-browser-run-")
+        .tempdir()
+        .map_err(|e| BrowserError::Launch(format!("cannot create a temporary directory: {e}")))?;
+    let mut script = String::from("#!/bin/sh\nexec");
+    for arg in std::iter::once(bwrap.into_os_string())
+        .chain(args)
+        .chain(std::iter::once(chromium.as_os_str().to_owned()))
+    {
+        script.push(' ');
+        script.push_str(&shell_quote(&arg.to_string_lossy()));
+    }
+    script.push_str(" \"$@\"\n");
+    let path = dir.path().join(WRAPPER);
+    std::fs::write(&path, script)
+        .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)))
+        .map_err(|e| BrowserError::Launch(format!("cannot write {}: {e}", path.display())))?;
+    Ok(dir)
+}
+
+/// `'…'` with every `'` as `'\''`.
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
 pub(crate) async fn launch(
     cfg: &BrowserConfig,
     guard: RequestGuard,
@@ -94,8 +140,16 @@ pub(crate) async fn launch(
         is_landscape: true,
         has_touch: false,
     };
+    let wrapper = match cfg.sandbox {
+        BrowserSandbox::Required => Some(view_wrapper(&cfg.chromium, profile.path())?),
+        BrowserSandbox::Off => None,
+    };
+    let executable = match &wrapper {
+        Some(dir) => dir.path().join(WRAPPER),
+        None => cfg.chromium.clone(),
+    };
     let config = CdpConfig::builder()
-        .chrome_executable(&cfg.chromium)
+        .chrome_executable(&executable)
         .user_data_dir(profile.path())
         .disable_default_args()
         .no_sandbox()
@@ -142,6 +196,7 @@ pub(crate) async fn launch(
             interceptor,
             _proxy: proxy,
             _profile: profile,
+            _wrapper: wrapper,
         }),
         Err(e) => {
             interceptor.abort();

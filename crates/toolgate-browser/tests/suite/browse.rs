@@ -223,3 +223,63 @@ async fn an_idle_browser_is_closed_and_a_new_one_starts_on_the_next_call() {
         .unwrap();
     assert_eq!(closed.data, json!({"closed": true}));
 }
+
+/// Host processes whose arguments mention `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
+fn namespace(pid: &str, kind: &str) -> std::path::PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).unwrap()
+}
+
+/// Issue 29: Chromium runs in the sandbox's namespace view — its own mount, PID and IPC
+/// namespaces, in which the host's files outside the system trees do not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_runs_in_its_own_namespaces() {
+    let canary = std::path::Path::new("/var/tmp")
+        .join(format!("toolgate-browser-canary-{}", std::process::id()));
+    std::fs::write(&canary, "host only").unwrap();
+    let trap = Trap::bind("127.0.0.1").await;
+    let site = serve_site(trap.addr).await;
+    let b = Browser::for_site(site, "namespaces");
+    b.read(json!({"action": "navigate", "url": format!("http://{site}/about")}))
+        .await
+        .unwrap();
+    let renderers: Vec<u32> = processes_with("--type=renderer")
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("toolgate-browser-"))
+        })
+        .collect();
+    assert!(
+        !renderers.is_empty(),
+        "no Chromium renderer of this session found"
+    );
+    for pid in renderers {
+        let pid = pid.to_string();
+        for kind in ["mnt", "pid", "ipc"] {
+            assert_ne!(
+                namespace(&pid, kind),
+                namespace("self", kind),
+                "Chromium ({pid}) shares the {kind} namespace"
+            );
+        }
+        // A host file outside the system trees is not in its view.
+        let seen = format!("/proc/{pid}/root{}", canary.display());
+        assert!(
+            std::fs::metadata(&seen).is_err(),
+            "{seen} exists in Chromium's view"
+        );
+    }
+    b.close().await;
+    std::fs::remove_file(&canary).unwrap();
+}

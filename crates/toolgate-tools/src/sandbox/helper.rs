@@ -141,9 +141,9 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
         Some(bwrap) => {
             let spec = view::ViewSpec {
                 policy: &request.policy,
-                tmp: tmp.path(),
+                tmp: Some(tmp.path()),
                 masks: &held.masks(),
-                exe: &exe,
+                exe: Some(&exe),
                 egress: request.egress.as_deref(),
             };
             let mut command = Command::new(bwrap);

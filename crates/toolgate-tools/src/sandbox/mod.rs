@@ -48,6 +48,7 @@ pub use helper::{HELPER_FAILURE, close_inherited_descriptors};
 pub use policy::{HELPER_ARG, ResourceLimits, SandboxLauncher, SandboxMode, SandboxPolicy};
 pub use probe::{ProcessLimit, Sandbox, SandboxSupport};
 pub(crate) use view::checked_bwrap;
+pub use view::shared_network_view;
 
 /// The program and arguments that run `program args…` inside the sandbox as a **stdio
 /// server** (an MCP server the gateway spawns): its stdin and stdout are passed through, it

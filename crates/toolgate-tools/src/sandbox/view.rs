@@ -165,11 +165,12 @@ fn namespace_args(share_net: bool) -> Vec<&'static str> {
 #[derive(Debug)]
 pub(crate) struct ViewSpec<'a> {
     pub policy: &'a SandboxPolicy,
-    /// The command's private temporary directory on the host (`/tmp` in the view).
-    pub tmp: &'a Path,
+    /// The command's private temporary directory on the host (`/tmp` in the view); `None`:
+    /// an empty tmpfs.
+    pub tmp: Option<&'a Path>,
     pub masks: &'a [Mask],
-    /// The executable that runs the inner stage (this binary).
-    pub exe: &'a Path,
+    /// The executable that runs the inner stage (this binary), bound at [`INNER_EXE`].
+    pub exe: Option<&'a Path>,
     /// The egress proxy's socket on the host, bound at [`EGRESS_SOCKET`].
     pub egress: Option<&'a Path>,
 }
@@ -210,7 +211,10 @@ pub(crate) fn args(spec: &ViewSpec<'_>) -> Vec<OsString> {
         }
     }
     push(&[&"--proc", &"/proc", &"--dev", &"/dev"]);
-    push(&[&"--bind", &spec.tmp, &VIEW_TMP]);
+    match spec.tmp {
+        Some(tmp) => push(&[&"--bind", &tmp, &VIEW_TMP]),
+        None => push(&[&"--tmpfs", &VIEW_TMP]),
+    }
     let mut bound: Vec<PathBuf> = Vec::new();
     for path in &spec.policy.extra_read_paths {
         if let Ok(real) = path.canonicalize() {
@@ -246,7 +250,9 @@ pub(crate) fn args(spec: &ViewSpec<'_>) -> Vec<OsString> {
             }
         }
     }
-    push(&[&"--ro-bind", &spec.exe, &INNER_EXE]);
+    if let Some(exe) = spec.exe {
+        push(&[&"--ro-bind", &exe, &INNER_EXE]);
+    }
     if let Some(socket) = spec.egress {
         push(&[&"--bind", &socket, &EGRESS_SOCKET]);
     }
@@ -281,4 +287,27 @@ impl AsRefOs for PathBuf {
     fn os(&self) -> OsString {
         self.as_os_str().to_owned()
     }
+}
+
+/// A view for a program toolgate starts itself with the host's network (the browser, whose
+/// DevTools connection is a TCP socket on loopback and whose every request already goes
+/// through the guard): bubblewrap's path and its arguments up to and including `--`, with
+/// the system trees read-only, an empty `/tmp`, and `writable` (each must exist) the only
+/// trees it may change. Fails when bubblewrap cannot build a view here.
+pub fn shared_network_view(writable: &[PathBuf]) -> Result<(PathBuf, Vec<OsString>), String> {
+    let bwrap = checked_bwrap()?;
+    let (first, rest) = writable
+        .split_first()
+        .ok_or_else(|| "a view needs one writable tree".to_owned())?;
+    let mut policy = SandboxPolicy::new(first.clone());
+    policy.allow_network = true;
+    policy.extra_write_paths = rest.to_vec();
+    let spec = ViewSpec {
+        policy: &policy,
+        tmp: None,
+        masks: &[],
+        exe: None,
+        egress: None,
+    };
+    Ok((bwrap, args(&spec)))
 }
