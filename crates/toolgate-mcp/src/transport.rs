@@ -9,7 +9,10 @@
 //! - a line over [`MAX_MESSAGE_BYTES`] is never buffered; it is scanned as it streams past
 //!   (`Envelope`) for its top-level `id`, and once that is known to belong to a response
 //!   the request fails with a synthesized error marked [`Limit::TooLarge`]
-//!   (`result_too_large`); the rest of the line is discarded;
+//!   (`result_too_large`); the rest of the line is discarded. The line ends at its newline
+//!   or at the message's closing brace, whichever comes first: a server that sends an
+//!   oversized response with its `id` last and no newline after it, then waits, fails the
+//!   request there rather than leaving it to its `call_timeout`;
 //! - a line within the cap that does not decode is scanned the same way and its request
 //!   fails with [`Limit::Undecodable`] (`execution_failed`) and the decoder's reason.
 //!
@@ -306,8 +309,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let take = newline.map_or(available.len(), |at| at + 1);
             let chunk = &available[..take];
             if let Some((envelope, reported)) = &mut self.oversized {
-                envelope.feed(chunk);
-                let done = newline.is_some();
+                // The message ends at its closing brace even with no newline after it (a
+                // server that then waits): the call is failed there, not at its timeout.
+                let end = envelope.feed_until_end(chunk);
+                let take = end.unwrap_or(take);
+                let done = newline.is_some() || end.is_some();
                 // Report as soon as the id of a response is known, or at the end of the line.
                 let report = !*reported && (done || envelope.is_known_response());
                 let id = envelope.response_id();
@@ -324,11 +330,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             if self.line.len() + take > self.max {
                 let mut envelope = Envelope::default();
                 envelope.feed(&self.line);
-                envelope.feed(chunk);
+                let end = envelope.feed_until_end(chunk);
                 self.line = Vec::new();
-                self.read.consume(take);
+                self.read.consume(end.unwrap_or(take));
                 let id = envelope.response_id();
-                if newline.is_some() {
+                if newline.is_some() || end.is_some() {
                     return Read::Oversized(id);
                 }
                 let known = envelope.is_known_response();
@@ -376,6 +382,25 @@ impl Envelope {
         for &b in bytes {
             self.byte(b);
         }
+    }
+
+    /// Feeds `bytes` up to the end of the top-level value; the count fed (with the line end
+    /// right after it) if it ended there.
+    pub(crate) fn feed_until_end(&mut self, bytes: &[u8]) -> Option<usize> {
+        for (i, &b) in bytes.iter().enumerate() {
+            let (depth, in_string) = (self.depth, self.in_string);
+            self.byte(b);
+            if !in_string && depth == 1 && self.depth == 0 {
+                // The line's own end, when it follows, goes with it.
+                let rest = &bytes[i + 1..];
+                let eol = rest
+                    .iter()
+                    .take_while(|&&c| matches!(c, b'\r' | b'\n'))
+                    .count();
+                return Some(i + 1 + eol);
+            }
+        }
+        None
     }
 
     /// The id, if this is a response (has `result` or `error`, no `method`).
@@ -530,5 +555,21 @@ mod tests {
         ));
         assert!(matches!(reader.next().await, Read::Line(l) if l.ends_with(b"{}}\n")));
         assert!(matches!(reader.next().await, Read::Eof));
+    }
+
+    #[tokio::test]
+    async fn an_oversized_message_ends_at_its_closing_brace_without_a_newline() {
+        let mut input = br#"{"jsonrpc":"2.0","result":{"text":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'x', 5000));
+        input.extend_from_slice(br#""},"id":8}{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        input.push(b'\n');
+        let mut reader = LineReader::new(&input[..], 1000);
+        assert!(matches!(
+            reader.next().await,
+            Read::Oversized(Some(RequestId::Number(8)))
+        ));
+        assert!(
+            matches!(reader.next().await, Read::Line(l) if l.starts_with(br#"{"jsonrpc":"2.0","id":9"#))
+        );
     }
 }

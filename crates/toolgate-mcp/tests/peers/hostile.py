@@ -1,5 +1,6 @@
 """A hostile stdio MCP server (2025-11-25, stdlib only) whose results break the client's
-limits: one over the 16 MiB message cap (with its id first or last) and one nested deeper
+limits: one over the 16 MiB message cap (with its id first or last, or last with no newline
+after it) and one nested deeper
 than a JSON decoder's recursion limit. `ok` answers normally, to show the connection lives on.
 """
 
@@ -34,13 +35,19 @@ for line in sys.stdin:
             "serverInfo": {"name": "hostile", "version": "1"},
         }
     elif method == "tools/list":
-        names = ["huge", "huge_id_last", "deep", "ok"]
+        names = ["huge", "huge_id_last", "huge_unended", "deep", "ok"]
         result = {"tools": [tool(n) for n in names]}
     elif method == "tools/call" and msg["params"]["name"] == "huge":
         result = text_result("x" * HUGE)
     elif method == "tools/call" and msg["params"]["name"] == "huge_id_last":
         body = json.dumps(text_result("y" * HUGE))
         send('{"jsonrpc":"2.0","result":' + body + ',"id":' + json.dumps(rid) + "}")
+        continue
+    elif method == "tools/call" and msg["params"]["name"] == "huge_unended":
+        # Over the cap, its id last, and no newline: the server then waits for more requests.
+        body = json.dumps(text_result("z" * HUGE))
+        sys.stdout.write('{"jsonrpc":"2.0","result":' + body + ',"id":' + json.dumps(rid) + "}")
+        sys.stdout.flush()
         continue
     elif method == "tools/call" and msg["params"]["name"] == "deep":
         nested = "[" * 200 + "]" * 200

@@ -37,6 +37,13 @@ async fn oversized_and_too_deep_results_fail_at_once_with_their_own_codes() {
             ErrorCode::ResultTooLarge,
             "MCP server `hostile`: the result is over the MCP message limit of 16777216 bytes",
         ),
+        // Issue 30, 30.24: no newline after it, so the line never ended: it waited out
+        // `call_timeout` (here `timeout` after 60 s).
+        (
+            "mcp__hostile__huge_unended",
+            ErrorCode::ResultTooLarge,
+            "MCP server `hostile`: the result is over the MCP message limit of 16777216 bytes",
+        ),
         (
             "mcp__hostile__deep",
             ErrorCode::ExecutionFailed,
