@@ -5,7 +5,7 @@
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolgate_gateway::policy::{Decision, PolicyInput, PolicyRules, Roles, Verdict};
+use toolgate_gateway::policy::{Decision, Facts, PolicyInput, PolicyRules, Roles, Verdict};
 use toolgate_protocol::Risk;
 
 use crate::cli::{PolicyCommand, PolicyTestArgs};
@@ -113,9 +113,10 @@ fn test(settings: &Config, a: PolicyTestArgs) -> anyhow::Result<i32> {
         issuer: a.issuer.as_deref().unwrap_or(""),
         subject: a.subject.as_deref().unwrap_or(""),
     };
+    let facts = Facts::of(&a.tool, &source, &args);
     let mut report = json!({
         "tool": a.tool, "risk": risk, "source": source, "role": role.name(),
-        "principal": principal,
+        "principal": principal, "facts": facts,
     });
     // The allowlist (authorize layer) refuses the call before any rule is evaluated.
     if !role.allows(&a.tool) {
@@ -134,6 +135,9 @@ fn test(settings: &Config, a: PolicyTestArgs) -> anyhow::Result<i32> {
         a.tool,
         role.name()
     )];
+    if facts != Facts::default() {
+        lines.push(facts_line(&facts));
+    }
     let mut listed = Vec::new();
     let mut decided = None;
     for (i, (rule, verdict)) in rules.rules().iter().zip(&verdicts).enumerate() {
@@ -204,6 +208,25 @@ fn test(settings: &Config, a: PolicyTestArgs) -> anyhow::Result<i32> {
         report["confirm"] = json!(confirm);
     }
     finish(&a, report, &lines, decision)
+}
+
+/// `facts: paths ["src"], recursive false` and, for the shell, its programs and words;
+/// lists as JSON so a control character in a word is escaped, not printed.
+fn facts_line(facts: &Facts) -> String {
+    let mut line = format!(
+        "facts: paths {}, recursive {}",
+        json!(facts.paths),
+        facts.recursive
+    );
+    if !facts.argv.is_empty() {
+        line.push_str(&format!(
+            ", executables {}, shell_dynamic {}, argv {}",
+            json!(facts.executables),
+            facts.shell_dynamic,
+            json!(facts.argv)
+        ));
+    }
+    line
 }
 
 fn finish(

@@ -38,6 +38,7 @@ fn a_deny_rule_names_itself_and_exits_2() {
     assert_eq!(
         run.stdout,
         "call: `shell` (dangerous risk, source \"builtin\") by cli:tester as role \"default\"\n\
+         facts: paths [\".\"], recursive false, executables [\"rm\"], shell_dynamic false, argv [[\"rm\",\"-rf\",\"/\"]]\n\
          rule 1 \"no-rm-rf\": true\n\
          deny by rule \"no-rm-rf\" (rule 1 of 3): tool == \"shell\" && args.command.matches(\"rm\\\\s+-rf\")\n\
          reason: recursive deletes are not allowed\n"
@@ -66,6 +67,8 @@ fn an_ask_rule_over_missing_claims_fails_closed_and_exits_3() {
         json!({
             "tool": "mcp__github__create_issue", "risk": "write", "source": "mcp:github",
             "role": "default", "principal": "cli:tester",
+            "facts": {"paths": [], "recursive": false, "argv": [], "words": [],
+                      "executables": [], "shell_dynamic": false},
             "rules": [
                 {"id": "no-rm-rf", "verdict": "false", "error": null},
                 {"id": "github-needs-admin", "verdict": "error", "error": "No such key: groups"}
@@ -124,6 +127,55 @@ fn claims_and_the_principal_reach_the_rules_and_no_match_leaves_the_role() {
         "{run:#?}"
     );
     write("someone-else").assert_code(3);
+}
+
+/// The rules see `facts` — the call as the programs and paths it names — and `policy test`
+/// prints them, so a rule can be checked against a rewording before it is trusted.
+#[test]
+fn the_facts_of_a_call_are_shown_and_ruled_on() {
+    let env = Env::with_config(
+        r#"
+[[policy.rules]]
+id = "no-opaque-shell"
+when = 'tool == "shell" && facts.shell_dynamic'
+decision = "deny"
+
+[[policy.rules]]
+id = "no-deletes"
+when = 'tool == "shell" && "rm" in facts.executables'
+decision = "deny"
+
+[[policy.rules]]
+id = "no-secret"
+when = 'facts.paths.exists(p, p == "secret" || p.startsWith("secret/"))'
+decision = "deny"
+"#,
+    );
+    let policy =
+        |tool: &str, args: &str| env.run(&["policy", "test", "--tool", tool, "--args", args]);
+    let run = policy("shell", r#"{"command": "echo x | env r''m -rf"}"#);
+    run.assert_code(2);
+    assert_eq!(
+        run.stdout,
+        "call: `shell` (dangerous risk, source \"builtin\") by cli:tester as role \"default\"\n\
+         facts: paths [\".\"], recursive false, executables [\"echo\",\"env\",\"rm\"], shell_dynamic false, argv [[\"echo\",\"x\"],[\"env\",\"rm\",\"-rf\"]]\n\
+         rule 1 \"no-opaque-shell\": false\n\
+         rule 2 \"no-deletes\": true\n\
+         deny by rule \"no-deletes\" (rule 2 of 3): tool == \"shell\" && \"rm\" in facts.executables\n"
+    );
+    policy("shell", r#"{"command": "$(printf rm) -rf x"}"#).assert_code(2);
+    let run = policy("read_file", r#"{"path": "./docs/..//secret/x"}"#);
+    run.assert_code(2);
+    assert!(
+        run.stdout
+            .contains("facts: paths [\"secret/x\"], recursive false\n"),
+        "{run:#?}"
+    );
+    policy(
+        "shell",
+        r#"{"command": "git status && cargo test 2>&1 | tail"}"#,
+    )
+    .assert_code(3);
 }
 
 #[test]
