@@ -6,6 +6,11 @@
 //! quietly and the command ends with its own exit status, as a filter's writer should; no
 //! panic, nothing on stderr. Any other write failure (a full disk under a redirection) is
 //! remembered and reported once by [`finish`], which turns the exit status into 1.
+//!
+//! Text for a terminal ([`table`], [`text_line`]) shows what a tool, a server or a caller
+//! wrote, never what it would make a terminal do: control characters (ESC, CR, …) and
+//! invisible or direction-changing ones (RLO, zero-width) become markers (`⟨ESC⟩`,
+//! `⟨U+202E⟩`), as in approval prompts. `--json` output is printed exactly as serialised.
 
 #![allow(clippy::print_stderr)]
 
@@ -27,13 +32,45 @@ pub fn write_stdout(text: &str) {
     }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        STDOUT_GONE.store(true, Ordering::Relaxed);
-        if e.kind() != ErrorKind::BrokenPipe {
-            let mut first = WRITE_ERROR
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            first.get_or_insert_with(|| e.to_string());
+        gone(&e);
+    }
+}
+
+/// Stdout as an [`std::io::Write`] for commands that stream bytes (`audit export`): the same
+/// rules as [`write_stdout`] — a closed stdout swallows what follows, another failure is
+/// reported by [`finish`] — so a writer never sees an error and never stops with one.
+pub struct StdoutSink;
+
+impl Write for StdoutSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !STDOUT_GONE.load(Ordering::Relaxed) {
+            let written = std::io::stdout().lock().write_all(buf);
+            if let Err(e) = written {
+                gone(&e);
+            }
         }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !STDOUT_GONE.load(Ordering::Relaxed)
+            && let Err(e) = std::io::stdout().lock().flush()
+        {
+            gone(&e);
+        }
+        Ok(())
+    }
+}
+
+/// Stdout refused a write: nothing more is written; only a failure other than a closed
+/// pipe is remembered for [`finish`].
+fn gone(e: &std::io::Error) {
+    STDOUT_GONE.store(true, Ordering::Relaxed);
+    if e.kind() != ErrorKind::BrokenPipe {
+        let mut first = WRITE_ERROR
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.get_or_insert_with(|| e.to_string());
     }
 }
 
@@ -65,11 +102,26 @@ pub fn line(text: &str) {
     write_stdout(&format!("{text}\n"));
 }
 
-/// Prints rows as aligned columns; the last column is never padded.
+/// A line of text someone else wrote (a tool's description, a record's field), with every
+/// character that would act on the terminal shown as a marker (module docs).
+pub fn text_line(text: &str) {
+    line(&toolgate_store::approvals::visible_text(text));
+}
+
+/// Prints rows as aligned columns; the last column is never padded. Cells are shown with
+/// markers for control and invisible characters (module docs).
 pub fn table(header: &[&str], rows: &[Vec<String>]) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| toolgate_store::approvals::visible_text(cell))
+                .collect()
+        })
+        .collect();
     let cols = header.len();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate().take(cols) {
             widths[i] = widths[i].max(cell.chars().count());
         }
@@ -87,7 +139,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) {
     };
     let mut text = render(header.to_vec());
     text.push('\n');
-    for row in rows {
+    for row in &rows {
         text.push_str(&render(row.iter().map(String::as_str).collect()));
         text.push('\n');
     }
@@ -102,5 +154,18 @@ pub fn short(text: &str, max: usize) -> String {
     } else {
         let cut: String = first.chars().take(max.saturating_sub(1)).collect();
         format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// What `tools list` and `audit tail` render: a description's ESC, CR and RLO as markers.
+    #[test]
+    fn cells_show_control_and_bidi_characters_as_markers() {
+        let cell = "reads a file\u{1b}[8m\rIGNORE PREVIOUS\u{202e}txt.exe";
+        assert_eq!(
+            toolgate_store::approvals::visible_text(cell),
+            "reads a file⟨ESC⟩[8m⟨CR⟩IGNORE PREVIOUS⟨U+202E⟩txt.exe"
+        );
     }
 }

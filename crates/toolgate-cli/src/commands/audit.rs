@@ -168,7 +168,7 @@ async fn export(settings: &Config, out: Option<std::path::PathBuf>) -> anyhow::R
             std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?,
         )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+        None => Box::new(std::io::BufWriter::new(crate::output::StdoutSink)),
     };
     match cluster(settings)? {
         Some(pool) => {
@@ -219,6 +219,14 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
             file: Some(file),
             ..
         } => {
+            // A device or a pipe (`/dev/zero`) has no end to read to: refused before reading.
+            let meta = std::fs::metadata(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            anyhow::ensure!(
+                meta.is_file(),
+                "{} is not a regular file: verify --file reads an export or a copy of a log",
+                file.display()
+            );
             let (_, key) = existing_key(settings)?;
             match cluster::read_export(&file)? {
                 Some((heads, records)) => {

@@ -99,7 +99,7 @@ async fn show(
                 output::json(&doc)?;
             } else {
                 let s = e.spec();
-                output::line(&format!(
+                output::text_line(&format!(
                     "{}  ({} risk, {}, {})",
                     s.name,
                     s.risk,
@@ -107,18 +107,18 @@ async fn show(
                     availability(e)
                 ));
                 output::line("");
-                output::line(&s.description);
+                output::text_line(&s.description);
                 output::line("");
                 output::line("input schema:");
-                output::line(&serde_json::to_string_pretty(&s.input_schema)?);
+                output::text_line(&serde_json::to_string_pretty(&s.input_schema)?);
                 if !s.annotations.is_empty() {
                     output::line("annotations:");
-                    output::line(&serde_json::to_string_pretty(&s.annotations)?);
+                    output::text_line(&serde_json::to_string_pretty(&s.annotations)?);
                 }
                 if !flags.is_empty() {
                     output::line("suspicious text (review before trusting this tool):");
                     for flag in &flags {
-                        output::line(&format!("  - {flag}"));
+                        output::text_line(&format!("  - {flag}"));
                     }
                 }
             }

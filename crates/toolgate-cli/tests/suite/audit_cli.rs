@@ -166,3 +166,77 @@ fn the_audit_key_is_private_and_outside_the_data_dir() {
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("audit key directory"), "{}", run.stderr);
 }
+
+/// Issue 30, 30.25: a caller's tool name and arguments carrying ESC, CR and RLO were printed
+/// raw by `audit tail`/`query`, so a record could repaint the operator's terminal. Shown as
+/// markers now; `--json` stays exact.
+#[test]
+fn tail_and_query_show_terminal_escapes_as_markers() {
+    let env = Env::new();
+    let name = "x\u{1b}[2J\rrm -rf\u{202e}fdp";
+    let run = env.call(name, &json!({}));
+    assert_ne!(run.code, 0);
+    env.call(
+        "read_file",
+        &json!({"path": "\u{1b}]0;owned\u{7}\r\u{202e}.txt"}),
+    );
+    for args in [vec!["audit", "tail"], vec!["audit", "query"]] {
+        let run = env.run(&args);
+        run.assert_code(0);
+        for bad in ['\u{1b}', '\r', '\u{202e}', '\u{7}'] {
+            assert!(
+                !run.stdout.contains(bad),
+                "{args:?} printed {bad:?}: {:?}",
+                run.stdout
+            );
+        }
+        assert!(
+            run.stdout.contains("x⟨ESC⟩[2J⟨CR⟩rm -rf⟨U+202E⟩fdp"),
+            "{:?}",
+            run.stdout
+        );
+    }
+    let json = env.run(&["audit", "query", "--json"]);
+    json.assert_code(0);
+    assert!(json.stdout.contains('\u{202e}'), "--json must stay exact");
+    let tools: Vec<String> = serde_json::from_str::<serde_json::Value>(&json.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["tool"].as_str().map(str::to_owned))
+        .collect();
+    assert!(tools.iter().any(|t| t == name), "{tools:?}");
+}
+
+/// Issue 30, 30.26: `audit verify --file /dev/zero` read one endless line into memory.
+/// A device, a pipe or a directory is refused before anything is read.
+#[test]
+fn verify_file_refuses_what_is_not_a_regular_file() {
+    let env = Env::new();
+    for file in ["/dev/zero", "/dev/stdin", "/"] {
+        let mut child = env
+            .command()
+            .args(["audit", "verify", "--file", file])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut waited = 0;
+        while child.try_wait().unwrap().is_none() && waited < 300 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            waited += 1;
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            panic!("`audit verify --file {file}` still reading after 30 s");
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{file}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is not a regular file"),
+            "{file}: {out:?}"
+        );
+    }
+}
