@@ -68,7 +68,12 @@ pub struct OAuthConfig {
     pub algorithms: Vec<String>,
     /// Clock skew allowed on `exp` and `nbf`.
     pub leeway_secs: u64,
-    /// The claim naming the principal (`sub`, `email`, …).
+    /// How old the issuer's keys may get before they are fetched again: a key the issuer
+    /// stopped publishing ends the tokens it signed within this (and at least the 10 s
+    /// between two fetches), remembered tokens included.
+    pub jwks_refresh_secs: u64,
+    /// The claim naming the principal (`sub`, `email`, …); the principal is
+    /// `<issuer>#<claim value>`.
     pub principal_claim: String,
     /// The claim whose values (a string or a list) map to a role and to operator.
     pub role_claim: String,
@@ -91,6 +96,7 @@ impl Default for OAuthConfig {
             jwks_uri: None,
             algorithms: vec!["RS256".into(), "ES256".into(), "EdDSA".into()],
             leeway_secs: 30,
+            jwks_refresh_secs: 300,
             principal_claim: "sub".into(),
             role_claim: "groups".into(),
             roles: std::collections::BTreeMap::new(),
@@ -127,36 +133,36 @@ pub struct ServerConfig {
     /// byte, or the end of the previous answer) before the connection is closed: slow
     /// clients (slowloris) cannot hold connections open.
     pub header_read_timeout_ms: u64,
-    /// The most connections served at once; a connection accepted beyond it is closed at
-    /// once.
-    pub max_connections: usize,
-    /// The outbound-HTTP rules the webhook obeys: the top-level `[egress]` table, copied in
-    /// by whoever reads the file (not a `[server]` key).
-    #[serde(skip)]
     /// How long a client has to send a request's whole body, from the end of its header:
     /// a slower body fails (400) and its connection is closed, so trickled bodies cannot
     /// hold connections.
     pub body_read_timeout_ms: u64,
+    /// The most connections served at once; a connection accepted beyond it is closed at
+    /// once.
+    pub max_connections: usize,
+    /// The most connections one peer address holds at once; more from it are closed at once.
+    pub max_connections_per_ip: usize,
+    /// The outbound-HTTP rules the webhook obeys: the top-level `[egress]` table, copied in
+    /// by whoever reads the file (not a `[server]` key).
+    #[serde(skip)]
     pub egress: EgressPolicy,
 }
 
-    /// The most connections one peer address holds at once; more from it are closed at once.
-    pub max_connections_per_ip: usize,
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
 /// `header_read_timeout_ms` when not configured: 10 s.
 pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+/// `body_read_timeout_ms` when not configured: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
 /// `max_connections` when not configured.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// `max_connections_per_ip` when not configured: a quarter of the default cap.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
 
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-/// `body_read_timeout_ms` when not configured: 30 s.
-pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
             listen: DEFAULT_LISTEN.to_owned(),
             public_url: None,
-/// `max_connections_per_ip` when not configured: a quarter of the default cap.
-pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             tokens: Vec::new(),
@@ -165,15 +171,15 @@ pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
             oauth: OAuthConfig::default(),
             shutdown_grace_secs: 30,
             header_read_timeout_ms: DEFAULT_HEADER_READ_TIMEOUT_MS,
+            body_read_timeout_ms: DEFAULT_BODY_READ_TIMEOUT_MS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
             egress: EgressPolicy::default(),
         }
     }
 }
 
-            body_read_timeout_ms: DEFAULT_BODY_READ_TIMEOUT_MS,
 /// A `[server]` section that cannot work.
-            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerConfigError {
     #[error(

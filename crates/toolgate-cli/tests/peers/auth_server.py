@@ -12,7 +12,11 @@ Test controls:
                        "kid": "rsa-1", "key": "rsa-1"}  → {"token": …}; unset claims get
                        iss, iat, exp (+300 s), sub
   POST /admin/rotate  publishes the key `rsa-2` (a rotation)
-  GET  /admin/stats   {"jwks_fetches": n, "token_requests": n}
+  POST /admin/retire  {"kid": "rsa-1"}: stops publishing that key
+  POST /admin/jwks_mode {"mode": "normal" | "down" | "huge"}: down answers /jwks with HTTP 500;
+                      huge streams a 256 MiB body, chunked, without Content-Length
+  GET  /admin/stats   {"jwks_fetches": n, "token_requests": n, "huge_sent": bytes the last
+                       huge body got out before the reader hung up, "huge_done": n}
 
 Prints `listening on PORT` once ready. Usage: auth_server.py [--client-id ID --client-secret S]
 """
@@ -46,7 +50,9 @@ KEYS = {
     "ed-1": ("EdDSA", ed25519.Ed25519PrivateKey.generate()),
 }
 PUBLISHED = {"rsa-1", "ec-1", "ed-1"}
-STATS = {"jwks_fetches": 0, "token_requests": 0}
+STATS = {"jwks_fetches": 0, "token_requests": 0, "huge_sent": 0, "huge_done": 0}
+MODE = {"jwks": "normal"}
+HUGE = 256 << 20
 LOCK = threading.Lock()
 ISSUER = ""
 
@@ -100,6 +106,30 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def send_huge(self):
+        """A JSON document of HUGE bytes, chunked, no Content-Length; counts what got out."""
+        self.protocol_version = "HTTP/1.1"
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("connection", "close")
+        self.end_headers()
+        piece = b'{"keys": [], "pad": "' + b"x" * (64 * 1024 - 21)
+        sent = 0
+        try:
+            while sent < HUGE:
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                sent += len(piece)
+                piece = b"x" * (64 * 1024)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            self.close_connection = True
+            with LOCK:
+                STATS["huge_sent"] = sent
+                STATS["huge_done"] += 1
+
     def body(self) -> bytes:
         return self.rfile.read(int(self.headers.get("content-length") or 0))
 
@@ -120,6 +150,11 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATS["jwks_fetches"] += 1
                 keys = [jwk(k) for k in sorted(PUBLISHED)]
+                mode = MODE["jwks"]
+            if mode == "down":
+                return self.send_json(500, {"error": "down"})
+            if mode == "huge":
+                return self.send_huge()
             return self.send_json(200, {"keys": keys})
         if self.path == "/admin/stats":
             with LOCK:
@@ -135,6 +170,16 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 PUBLISHED.add("rsa-2")
             return self.send_json(200, {"published": sorted(PUBLISHED)})
+        if self.path == "/admin/retire":
+            req = json.loads(self.body() or b"{}")
+            with LOCK:
+                PUBLISHED.discard(req["kid"])
+            return self.send_json(200, {"published": sorted(PUBLISHED)})
+        if self.path == "/admin/jwks_mode":
+            req = json.loads(self.body() or b"{}")
+            with LOCK:
+                MODE["jwks"] = req["mode"]
+            return self.send_json(200, {})
         if self.path == "/token":
             with LOCK:
                 STATS["token_requests"] += 1

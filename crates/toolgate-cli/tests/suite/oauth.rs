@@ -76,6 +76,28 @@ impl AuthServer {
         assert_eq!(http(&self.addr, "POST", "/admin/rotate", None).0, 200);
     }
 
+    pub fn retire(&self, kid: &str) {
+        let (status, _) = http(
+            &self.addr,
+            "POST",
+            "/admin/retire",
+            Some(&json!({"kid": kid})),
+        );
+        assert_eq!(status, 200);
+    }
+
+    pub fn jwks_mode(&self, mode: &str) {
+        let body = json!({"mode": mode});
+        assert_eq!(
+            http(&self.addr, "POST", "/admin/jwks_mode", Some(&body)).0,
+            200
+        );
+    }
+
+    pub fn stats(&self) -> Value {
+        http(&self.addr, "GET", "/admin/stats", None).1
+    }
+
     pub fn jwks_fetches(&self) -> u64 {
         http(&self.addr, "GET", "/admin/stats", None).1["jwks_fetches"]
             .as_u64()
@@ -145,7 +167,11 @@ fn tokens_are_accepted_or_refused_as_the_specification_says() {
                 &answer.body["role"],
                 &answer.body["operator"]
             ),
-            (&json!("alice"), &json!("default"), &json!(true)),
+            (
+                &json!(format!("{}#alice", auth.issuer)),
+                &json!("default"),
+                &json!(true)
+            ),
             "{alg}"
         );
     }
@@ -173,6 +199,7 @@ fn tokens_are_accepted_or_refused_as_the_specification_says() {
         }
         claims
     };
+    let no_role = format!("`{}#alice` has no role here", auth.issuer);
     // (what, token, status, the message's start)
     let cases = [
         (
@@ -247,7 +274,7 @@ fn tokens_are_accepted_or_refused_as_the_specification_says() {
             "no role",
             auth.mint(with(json!({"groups": ["guests"]})), "RS256", "rsa-1"),
             403,
-            "`alice` has no role here",
+            no_role.as_str(),
         ),
     ];
     for (what, token, status, message) in &cases {
@@ -309,7 +336,7 @@ fn tokens_are_accepted_or_refused_as_the_specification_says() {
         .audit_records()
         .into_iter()
         .rev()
-        .find(|r| r["principal"] == "auditor")
+        .find(|r| r["principal"] == format!("{}#auditor", auth.issuer))
         .expect("an audit record for the call");
     assert_eq!(record["issuer"], auth.issuer.as_str());
     assert_eq!(record["subject"], "auditor");
@@ -361,7 +388,7 @@ fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
             .contains(&json!("list_dir")),
         "{report}"
     );
-    // The token carried `groups: ["agents"]` → role readonly, principal = its `sub`.
+    // The token carried `groups: ["agents"]` → role readonly, principal = issuer#sub.
     let record = env
         .audit_records()
         .into_iter()
@@ -371,7 +398,7 @@ fn the_python_sdk_client_gets_a_token_and_calls_a_tool() {
     assert_eq!(
         (&record["principal"], &record["role"], &record["issuer"]),
         (
-            &json!("test-client"),
+            &json!(format!("{}#test-client", auth.issuer)),
             &json!("readonly"),
             &json!(auth.issuer)
         )
@@ -419,6 +446,201 @@ fn approval_requests_record_the_issuer_and_subject() {
             &request["issuer"],
             &request["subject"]
         ),
-        (&json!("writer-1"), &json!(auth.issuer), &json!("writer-1"))
+        (
+            &json!(format!("{}#writer-1", auth.issuer)),
+            &json!(auth.issuer),
+            &json!("writer-1")
+        )
     );
+}
+
+fn call_as(addr: &str, bearer: &str, tool: &str, arguments: Value) -> Answer {
+    let auth = format!("Bearer {bearer}");
+    http_with(
+        addr,
+        "POST",
+        "/v1/calls",
+        &[("Authorization", &auth)],
+        Some(&json!({"tool": tool, "arguments": arguments})),
+    )
+}
+
+/// Issue 30 (attack 4): principals are issuer-qualified. Issued-token `alice` holds a
+/// standing (`always`) grant for `write_file`; a JWT with `sub: alice` is
+/// `<issuer>#alice`, asks for approval like anyone else and writes nothing. (Before, it was
+/// plain `alice` and wrote without asking.)
+#[test]
+fn a_jwt_with_sub_alice_does_not_inherit_token_alices_grant() {
+    use sha2::{Digest, Sha256};
+    let auth = AuthServer::start();
+    let own = "alice-own-token-0123456789abcdef";
+    let config = format!(
+        "{}\n[[server.tokens]]\nprincipal = \"alice\"\nrole = \"default\"\nsha256 = \"{}\"\n",
+        oauth_config(&auth.issuer),
+        hex::encode(Sha256::digest(own.as_bytes()))
+    );
+    let env = Env::with_config(&config);
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let resource = format!("http://{addr}/mcp");
+    let claims =
+        |sub: &str| json!({"aud": resource, "scope": "tools", "groups": ["admins"], "sub": sub});
+    let operator = auth.mint(claims("op-1"), "ES256", "ec-1");
+    let write = json!({"path": "a.txt", "content": "granted"});
+
+    // Token alice asks once; an operator grants her `always`.
+    let asked = call_as(&addr, own, "write_file", write.clone());
+    assert_eq!(
+        asked.body["error"]["code"], "approval_required",
+        "{}",
+        asked.body
+    );
+    let op = format!("Bearer {operator}");
+    let listed = http_with(
+        &addr,
+        "GET",
+        "/v1/approvals",
+        &[("Authorization", &op)],
+        None,
+    );
+    let id = listed.body[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(listed.body[0]["principal"], "alice");
+    let decided = http_with(
+        &addr,
+        "POST",
+        &format!("/v1/approvals/{id}/decision"),
+        &[("Authorization", &op)],
+        Some(&json!({"approve": true, "scope": "always"})),
+    );
+    assert_eq!(decided.status, 200, "{}", decided.body);
+    let again = call_as(&addr, own, "write_file", write.clone());
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(env.read("a.txt"), "granted");
+
+    // The JWT `sub: alice` is someone else.
+    let jwt = auth.mint(claims("alice"), "RS256", "rsa-1");
+    let forged = json!({"path": "a.txt", "content": "from the jwt"});
+    let refused = call_as(&addr, &jwt, "write_file", forged);
+    assert_eq!(
+        refused.body["error"]["code"], "approval_required",
+        "{}",
+        refused.body
+    );
+    assert_eq!(env.read("a.txt"), "granted");
+    let same_args = call_as(&addr, &jwt, "write_file", write);
+    assert_eq!(
+        same_args.body["error"]["code"], "approval_required",
+        "{}",
+        same_args.body
+    );
+    assert_eq!(
+        me(&addr, &jwt).body["principal"],
+        json!(format!("{}#alice", auth.issuer))
+    );
+}
+
+/// Issue 30 (attack 4): a JWKS answered chunked, without Content-Length, and far past the
+/// 1 MiB cap (256 MiB) is refused after about the cap — toolgate hangs up instead of reading
+/// it whole — and the 503 names neither the JWKS URL nor its error.
+#[test]
+fn a_chunked_jwks_past_the_cap_is_refused_unread() {
+    let auth = AuthServer::start();
+    let env = Env::with_config(&oauth_config(&auth.issuer));
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let resource = format!("http://{addr}/mcp");
+    auth.jwks_mode("huge");
+    let token = auth.mint(
+        json!({"aud": resource, "scope": "tools", "groups": ["admins"], "sub": "alice"}),
+        "RS256",
+        "rsa-1",
+    );
+    let answer = me(&addr, &token);
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let stats = loop {
+        let stats = auth.stats();
+        if stats["huge_done"] == 1 {
+            break stats;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the huge body never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let sent = stats["huge_sent"].as_u64().unwrap();
+    assert!(
+        sent < 16 << 20,
+        "{sent} bytes of a 256 MiB body were read (cap 1 MiB)"
+    );
+    assert_no_internal_url(&answer);
+}
+
+/// Issue 30 (attack 4): with the JWKS unreachable (HTTP 500), an unauthenticated caller's
+/// 503 does not reveal where the keys are fetched from.
+#[test]
+fn an_unreachable_jwks_is_not_named_to_the_caller() {
+    let auth = AuthServer::start();
+    let env = Env::with_config(&oauth_config(&auth.issuer));
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let resource = format!("http://{addr}/mcp");
+    auth.jwks_mode("down");
+    let token = auth.mint(
+        json!({"aud": resource, "scope": "tools", "groups": ["admins"], "sub": "alice"}),
+        "RS256",
+        "rsa-1",
+    );
+    let answer = me(&addr, &token);
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    assert_eq!(answer.body["error"]["code"], "unavailable");
+    assert_no_internal_url(&answer);
+}
+
+fn assert_no_internal_url(answer: &Answer) {
+    let text = format!(
+        "{} {}",
+        answer.body,
+        answer.header("www-authenticate").unwrap_or_default()
+    );
+    let body = answer.body.to_string();
+    for leak in ["/jwks", "HTTP 500", "larger than"] {
+        assert!(!text.contains(leak), "`{leak}` in {text}");
+    }
+    assert!(!body.contains("http://"), "a URL in {body}");
+}
+
+/// Issue 30 (attack 4): a token keeps working only while its key is published. The issuer
+/// withdraws `rsa-1`; once the refresh interval (here 1 s, and at least the 10 s between
+/// two fetches) has passed, the token that was accepted — and remembered — is refused.
+#[test]
+fn a_key_that_left_the_jwks_ends_its_tokens() {
+    let auth = AuthServer::start();
+    let config = oauth_config(&auth.issuer).replace(
+        "principal_claim = \"sub\"",
+        "principal_claim = \"sub\"\njwks_refresh_secs = 1",
+    );
+    let env = Env::with_config(&config);
+    let (child, addr) = env.serve();
+    let _served = Served(child);
+    let resource = format!("http://{addr}/mcp");
+    let claims = json!({"aud": resource, "scope": "tools", "groups": ["admins"], "sub": "alice"});
+    let old = auth.mint(claims.clone(), "RS256", "rsa-1");
+    let other = auth.mint(claims, "ES256", "ec-1");
+    assert_eq!(me(&addr, &old).status, 200);
+    assert_eq!(me(&addr, &other).status, 200);
+    auth.retire("rsa-1");
+    std::thread::sleep(Duration::from_millis(10_500)); // the least time between two fetches
+    let answer = me(&addr, &old);
+    assert_eq!(answer.status, 401, "{}", answer.body);
+    assert!(
+        answer.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("publishes no key `rsa-1`"),
+        "{}",
+        answer.body
+    );
+    assert_eq!(me(&addr, &other).status, 200, "a key still published works");
 }

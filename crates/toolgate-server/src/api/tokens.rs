@@ -129,6 +129,7 @@ pub async fn create(
     if params.principal.trim().is_empty() {
         return Err(bad("principal must not be empty"));
     }
+    toolgate_store::tokens::check_own_principal(&params.principal).map_err(bad)?;
     if state.gateway.roles().get(&params.role).is_none() {
         // 404, like any other name that does not exist here.
         let names: Vec<&str> = state.gateway.roles().names().collect();

@@ -85,11 +85,10 @@ impl Refusal {
                     "map a value of the role claim in [server.oauth] roles, or set default_role",
                 )
                 .into(),
-            JwtRefusal::Unavailable(m) => ApiError::new(
-                ErrorCode::Unavailable,
-                format!("the authorization server's keys cannot be fetched: {m}"),
-            )
-            .into(),
+            // `m` names no URL: the caller is not authenticated yet.
+            JwtRefusal::Unavailable(m) => ApiError::new(ErrorCode::Unavailable, m)
+                .with_hint("try again later; the server's log says why")
+                .into(),
         }
     }
 
@@ -134,6 +133,14 @@ fn quoted(s: &str) -> String {
         .collect()
 }
 
+/// An own token (or the anonymous grant) may not stand for a principal spelled like an
+/// OAuth one: it would share that user's approvals and grants. A configuration or token
+/// row made before the rule existed is refused here rather than admitted.
+fn own_principal(principal: &str) -> Result<(), String> {
+    toolgate_store::tokens::check_own_principal(principal)
+        .map_err(|why| format!("this token cannot be used: {why}"))
+}
+
 async fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller, Refusal> {
     if let Some(value) = auth {
         let token = value
@@ -155,10 +162,12 @@ async fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller,
             }
         }
         if let Some(t) = found {
+            own_principal(&t.principal).map_err(Refusal::invalid_token)?;
             return Ok(own_caller(&t.principal, &t.role, t.operator, &t.principal));
         }
         match state.tokens().map(|book| book.lookup(&hash)) {
             Some(super::Lookup::Active(t)) => {
+                own_principal(&t.principal).map_err(Refusal::invalid_token)?;
                 return Ok(own_caller(&t.principal, &t.role, t.operator, &t.id));
             }
             Some(super::Lookup::Refused { id, state }) => {
@@ -178,6 +187,7 @@ async fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller,
         };
     }
     if let Some(anon) = &state.config.anonymous {
+        own_principal(&anon.principal).map_err(Refusal::invalid_token)?;
         return Ok(Caller::named(
             anon.principal.clone(),
             anon.role.clone(),

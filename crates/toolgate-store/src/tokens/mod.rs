@@ -61,6 +61,26 @@ impl std::fmt::Debug for TokenSecret {
     }
 }
 
+/// What only the principals of OAuth access tokens contain: they are spelled
+/// `<issuer URL>#<claim>` (`https://auth.example.com#alice`), and issuer URLs hold `://`.
+pub const QUALIFIED_MARK: &str = "://";
+
+/// Whether `principal` may name a token toolgate issues or is configured with (and the
+/// `[server.anonymous]` grant): anything not empty that is not spelled like an OAuth
+/// principal, so `alice` of a token and `alice` of an authorization server never meet.
+pub fn check_own_principal(principal: &str) -> Result<(), String> {
+    if principal.trim().is_empty() {
+        return Err("a token's principal must not be empty".into());
+    }
+    if principal.contains(QUALIFIED_MARK) {
+        return Err(format!(
+            "a token's principal must not contain `{QUALIFIED_MARK}` (`{principal}`): that \
+             spelling is kept for the principals of OAuth access tokens, `<issuer>#<claim>`"
+        ));
+    }
+    Ok(())
+}
+
 /// SHA-256 hex of a token, the form it is stored and configured in.
 pub fn hash_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
@@ -208,8 +228,10 @@ impl TokenStore {
         })
     }
 
-    /// Issues a token: the record as stored, and the token, to be shown once.
+    /// Issues a token: the record as stored, and the token, to be shown once. Its principal
+    /// must be an own name ([`check_own_principal`]).
     pub async fn create(&self, new: NewToken) -> StoreResult<(TokenRecord, TokenSecret)> {
+        check_own_principal(&new.principal).map_err(crate::StoreError::Config)?;
         let secret = TokenSecret::mint()?;
         let record = self.record(new, &secret)?;
         self.backend.insert(record.clone()).await?;
@@ -279,6 +301,23 @@ impl TokenStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An own principal never takes an OAuth principal's spelling (`<issuer>#<claim>`).
+    #[test]
+    fn own_principals_cannot_be_spelled_like_oauth_ones() {
+        for ok in [
+            "alice",
+            "cli:me",
+            "telegram:42",
+            "a#b",
+            "ci-bot@example.com",
+        ] {
+            assert_eq!(check_own_principal(ok), Ok(()), "{ok}");
+        }
+        for bad in ["https://idp.example.com#alice", "http://x", " ", ""] {
+            assert!(check_own_principal(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn tokens_are_fresh_and_well_formed() {

@@ -1,9 +1,14 @@
 //! The signing keys of one authorization server: its JWKS, found through its metadata (RFC
 //! 8414 `/.well-known/oauth-authorization-server`, else OpenID Connect discovery) or
 //! configured, fetched with the `[egress]` client, cached, and re-fetched when a token names
-//! a key id the cache does not hold (a key rotation) or the cache is old — at most once per
-//! [`MIN_REFRESH`], so a stream of tokens with made-up key ids cannot make toolgate hammer
-//! the issuer.
+//! a key id the cache does not hold (a key rotation) or the cache is older than the refresh
+//! interval (`jwks_refresh_secs`: a key the issuer stopped publishing stops verifying) — at
+//! most once per [`MIN_REFRESH`], so a stream of tokens with made-up key ids cannot make
+//! toolgate hammer the issuer (one request per 10 s, whatever the flood).
+//!
+//! Bodies are read as they stream in and refused once past [`MAX_BODY`], with or without a
+//! `Content-Length`: a hostile JWKS cannot make toolgate buffer more than that. Errors name
+//! the URL for the log only; callers get [`KeyError::Unreachable`] without it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,10 +22,8 @@ use url::Url;
 
 /// The least time between two fetches of one issuer's keys.
 pub const MIN_REFRESH: Duration = Duration::from_secs(10);
-/// Keys older than this are re-fetched on the next use (a removed key stops verifying).
-const MAX_AGE: Duration = Duration::from_secs(15 * 60);
 /// The largest metadata document or JWKS read.
-const MAX_BODY: usize = 1 << 20;
+pub const MAX_BODY: usize = 1 << 20;
 
 /// One verification key.
 pub struct Key {
@@ -41,7 +44,8 @@ struct KeySet {
 pub enum KeyError {
     /// The token names a key the issuer does not publish.
     Unknown(String),
-    /// The issuer's metadata or keys could not be fetched.
+    /// The issuer's metadata or keys could not be fetched (why, with the URL: for the
+    /// log, not for the caller).
     Unreachable(String),
 }
 
@@ -49,17 +53,26 @@ pub struct IssuerKeys {
     issuer: String,
     configured_jwks: Option<Url>,
     client: reqwest::Client,
+    /// Keys older than this are re-fetched on the next use.
+    max_age: Duration,
     keys: ArcSwap<KeySet>,
     /// Held while fetching; holds when the last fetch began.
     fetching: tokio::sync::Mutex<Option<Instant>>,
 }
 
 impl IssuerKeys {
-    pub fn new(issuer: String, jwks_uri: Option<Url>, client: reqwest::Client) -> Self {
+    /// `max_age`: the refresh interval (keys older are fetched again on the next use).
+    pub fn new(
+        issuer: String,
+        jwks_uri: Option<Url>,
+        client: reqwest::Client,
+        max_age: Duration,
+    ) -> Self {
         IssuerKeys {
             issuer,
             configured_jwks: jwks_uri,
             client,
+            max_age,
             keys: ArcSwap::from_pointee(KeySet {
                 by_kid: HashMap::new(),
                 anonymous: Vec::new(),
@@ -86,7 +99,7 @@ impl IssuerKeys {
         self.keys
             .load()
             .fetched
-            .is_none_or(|at| at.elapsed() > MAX_AGE)
+            .is_none_or(|at| at.elapsed() > self.max_age)
     }
 
     /// The key `kid` names (or the only key, for a token without `kid`).
@@ -136,14 +149,21 @@ impl IssuerKeys {
         if !resp.status().is_success() {
             return Err(format!("GET {url}: HTTP {}", resp.status()));
         }
+        let too_large = || format!("GET {url}: larger than {MAX_BODY} bytes");
         if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(format!("GET {url}: larger than {MAX_BODY} bytes"));
+            return Err(too_large());
         }
-        let bytes = resp.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
-        if bytes.len() > MAX_BODY {
-            return Err(format!("GET {url}: larger than {MAX_BODY} bytes"));
+        // Chunk by chunk: a body without Content-Length (chunked, or until close) is cut at
+        // the cap, never buffered whole first.
+        let mut body = Vec::new();
+        let mut resp = resp;
+        while let Some(chunk) = resp.chunk().await.map_err(|e| format!("GET {url}: {e}"))? {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&bytes).map_err(|e| format!("GET {url}: not JSON: {e}"))
+        serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not JSON: {e}"))
     }
 
     /// The JWKS URL: configured, or from the issuer's metadata (whose `issuer` must be this

@@ -10,10 +10,20 @@
 //! 3. the signature, then `iss`, `aud` = this server's resource URL (RFC 8707: a token for
 //!    another resource is refused), `exp` and `nbf` with the configured leeway;
 //! 4. the required scopes (`scope`, or `scp`), else 403 `insufficient_scope`;
-//! 5. the claims name the principal, the role and whether the caller is an operator.
+//! 5. the claims name the principal, the role and whether the caller is an operator. The
+//!    principal is qualified by its issuer, `<issuer>#<claim>` ([`qualified_principal`]):
+//!    `sub: alice` of one issuer is neither `alice` of another nor toolgate's own token
+//!    `alice` (own principals may not contain `://`), so no approval, grant, session or
+//!    limit of one is another's.
 //!
 //! A validated token is remembered (by its SHA-256) until it expires, so a client that sends
-//! the same token on every request pays for the signature once.
+//! the same token on every request pays for the signature once — but only while its key is
+//! still published: each use looks the key up again ([`keys`] re-fetches keys older than
+//! `jwks_refresh_secs`), so a key the issuer withdrew ends its tokens within that interval.
+//!
+//! A JWKS that cannot be fetched answers 503 without saying where it was looked for (the
+//! URL and the error go to the log): an unauthenticated caller learns nothing of the
+//! internal network.
 
 pub mod keys;
 
@@ -50,6 +60,9 @@ pub enum JwtRefusal {
 struct Verified {
     caller: Caller,
     exp: u64,
+    /// The issuer and key id that verified it, looked up again on each use.
+    iss: String,
+    kid: Option<String>,
 }
 
 pub struct JwtAuthority {
@@ -96,6 +109,12 @@ pub fn check_config(cfg: &OAuthConfig, egress: &EgressPolicy) -> Result<(), Stri
     for issuer in &cfg.authorization_servers {
         let url =
             Url::parse(issuer).map_err(|e| format!("authorization server `{issuer}`: {e}"))?;
+        // What keeps `<issuer>#<claim>` apart from own principals and from other issuers'.
+        if !matches!(url.scheme(), "http" | "https") || issuer.contains('#') {
+            return Err(format!(
+                "authorization server `{issuer}`: an issuer is an http(s) URL without a fragment"
+            ));
+        }
         toolgate_net::check_url(egress, &url)
             .map_err(|e| format!("authorization server `{issuer}` refused: {e}"))?;
     }
@@ -110,6 +129,13 @@ pub fn check_config(cfg: &OAuthConfig, egress: &EgressPolicy) -> Result<(), Stri
         return Err("principal_claim must not be empty".into());
     }
     Ok(())
+}
+
+/// The principal of an access token from `issuer` whose principal claim is `name`:
+/// `<issuer>#<name>`. Issuers are URLs without a fragment, so the first `#` ends the issuer
+/// and two (issuer, name) pairs never share a spelling.
+pub fn qualified_principal(issuer: &str, name: &str) -> String {
+    format!("{issuer}#{name}")
 }
 
 fn now_secs() -> u64 {
@@ -152,7 +178,12 @@ impl JwtAuthority {
             .map(|i| {
                 (
                     i.clone(),
-                    IssuerKeys::new(i.clone(), jwks.clone(), client.clone()),
+                    IssuerKeys::new(
+                        i.clone(),
+                        jwks.clone(),
+                        client.clone(),
+                        std::time::Duration::from_secs(cfg.jwks_refresh_secs),
+                    ),
                 )
             })
             .collect();
@@ -183,15 +214,24 @@ impl JwtAuthority {
             .ok()
             .and_then(|m| m.get(&digest).cloned());
         if let Some(v) = remembered {
-            if now_secs() <= v.exp.saturating_add(self.leeway) {
-                return Ok(v.caller.clone());
+            let forget = || {
+                if let Ok(mut m) = self.verified.lock() {
+                    m.remove(&digest);
+                }
+            };
+            if now_secs() > v.exp.saturating_add(self.leeway) {
+                forget();
+                return Err(JwtRefusal::Invalid("the token has expired".into()));
             }
-            if let Ok(mut m) = self.verified.lock() {
-                m.remove(&digest);
+            match self.key_of(&v.iss, v.kid.as_deref()).await {
+                Ok(_) => return Ok(v.caller.clone()),
+                Err(refusal) => {
+                    forget();
+                    return Err(refusal);
+                }
             }
-            return Err(JwtRefusal::Invalid("the token has expired".into()));
         }
-        let (caller, exp) = self.verify(token).await?;
+        let (caller, exp, iss, kid) = self.verify(token).await?;
         if let Ok(mut m) = self.verified.lock() {
             if m.len() >= CACHE_CAP {
                 m.clear();
@@ -201,13 +241,33 @@ impl JwtAuthority {
                 Arc::new(Verified {
                     caller: caller.clone(),
                     exp,
+                    iss,
+                    kid,
                 }),
             );
         }
         Ok(caller)
     }
 
-    async fn verify(&self, token: &str) -> Result<(Caller, u64), JwtRefusal> {
+    /// The key `kid` of `iss` as the issuer publishes it now.
+    async fn key_of(&self, iss: &str, kid: Option<&str>) -> Result<Arc<keys::Key>, JwtRefusal> {
+        let issuer = self.issuers.get(iss).ok_or_else(|| {
+            JwtRefusal::Invalid(format!("the token's issuer `{iss}` is not trusted here"))
+        })?;
+        issuer.key(kid).await.map_err(|e| match e {
+            KeyError::Unknown(m) => JwtRefusal::Invalid(m),
+            // The why (with the JWKS URL) was logged where it happened.
+            KeyError::Unreachable(_) => JwtRefusal::Unavailable(
+                "the authorization server's signing keys cannot be fetched now".into(),
+            ),
+        })
+    }
+
+    /// The caller, the token's `exp`, and the issuer and key id that verified it.
+    async fn verify(
+        &self,
+        token: &str,
+    ) -> Result<(Caller, u64, String, Option<String>), JwtRefusal> {
         let invalid = |m: String| JwtRefusal::Invalid(m);
         let header = decode_header(token).map_err(|e| invalid(format!("not a usable JWT: {e}")))?;
         if !self.algorithms.contains(&header.alg) {
@@ -222,17 +282,7 @@ impl JwtAuthority {
             .get("iss")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid("the token has no `iss`".into()))?;
-        let issuer = self
-            .issuers
-            .get(iss)
-            .ok_or_else(|| invalid(format!("the token's issuer `{iss}` is not trusted here")))?;
-        let key = issuer
-            .key(header.kid.as_deref())
-            .await
-            .map_err(|e| match e {
-                KeyError::Unknown(m) => invalid(m),
-                KeyError::Unreachable(m) => JwtRefusal::Unavailable(m),
-            })?;
+        let key = self.key_of(iss, header.kid.as_deref()).await?;
         if key.alg.is_some_and(|a| a != header.alg) {
             return Err(invalid(format!(
                 "the key is for {:?}, the token says {:?}",
@@ -265,7 +315,7 @@ impl JwtAuthority {
         let claims = data.claims;
         self.check_scopes(&claims)?;
         let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
-        Ok((self.caller(iss, claims)?, exp))
+        Ok((self.caller(iss, claims)?, exp, iss.to_owned(), header.kid))
     }
 
     fn check_scopes(&self, claims: &Map<String, Value>) -> Result<(), JwtRefusal> {
@@ -293,7 +343,7 @@ impl JwtAuthority {
     /// The principal, role and operator right the claims give.
     fn caller(&self, iss: &str, claims: Map<String, Value>) -> Result<Caller, JwtRefusal> {
         let cfg = &self.config;
-        let principal = claims
+        let name = claims
             .get(&cfg.principal_claim)
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty())
@@ -301,6 +351,7 @@ impl JwtAuthority {
                 JwtRefusal::Invalid(format!("the token has no `{}` claim", cfg.principal_claim))
             })?
             .to_owned();
+        let principal = qualified_principal(iss, &name);
         let held = values(claims.get(&cfg.role_claim));
         let role = held
             .iter()
@@ -319,7 +370,7 @@ impl JwtAuthority {
         let subject = claims
             .get("sub")
             .and_then(Value::as_str)
-            .unwrap_or(&principal)
+            .unwrap_or(&name)
             .to_owned();
         Ok(Caller {
             principal,
