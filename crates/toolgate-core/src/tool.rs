@@ -23,6 +23,15 @@ pub trait Tool: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The workspace-relative paths this call names, as the tool resolves them now (a
+    /// symlink inside the workspace followed), for `[[policy.rules]]`' `facts.paths`.
+    /// `None` when the tool names no path or cannot resolve one (its `check` then refuses
+    /// the call); the gateway normalises the arguments lexically instead. A decision
+    /// aid, not a handle: the tree may change before the call runs.
+    fn policy_paths(&self, _args: &Value) -> Option<Vec<String>> {
+        None
+    }
+
     /// Runs the tool. `args` satisfy the input schema.
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }

@@ -373,6 +373,7 @@ fn rules_alone(plan: &Plan) {
         source: "builtin",
         issuer: &identity.issuer,
         subject: &identity.subject,
+        paths: None,
     };
     for (label, config) in [
         ("0 rules", PolicyConfig::default()),

@@ -112,8 +112,9 @@ fn test(settings: &Config, a: PolicyTestArgs) -> anyhow::Result<i32> {
         source: &source,
         issuer: a.issuer.as_deref().unwrap_or(""),
         subject: a.subject.as_deref().unwrap_or(""),
+        paths: None,
     };
-    let facts = Facts::of(&a.tool, &source, &args);
+    let facts = Facts::of(&a.tool, &source, &args, None);
     let mut report = json!({
         "tool": a.tool, "risk": risk, "source": source, "role": role.name(),
         "principal": principal, "facts": facts,

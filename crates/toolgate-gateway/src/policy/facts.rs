@@ -2,10 +2,13 @@
 //! the act and not the wording. `./secret/x`, `secret//x` and `a/../secret/x` are all the
 //! path `secret/x`; `/bin/rm -rf x`, `\rm`, `r''m` and `env rm` all run `rm`.
 //!
-//! Facts are derived from the arguments alone (no file system access): `toolgate policy
-//! test` shows the same facts a call gets. The workspace refuses `..`, absolute paths and
-//! symlinks out of it when the tool runs; a symlink *inside* the workspace (`link -> secret`)
-//! is not followed here, so a rule over paths is a guard rail, not the boundary.
+//! A built-in file tool resolves its path in the workspace for the policy layer
+//! ([`toolgate_core::Tool::policy_paths`]): a symlink inside the workspace (`link ->
+//! secret`) is followed, and the path is the canonical workspace-relative one. Where the
+//! tool cannot resolve it (a missing file, a path its own check refuses) and in `toolgate
+//! policy test`, which opens no workspace, the arguments are normalised lexically. Either
+//! way the tree can change before the call runs: a rule over paths is a guard rail, the
+//! workspace's confinement the boundary.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -45,13 +48,20 @@ const PATH_ARGS: [(&str, &str, Option<&str>); 6] = [
 ];
 
 impl Facts {
-    /// The facts of a call of `tool` from `source` with `args`.
-    pub fn of(tool: &str, source: &str, args: &Value) -> Facts {
+    /// The facts of a call of `tool` from `source` with `args`; `resolved`, when the tool
+    /// resolved its paths in the workspace, replaces the lexical normalisation.
+    pub fn of(tool: &str, source: &str, args: &Value, resolved: Option<&[String]>) -> Facts {
         let mut facts = Facts::default();
         if source != "builtin" {
             return facts;
         }
+        if let Some(paths) = resolved {
+            facts.paths = paths.to_vec();
+        }
         for (name, key, default) in PATH_ARGS {
+            if resolved.is_some() {
+                break;
+            }
             if name != tool {
                 continue;
             }

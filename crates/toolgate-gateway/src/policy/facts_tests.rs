@@ -44,6 +44,7 @@ fn deciding_rule(rules: &PolicyRules, tool: &str, args: &Value) -> Option<String
         source: "builtin",
         issuer: "",
         subject: "",
+        paths: None,
     };
     rules.first_match(input).map(|m| {
         assert_eq!(
@@ -208,6 +209,7 @@ fn shell_facts_are_whole_values() {
         "shell",
         "builtin",
         &json!({"command": "env A=1 rm -rf 'a b' 2>/dev/null && git status"}),
+        None,
     );
     assert_eq!(
         facts,
@@ -232,16 +234,63 @@ fn shell_facts_are_whole_values() {
         "shell",
         "builtin",
         &json!({"command": "echo \"$(rm -rf x)\""}),
+        None,
     );
     assert_eq!(
         (sub.executables, sub.shell_dynamic),
         (vec!["rm".to_owned(), "echo".to_owned()], true)
     );
-    let other = Facts::of("shell", "mcp:remote", &json!({"command": "rm -rf x"}));
+    let other = Facts::of("shell", "mcp:remote", &json!({"command": "rm -rf x"}), None);
     assert_eq!(other, Facts::default());
 }
 
 #[test]
 fn facts_is_a_known_variable() {
     assert!(VARIABLES.contains(&"facts"));
+}
+
+/// A file tool whose path `link/x` resolves into `secret/` (a symlink inside the workspace).
+struct LinkedRead(toolgate_protocol::ToolSpec);
+
+#[async_trait::async_trait]
+impl toolgate_core::Tool for LinkedRead {
+    fn spec(&self) -> &toolgate_protocol::ToolSpec {
+        &self.0
+    }
+
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let path = args.get("path")?.as_str()?;
+        Some(vec![path.replacen("link/", "secret/", 1)])
+    }
+
+    async fn call(
+        &self,
+        _args: Value,
+        _ctx: toolgate_core::ToolContext,
+    ) -> Result<toolgate_protocol::ToolOutput, toolgate_core::ToolError> {
+        Ok(toolgate_protocol::ToolOutput::text("read"))
+    }
+}
+
+/// In the pipeline the rules see the path as the tool resolves it, so a link into
+/// `secret/` is denied though its spelling is not under `secret/`; other paths pass.
+#[tokio::test]
+async fn the_layer_gives_rules_the_tools_resolved_paths() {
+    use crate::testing::{call_for, run_layer_on};
+    let layer = PolicyLayer::new(
+        std::sync::Arc::new(Roles::compile(&std::collections::BTreeMap::new()).expect("roles")),
+        std::sync::Arc::new(docs_rules()),
+    );
+    let tool: toolgate_core::DynTool = std::sync::Arc::new(LinkedRead(
+        toolgate_protocol::ToolSpec::new("read_file", "Reads.", json!({"type": "object"}))
+            .with_risk(Risk::Read),
+    ));
+    let mut call = call_for(tool.clone(), json!({"path": "link/x"}));
+    let err = run_layer_on(&layer, &mut call).await.expect_err("denied");
+    assert_eq!(
+        (err.code, call.policy_rule.as_deref()),
+        (ErrorCode::PolicyDenied, Some("no-secret"))
+    );
+    let mut call = call_for(tool, json!({"path": "docs/x"}));
+    assert!(run_layer_on(&layer, &mut call).await.is_ok());
 }

@@ -255,6 +255,7 @@ impl Call {
             source: self.source,
             issuer: self.issuer,
             subject: self.subject,
+            paths: None,
         }
     }
 }
@@ -338,6 +339,7 @@ fn the_bench_call_needs_no_interpreter() {
         source: "builtin",
         issuer: "https://idp.example",
         subject: "svc-checkout-bot",
+        paths: None,
     };
     for late in [false, true] {
         let rules = PolicyRules::compile(&bench_rules::fifty(late)).unwrap();
@@ -366,6 +368,7 @@ fn an_error_beside_a_guard_still_fails_closed() {
         source: "builtin",
         issuer: "",
         subject: "",
+        paths: None,
     };
     let failed = |v: &Verdict| matches!(v, Verdict::Failed(_));
     let v = rules.verdicts(call("echo", "bob"));

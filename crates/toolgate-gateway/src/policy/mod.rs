@@ -99,6 +99,11 @@ impl Layer for PolicyLayer {
             )
         })?;
         let identity = call.request.identity.as_deref();
+        let resolved = if self.rules.reads_facts() {
+            entry.tool.policy_paths(call.args()?)
+        } else {
+            None
+        };
         let input = PolicyInput {
             tool: &spec.name,
             args: call.args()?,
@@ -109,6 +114,7 @@ impl Layer for PolicyLayer {
             source: &spec.source,
             issuer: identity.map_or("", |i| i.issuer.as_str()),
             subject: identity.map_or("", |i| i.subject.as_str()),
+            paths: resolved.as_deref(),
         };
         let decision = match self.rules.first_match(input) {
             Some(m) => {

@@ -207,6 +207,13 @@ impl PolicyRules {
         self.rules.is_empty()
     }
 
+    /// Whether any rule reads `facts` (only then does a call resolve its paths for them).
+    pub fn reads_facts(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.program.references().has_variable("facts"))
+    }
+
     pub fn rules(&self) -> &[PolicyRule] {
         &self.rules
     }

@@ -121,6 +121,7 @@ fn input<'a>(
         source: "builtin",
         issuer: "",
         subject: "",
+        paths: None,
     }
 }
 

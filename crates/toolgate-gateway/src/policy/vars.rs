@@ -63,6 +63,9 @@ pub struct PolicyInput<'a> {
     /// `""` when the caller has no identity.
     pub issuer: &'a str,
     pub subject: &'a str,
+    /// The call's paths as its tool resolved them ([`toolgate_core::Tool::policy_paths`]);
+    /// `None` normalises the arguments' paths lexically.
+    pub paths: Option<&'a [String]>,
 }
 
 /// The variables of one call, as CEL values borrowing the call's data. `args` and `claims`
@@ -124,7 +127,7 @@ impl VariableResolver for CallVars<'_> {
                 self.facts
                     .get_or_init(|| {
                         let i = &self.input;
-                        let facts = Facts::of(i.tool, i.source, i.args);
+                        let facts = Facts::of(i.tool, i.source, i.args, i.paths);
                         owned_val(serde_json::to_value(facts).unwrap_or_default())
                     })
                     .as_ref(),

@@ -109,6 +109,12 @@ impl Tool for EditFileTool {
         &self.spec
     }
 
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let args: EditArgs = decode(NAME, args).ok()?;
+        let resolved = self.ws.resolve_existing(&args.path).ok()?;
+        Some(vec![self.ws.relative(&resolved)])
+    }
+
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: EditArgs = decode(NAME, args)?;
         check_strings(&args)?;

@@ -96,6 +96,12 @@ impl Tool for ListDirTool {
         &self.spec
     }
 
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let args: ListArgs = decode(NAME, args).ok()?;
+        let resolved = self.ws.resolve_existing(&args.path).ok()?;
+        Some(vec![self.ws.relative(&resolved)])
+    }
+
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: ListArgs = decode(NAME, args)?;
         self.ws.resolve_existing(&args.path).map(drop)

@@ -102,6 +102,12 @@ impl Tool for ReadFileTool {
         &self.spec
     }
 
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let args: ReadArgs = decode(NAME, args).ok()?;
+        let resolved = self.ws.resolve_existing(&args.path).ok()?;
+        Some(vec![self.ws.relative(&resolved)])
+    }
+
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: ReadArgs = decode(NAME, args)?;
         let resolved = self.ws.resolve_existing(&args.path)?;

@@ -128,6 +128,12 @@ impl Tool for SearchFilesTool {
         &self.spec
     }
 
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let args: SearchArgs = decode(NAME, args).ok()?;
+        let resolved = self.ws.resolve_existing(&args.path).ok()?;
+        Some(vec![self.ws.relative(&resolved)])
+    }
+
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: SearchArgs = decode(NAME, args)?;
         Query::compile(&args)?;

@@ -103,6 +103,12 @@ impl Tool for WriteFileTool {
         &self.spec
     }
 
+    fn policy_paths(&self, args: &Value) -> Option<Vec<String>> {
+        let args: WriteArgs = decode(NAME, args).ok()?;
+        let resolved = self.ws.resolve_for_write(&args.path).ok()?;
+        Some(vec![self.ws.relative(&resolved)])
+    }
+
     fn check(&self, args: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
         let args: WriteArgs = decode(NAME, args)?;
         let target = self.ws.resolve_for_write(&args.path)?;

@@ -164,3 +164,44 @@ async fn protected_paths_and_their_contents_are_refused() {
     assert_eq!(fx.get(".toolgate/audit.jsonl"), "{}\n");
     assert_eq!(fx.names_in(".toolgate"), ["audit.jsonl"]);
 }
+
+/// `[[policy.rules]]` see a path as the tool resolves it (`facts.paths`): a link inside the
+/// workspace is followed to its canonical workspace-relative path; what the tool refuses
+/// resolves to nothing (the gateway then normalises the spelling, and `check` refuses).
+#[test]
+fn policy_paths_are_the_resolved_workspace_paths() {
+    let fx = setup();
+    fx.put("secret/x", "original\n");
+    fx.symlink("secret", "link");
+    let paths = |tool: &str, path: &str| fx.tool(tool).policy_paths(&args(tool, path));
+    let one = |p: &str| Some(vec![p.to_owned()]);
+    let got = [
+        paths("read_file", "link/x"),
+        paths("read_file", "./secret//x"),
+        paths("edit_file", "link/./x"),
+        paths("write_file", "link/new.txt"),
+        paths("list_dir", "link"),
+        paths("search_files", "link/"),
+        paths("list_dir", "."),
+        paths("read_file", "dir/../secret/x"),
+        paths("read_file", "out_file"),
+        paths("read_file", ".toolgate/audit.jsonl"),
+        paths("shell", "link"),
+    ];
+    assert_eq!(
+        got,
+        [
+            one("secret/x"),
+            one("secret/x"),
+            one("secret/x"),
+            one("secret/new.txt"),
+            one("secret"),
+            one("secret"),
+            one("."),
+            None,
+            None,
+            None,
+            None,
+        ]
+    );
+}
