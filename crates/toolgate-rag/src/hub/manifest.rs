@@ -60,7 +60,20 @@ impl Manifest {
             path: path.clone(),
             error: e.to_string(),
         })?;
-        std::fs::write(&tmp, text + "\n").map_err(|e| PullError::io(&tmp, e))?;
+        // Never through a link planted at the temporary name: it is replaced by a new file.
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(PullError::io(&tmp, e));
+            }
+            _ => {}
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| PullError::io(&tmp, e))?;
+        std::io::Write::write_all(&mut file, (text + "\n").as_bytes())
+            .map_err(|e| PullError::io(&tmp, e))?;
         std::fs::rename(&tmp, &path).map_err(|e| PullError::io(&path, e))?;
         Ok(path)
     }

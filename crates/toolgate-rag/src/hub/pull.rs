@@ -264,7 +264,15 @@ async fn fetch(
     let limit = want.map_or(MAX_UNPINNED_BYTES, |w| w.size);
     let mut retried = false;
     loop {
-        let mut from = tokio::fs::metadata(&part).await.map_or(0, |m| m.len());
+        // A `.part` that is not a regular file (a planted link) is never continued.
+        let mut from = match tokio::fs::symlink_metadata(&part).await {
+            Ok(m) if m.is_file() => m.len(),
+            Ok(_) => {
+                remove(&part).await?;
+                0
+            }
+            Err(_) => 0,
+        };
         if from > limit {
             remove(&part).await?;
             from = 0;

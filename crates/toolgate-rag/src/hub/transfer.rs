@@ -127,12 +127,9 @@ pub(crate) async fn transfer(
             limit,
         });
     }
-    let mut out = if start == 0 {
-        tokio::fs::File::create(part).await
-    } else {
-        tokio::fs::OpenOptions::new().append(true).open(part).await
-    }
-    .map_err(|e| PullError::io(part, e))?;
+    let mut out = open_part(part, start > 0)
+        .await
+        .map_err(|e| PullError::io(part, e))?;
     on_event(PullEvent::Started {
         file: file.to_owned(),
         from: start,
@@ -176,4 +173,20 @@ pub(crate) async fn transfer(
     Ok(Transfer {
         resumed_from: (start > 0).then_some(start),
     })
+}
+
+/// Opens `part` to continue it (`resume`) or as a new file, never through a link: a `.part`
+/// planted as a symbolic link (to a file outside the cache) is not followed — a fresh one
+/// replaces the link by a new file (`O_EXCL`), a resumed one fails (`O_NOFOLLOW`).
+pub(crate) async fn open_part(part: &Path, resume: bool) -> std::io::Result<tokio::fs::File> {
+    let mut options = tokio::fs::OpenOptions::new();
+    options.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    if resume {
+        return options.append(true).open(part).await;
+    }
+    match tokio::fs::remove_file(part).await {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    options.write(true).create_new(true).open(part).await
 }

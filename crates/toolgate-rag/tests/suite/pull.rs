@@ -266,6 +266,42 @@ async fn a_server_ignoring_range_or_a_bad_part_restarts_from_zero() {
     assert_eq!(ranges, [None, None, Some("bytes=4096-".to_owned()), None]);
 }
 
+/// Issue 30, 30.27: a `.part` planted as a symbolic link to a file outside the cache made
+/// `rag model pull` overwrite (or append to) that file. Fresh and resumed downloads, the
+/// manifest's temporary file: the outside files are untouched and the model is pulled.
+#[tokio::test]
+async fn a_part_planted_as_a_link_never_writes_outside_the_cache() {
+    let hub = hub();
+    let cache = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let dir = ModelCache::at(cache.path()).model_dir(&ModelRef::default_model());
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut victims = Vec::new();
+    for part in [
+        "config.json.part",
+        "model.safetensors.part",
+        "toolgate-model.json.part",
+    ] {
+        let victim = outside.path().join(part.replace(".part", ".victim"));
+        std::fs::write(&victim, b"precious\n").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(part)).unwrap();
+        victims.push(victim);
+    }
+    let (report, _) = pull_default(&hub, cache.path()).await;
+    let report = report.unwrap();
+    assert_eq!(statuses(&report), all(FileStatus::Downloaded));
+    for victim in &victims {
+        assert_eq!(
+            std::fs::read(victim).unwrap(),
+            b"precious\n",
+            "{}",
+            victim.display()
+        );
+    }
+    assert!(no_parts(&dir));
+    assert_golden(&LocalEmbedder::load(&report.dir).unwrap());
+}
+
 #[tokio::test]
 async fn the_egress_guard_refuses_a_loopback_hub_unless_allowlisted() {
     let hub = hub();
