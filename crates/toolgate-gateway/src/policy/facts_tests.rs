@@ -1,6 +1,7 @@
 //! `facts`: paths in one spelling, the shell command as the programs it runs, and the
 //! documentation's example rules against the rewordings that walked around the rules they
 //! replaced (issue 30, item 6).
+use super::shell_parse;
 use super::*;
 use serde_json::{Value, json};
 use toolgate_protocol::Risk;
@@ -293,4 +294,31 @@ async fn the_layer_gives_rules_the_tools_resolved_paths() {
     );
     let mut call = call_for(tool, json!({"path": "docs/x"}));
     assert!(run_layer_on(&layer, &mut call).await.is_ok());
+}
+
+/// Any text parses without a panic and in time linear in its length: random lines over the
+/// shell's special characters, deep nesting, and long runs of one opener.
+#[test]
+fn the_shell_parser_takes_any_text() {
+    let alphabet: Vec<char> = "rm -\\'\"`$(){};|&<>#*?[],.=\n\tabc12x".chars().collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..20_000 {
+        let len = (state % 40) as usize;
+        let text: String = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                alphabet[(state % alphabet.len() as u64) as usize]
+            })
+            .collect();
+        let _ = shell_parse::parse(&text);
+    }
+    let deep = format!("{}rm{}", "$(".repeat(500), ")".repeat(500));
+    assert!(shell_parse::parse(&deep).dynamic);
+    let ticks = format!("{}rm", "`".repeat(501));
+    let _ = shell_parse::parse(&ticks);
+    for opener in ["{", "$(", "'", "\"", "`", "${", "$'", "\\"] {
+        let _ = shell_parse::parse(&opener.repeat(100_000));
+    }
 }

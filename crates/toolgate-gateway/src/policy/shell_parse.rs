@@ -196,13 +196,20 @@ impl<'f> Lexer<'f> {
                     self.i += 1;
                 }
                 '{' => {
-                    let rest: String = self.chars[self.i..].iter().take(4096).collect();
-                    let close = rest.find(|c: char| c == '}' || c.is_whitespace());
-                    let body = close.map_or("", |e| &rest[..e]);
-                    let w = self.word();
-                    if body.contains(',') || body.contains("..") {
-                        w.globs = true;
+                    // Brace expansion needs a `,` or `..` before the closing brace; a
+                    // bounded look so a line of `{` stays linear.
+                    let body = self.chars[self.i + 1..]
+                        .iter()
+                        .take(256)
+                        .take_while(|c| **c != '}' && !c.is_whitespace());
+                    let mut prev = ' ';
+                    let mut expands = false;
+                    for &b in body {
+                        expands |= b == ',' || (b == '.' && prev == '.');
+                        prev = b;
                     }
+                    let w = self.word();
+                    w.globs |= expands;
                     w.text.push(c);
                     self.i += 1;
                 }
