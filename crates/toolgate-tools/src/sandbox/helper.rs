@@ -116,7 +116,12 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     let me = rustix::process::getpid().as_raw_pid();
     let parent = rustix::process::getppid().map(Pid::as_raw_pid);
     let inner = InnerRequest {
-        policy: request.policy.clone(),
+        // The view binds every tree at its real path: a path through a symlinked directory
+        // (`/srv` → `/mnt/srv`) names nothing inside it.
+        policy: match bwrap {
+            Some(_) => real_paths(&request.policy),
+            None => request.policy.clone(),
+        },
         tmp: if bwrap.is_some() {
             PathBuf::from(view::VIEW_TMP)
         } else {
@@ -194,6 +199,18 @@ fn run(args: Vec<OsString>) -> Result<Ending, SandboxError> {
     drop(held);
     drop(tmp);
     Ok(reported(ending, &status_read, bwrap.is_some()))
+}
+
+/// The policy with its trees named by their real paths (each left as it is when it cannot be
+/// resolved).
+fn real_paths(policy: &SandboxPolicy) -> SandboxPolicy {
+    let real = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
+    SandboxPolicy {
+        workspace: real(&policy.workspace),
+        extra_read_paths: policy.extra_read_paths.iter().map(real).collect(),
+        extra_write_paths: policy.extra_write_paths.iter().map(real).collect(),
+        ..policy.clone()
+    }
 }
 
 /// How the command ended: as the inner stage reported it; else (it never started) the

@@ -274,3 +274,44 @@ async fn sysv_ipc_dies_with_the_command() {
         .status();
     assert_eq!(outlived, 1, "the control should leave one: {control}");
 }
+
+/// A stdio server's writable tree named through a symlinked directory (`/srv` → `/mnt/srv`):
+/// the view binds it at its real path, and the server starts and writes there.
+#[test]
+fn a_tree_named_through_a_symlink_is_found_in_the_view() {
+    super::sandbox::require_full_sandbox();
+    let base = tempfile::tempdir().unwrap();
+    let real = base.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let alias = base.path().join("alias");
+    std::os::unix::fs::symlink(&real, &alias).unwrap();
+    let policy = toolgate_tools::SandboxPolicy::new(&alias);
+    let (program, args) = toolgate_tools::sandbox::stdio_command(
+        &super::fixture::test_launcher(),
+        &policy,
+        None,
+        "/bin/sh",
+        &[
+            "-c".to_owned(),
+            "echo ready; echo x > \"$0\"/written".to_owned(),
+            real.display().to_string(),
+        ],
+    )
+    .unwrap();
+    let out = std::process::Command::new(program)
+        .args(args)
+        .current_dir(base.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ready\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(real.join("written")).unwrap(),
+        "x\n"
+    );
+}
