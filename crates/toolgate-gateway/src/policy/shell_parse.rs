@@ -453,10 +453,16 @@ impl<'f> Lexer<'f> {
 }
 
 /// Words that open or close a compound command; the program comes after them.
-const RESERVED: [&str; 14] = [
-    "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time",
-    "coproc",
+const RESERVED: [&str; 13] = [
+    "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "coproc",
 ];
+
+/// Programs and builtins that run a string they are given as shell code, or a shell that
+/// reads its commands from stdin (`su`, `script`).
+const RUN_STRINGS: [&str; 7] = ["eval", "watch", "trap", "alias", "su", "sg", "script"];
+
+/// Wrappers whose `-c` / `--command` option is shell code (`flock -c "rm x" f`).
+const CODE_WRAPPERS: [&str; 2] = ["flock", "runuser"];
 
 /// Shells: with `-c` (or reading stdin) they run code the line only carries as data.
 const SHELLS: [&str; 10] = [
@@ -477,7 +483,7 @@ const INTERPRETERS: [(&str, &[&str]); 8] = [
 
 /// Programs that run the rest of their words as another program: their options that take
 /// a separate value, and how many plain words come before the program.
-const WRAPPERS: [(&str, &[&str], usize); 18] = [
+const WRAPPERS: [(&str, &[&str], usize); 36] = [
     ("command", &[], 0),
     ("builtin", &[], 0),
     ("exec", &["-a"], 0),
@@ -528,6 +534,47 @@ const WRAPPERS: [(&str, &[&str], usize); 18] = [
     ("taskset", &[], 1),
     ("chrt", &[], 1),
     ("unshare", &[], 0),
+    ("time", &["-f", "-o", "--format", "--output"], 0),
+    (
+        "flock",
+        &["-w", "-E", "--timeout", "--conflict-exit-code"],
+        1,
+    ),
+    (
+        "strace",
+        &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-X",
+        ],
+        0,
+    ),
+    ("ltrace", &["-o", "-e", "-p", "-s", "-u", "-n", "-a"], 0),
+    ("valgrind", &[], 0),
+    ("fakeroot", &["-l", "-s", "-i", "--lib", "--faked"], 0),
+    ("firejail", &[], 0),
+    (
+        "systemd-run",
+        &[
+            "-p",
+            "-u",
+            "--unit",
+            "--property",
+            "-E",
+            "--setenv",
+            "--uid",
+            "--gid",
+        ],
+        0,
+    ),
+    ("setpriv", &[], 0),
+    ("unbuffer", &[], 0),
+    ("pkexec", &["--user"], 0),
+    ("faketime", &["-f"], 1),
+    ("torsocks", &["-a", "-P", "-u", "-p"], 0),
+    ("proxychains", &["-f"], 0),
+    ("proxychains4", &["-f"], 0),
+    ("nsenter", &["-t", "--target"], 0),
+    ("chronic", &[], 0),
+    ("runuser", &["-u", "-g", "-G", "--user", "--group"], 0),
 ];
 
 /// Builtins that change how a program is looked up, not programs themselves.
@@ -585,7 +632,8 @@ fn program(words: &[Word], depth: usize, facts: &mut ShellFacts) {
     let Some((first, args)) = words.split_first() else {
         return;
     };
-    if first.opaque() {
+    // `[ -f x ]` and `[[ … ]]` are tests, not globs.
+    if first.opaque() && first.text != "[" && first.text != "[[" {
         facts.dynamic = true;
         return;
     }
@@ -597,7 +645,11 @@ fn program(words: &[Word], depth: usize, facts: &mut ShellFacts) {
     if !LOOKUP_BUILTINS.contains(&name) {
         push_executable(facts, name);
     }
-    if name == "eval" || name == "watch" {
+    let runs_code = CODE_WRAPPERS.contains(&name)
+        && args
+            .iter()
+            .any(|a| a.text == "-c" || a.text == "--command" || a.text.starts_with("--command="));
+    if RUN_STRINGS.contains(&name) || runs_code {
         facts.dynamic = true;
     }
     let version_stripped = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
