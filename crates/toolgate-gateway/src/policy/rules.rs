@@ -156,6 +156,8 @@ pub struct PolicyRules {
     patterns: Arc<Patterns>,
     /// Whether any rule calls `matches` (only then is it installed in the context).
     uses_matches: bool,
+    /// Whether any rule reads `facts`, decided when the rules compile.
+    reads_facts: bool,
 }
 
 impl std::fmt::Debug for PolicyRules {
@@ -173,6 +175,7 @@ impl Default for PolicyRules {
             env: Arc::new(Env::stdlib()),
             patterns: Arc::default(),
             uses_matches: false,
+            reads_facts: false,
         }
     }
 }
@@ -197,6 +200,7 @@ impl PolicyRules {
                 });
             }
             out.uses_matches |= compiled.program.references().has_function("matches");
+            out.reads_facts |= compiled.program.references().has_variable("facts");
             out.rules.push(compiled);
         }
         out.patterns = Arc::new(patterns);
@@ -209,9 +213,7 @@ impl PolicyRules {
 
     /// Whether any rule reads `facts` (only then does a call resolve its paths for them).
     pub fn reads_facts(&self) -> bool {
-        self.rules
-            .iter()
-            .any(|r| r.program.references().has_variable("facts"))
+        self.reads_facts
     }
 
     pub fn rules(&self) -> &[PolicyRule] {
