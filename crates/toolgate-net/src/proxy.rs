@@ -7,9 +7,9 @@
 //! host:port` (any TLS or other stream) or an absolute-form plain-HTTP request
 //! (`GET http://host/path`) names the destination; the host must match the grant's
 //! allowlist, then the SSRF guard judges it as for every other request toolgate makes
-//! ([`check_url`]-style literal checks and [`check_resolved`] on the looked-up addresses,
-//! which are the ones connected to). Every decision — allowed or refused, with the bytes
-//! relayed — goes to the grant's [`ProxyAudit`].
+//! ([`check_url`](crate::check_url)-style checks of a literal address, [`check_resolved`]
+//! on the looked-up addresses, which are the ones connected to). Every decision — allowed
+//! or refused, with the bytes relayed — goes to the grant's [`ProxyAudit`].
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
