@@ -16,7 +16,7 @@ use toolgate_store::credentials::{CredentialKey, PgCredentials};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::pg::{PgBackend, PgPool, migrate};
 use toolgate_store::pins::PgPins;
-use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
+use toolgate_store::quotas::{QuotaBuckets, SqliteBuckets};
 use toolgate_store::results::ResultStore;
 use toolgate_store::{ChatPosts, CredentialStore, PinStore, TokenStore};
 
@@ -57,7 +57,8 @@ pub struct SharedStores {
     pub pins: Arc<dyn PinBook>,
     /// The bearer tokens `toolgate token create` and the console issue.
     pub tokens: TokenStore,
-    /// The `[[quotas]]` buckets: this process's memory, or shared in PostgreSQL.
+    /// The `[[quotas]]` buckets: in the embedded database (shared by every process on the
+    /// data dir) or in PostgreSQL (shared by the cluster).
     pub quotas: Arc<dyn QuotaBuckets>,
     /// Which approval request the approval channels (chat bots) posted as which message.
     pub chat_posts: ChatPosts,
@@ -93,7 +94,11 @@ pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
                 sessions: None,
                 audit: None,
                 pins: open_pins(config)?,
-                quotas: Arc::new(MemoryBuckets::default()),
+                // In the database, not this process's memory: a one-shot `toolgate call` is
+                // a new process, and would start with a full bucket every time.
+                quotas: Arc::new(SqliteBuckets::open(&db).with_context(|| {
+                    format!("cannot open the quota buckets in {}", db.display())
+                })?),
                 tokens: TokenStore::open(&db).with_context(|| {
                     format!("cannot open the issued tokens in {}", db.display())
                 })?,

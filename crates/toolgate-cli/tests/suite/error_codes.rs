@@ -421,3 +421,32 @@ fn cancelled_on_sigint_and_the_command_is_killed() {
     // The command was killed with the call, not left sleeping.
     assert_gone(&sleep);
 }
+
+/// Issue 30, 30.28: `toolgate call` on the embedded store was never rate-limited — each
+/// one-shot process started with a full bucket. With 2 calls an hour, the third call is
+/// refused `rate_limited` (exit 2) and audited; another tool's bucket is untouched.
+#[test]
+fn one_shot_calls_draw_from_one_quota_bucket() {
+    let env = Env::with_config(
+        "[[quotas]]\nid = \"reads\"\ntool = \"read_file\"\nper = \"principal_tool\"\n\
+         calls = 2\ninterval = \"1h\"\n",
+    );
+    env.write("a.txt", "hello\n");
+    for _ in 0..2 {
+        env.call("read_file", &json!({"path": "a.txt"}))
+            .assert_code(0);
+    }
+    let third = env.call("read_file", &json!({"path": "a.txt"}));
+    third.assert_code(2);
+    let error = &third.json()["error"];
+    assert_eq!(error["code"], json!("rate_limited"), "{third:#?}");
+    assert_eq!(error["details"]["quota"], json!("reads"), "{third:#?}");
+    assert!(
+        audited(&env)
+            .iter()
+            .any(|(_, outcome)| outcome == "rate_limited"),
+        "{:?}",
+        audited(&env)
+    );
+    env.call("list_dir", &json!({"path": "."})).assert_code(0);
+}

@@ -4,19 +4,23 @@
 //! ÷ rate) and burst `B` is admitted when `max(TAT, now) + T − now ≤ B·T`, which then becomes
 //! the new TAT; otherwise it is refused and may retry after the excess.
 //!
-//! - [`MemoryBuckets`]: one process's buckets, in memory (the embedded store; a restart
-//!   refills every bucket).
+//! - [`MemoryBuckets`]: one process's buckets, in memory (tests; a restart refills every
+//!   bucket).
+//! - [`SqliteBuckets`]: one row per key in the embedded database (`quota_buckets`), shared by
+//!   every process on the data dir — a one-shot `toolgate call` included.
 //! - [`PgBuckets`]: one row per key in PostgreSQL (`quota_buckets`, schema 9), updated in one
 //!   statement under the row's lock with the database's clock — so every replica of a cluster
 //!   draws from the same bucket and the limit is exact across them.
 
 mod memory;
 mod postgres;
+mod sqlite;
 
 use async_trait::async_trait;
 
 pub use memory::MemoryBuckets;
 pub use postgres::PgBuckets;
+pub use sqlite::SqliteBuckets;
 
 use crate::StoreResult;
 
