@@ -41,12 +41,9 @@ fn parse_into(command: &str, depth: usize, facts: &mut ShellFacts) {
     let mut redirect = false;
     for token in tokens {
         match token {
-            Token::Word(w) if redirect => {
-                redirect = false;
-                // A redirection target is not an argument, but an expansion there still
-                // counts (it was recorded by the lexer).
-                let _ = w;
-            }
+            // A redirection's target is not an argument (a substitution in it was read
+            // by the lexer).
+            Token::Word(_) if redirect => redirect = false,
             Token::Word(w) => simple.push(w),
             Token::Redirect => redirect = true,
             Token::Separator => {
@@ -710,11 +707,8 @@ fn wrapped(
                 facts.dynamic = true;
                 return;
             }
-            if name == "sudo"
-                && matches!(t, "-s" | "-i" | "--shell" | "--login")
-                && args.len() == i + 1
-            {
-                // An interactive shell reading stdin.
+            if name == "sudo" && matches!(t, "-s" | "-i" | "--shell" | "--login") {
+                // A shell: reading stdin, or given the rest as code.
                 facts.dynamic = true;
                 return;
             }
