@@ -162,6 +162,10 @@ pub struct Call {
     /// Set by validation: the parsed, schema-valid arguments. Once the call is over, the
     /// audit layer moves them into the outcome record.
     pub args: Option<Value>,
+    /// Set by validation: optional arguments sent as `null` that the schema does not allow
+    /// to be null, dropped as if omitted (models often send `null` for "not given");
+    /// recorded in the audit.
+    pub dropped_nulls: Vec<String>,
     /// Set by policy.
     pub decision: Option<Decision>,
     /// Set by policy: the id of the `[[policy.rules]]` rule that decided, when one did.
@@ -188,6 +192,7 @@ impl Call {
             role: None,
             entry: None,
             args: None,
+            dropped_nulls: Vec::new(),
             decision: None,
             policy_rule: None,
             approval: None,

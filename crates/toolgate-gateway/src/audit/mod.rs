@@ -87,13 +87,23 @@ impl Layer for AuditLayer {
                 if let Some(g) = &call.governance {
                     result.insert("truncated".to_owned(), json!(g));
                 }
+                if !call.dropped_nulls.is_empty() {
+                    result.insert("dropped_null".to_owned(), json!(call.dropped_nulls));
+                }
                 rec.result = Some(Value::Object(result));
             }
             Err(e) => {
                 rec.outcome = AuditOutcome::Failed(e.code);
                 rec.error = Some(e.message.clone());
+                let mut result = Map::new();
                 if let Some(d) = &e.details {
-                    rec.result = Some(json!({"details": d}));
+                    result.insert("details".to_owned(), d.clone());
+                }
+                if !call.dropped_nulls.is_empty() {
+                    result.insert("dropped_null".to_owned(), json!(call.dropped_nulls));
+                }
+                if !result.is_empty() {
+                    rec.result = Some(Value::Object(result));
                 }
             }
         }

@@ -84,6 +84,15 @@ impl Layer for ValidateLayer {
             call.args = Some(args);
             return next.run(call).await;
         }
+        // `null` for an optional property the schema does not let be null means "not given":
+        // dropped, when that is all that was wrong (a required one stays an error).
+        if let Some((cleaned, dropped)) = without_optional_nulls(&entry.spec().input_schema, &args)
+            && validator.is_valid(&cleaned)
+        {
+            call.dropped_nulls = dropped;
+            call.args = Some(cleaned);
+            return next.run(call).await;
+        }
         let violations: Vec<Value> = validator
             .iter_errors(&args)
             .map(|e| {
@@ -129,6 +138,30 @@ impl Layer for ValidateLayer {
     }
 }
 
+/// The arguments without their top-level `null` values for properties the schema does not
+/// require, and those properties' names; `None` when there is none.
+fn without_optional_nulls(schema: &Value, args: &Value) -> Option<(Value, Vec<String>)> {
+    let object = args.as_object()?;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let dropped: Vec<String> = object
+        .iter()
+        .filter(|(k, v)| v.is_null() && !required.contains(&k.as_str()))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let mut cleaned = object.clone();
+    for name in &dropped {
+        cleaned.remove(name);
+    }
+    Some((Value::Object(cleaned), dropped))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +179,39 @@ mod tests {
             "required": ["city"],
             "additionalProperties": false
         }))
+    }
+
+    /// Issue 34: a model's `null` for an optional argument means "not given".
+    #[tokio::test]
+    async fn a_null_optional_argument_is_dropped_and_a_null_required_one_refused() {
+        let layer = ValidateLayer::new(1 << 20);
+        let mut call = call_with_entry(
+            tool(),
+            Arguments::Json(json!({"city": "Oslo", "days": null, "opts": null})),
+        );
+        run_layer_on(&layer, &mut call).await.unwrap();
+        assert_eq!(call.args, Some(json!({"city": "Oslo"})));
+        assert_eq!(call.dropped_nulls, ["days", "opts"]);
+
+        let mut call = call_with_entry(tool(), Arguments::Json(json!({"city": null})));
+        let err = run_layer_on(&layer, &mut call).await.unwrap_err();
+        assert!(err.message.contains("/city"), "{}", err.message);
+        // A null that is wrong next to another error is not hidden by dropping it.
+        let mut call = call_with_entry(
+            tool(),
+            Arguments::Json(json!({"city": "Oslo", "days": null, "x": 1})),
+        );
+        assert!(run_layer_on(&layer, &mut call).await.is_err());
+
+        // A property that may be null keeps its null.
+        let nullable = schema_tool(json!({
+            "type": "object",
+            "properties": {"verbose": {"type": ["boolean", "null"]}}
+        }));
+        let mut call = call_with_entry(nullable, Arguments::Json(json!({"verbose": null})));
+        run_layer_on(&layer, &mut call).await.unwrap();
+        assert_eq!(call.args, Some(json!({"verbose": null})));
+        assert!(call.dropped_nulls.is_empty());
     }
 
     #[tokio::test]
