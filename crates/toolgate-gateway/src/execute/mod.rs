@@ -1,7 +1,7 @@
 //! Execution, the innermost layer: a concurrency limit, a deadline, cancellation, and
 //! panic isolation around the tool's `call`. The tool's context carries a token that fires
 //! on timeout as well as on the caller's cancellation, so tools can stop their children.
-//! A call waiting for its client's answer holds no slot of the limit ([`slot`]).
+//! A call waiting for its client's answer holds no slot of the limit (`slot`).
 
 mod slot;
 

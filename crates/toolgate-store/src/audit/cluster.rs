@@ -6,7 +6,7 @@
 //! record: edited, forged, deleted, inserted, reordered, moved between chains, cut off. Rows
 //! read from the database must also have query columns that say what their line says (an
 //! edited `principal`, `ts_us`, `tool` or `outcome` would misreport the record to `audit
-//! query`), and the register of chains ([`super::roster`]) must have every chain it ever
+//! query`), and the register of chains (`roster`) must have every chain it ever
 //! had.
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@
 //! are those of the embedded log — the same line, hash, `prev` link and keyed MAC — with the
 //! chain's id inside the hashed text (`"chain":"…"`), so a record cannot be moved to another
 //! chain. Each chain's head (last seq and hash) is kept MACed beside it, so cutting the newest
-//! records off a chain shows; chains are registered in order ([`super::roster`]), so deleting
+//! records off a chain shows; chains are registered in order (`roster`), so deleting
 //! a whole chain shows too. See docs/audit.md.
 //!
 //! # Acknowledgement
@@ -129,7 +129,7 @@ impl std::fmt::Debug for PgAudit {
 
 impl PgAudit {
     /// Starts a new chain in the database — registered as the next of the cluster's chains
-    /// ([`super::roster`]) — and its writer task.
+    /// (`roster`) — and its writer task.
     pub async fn open(pool: PgPool, key: Option<AuditKey>) -> StoreResult<PgAudit> {
         let chain = uuid::Uuid::new_v4().simple().to_string();
         let now = (crate::approvals::system_clock())();
@@ -664,7 +664,7 @@ pub struct ChainHead {
     /// Its place among the cluster's chains (1, 2, …); `None` for chains opened before
     /// schema 12.
     pub ordinal: Option<u64>,
-    /// MAC linking it to the chain registered before it ([`super::roster`]).
+    /// MAC linking it to the chain registered before it (`roster`).
     pub link_mac: Option<String>,
     /// The highest ordinal its writer saw when it last moved the head (under `mac`).
     pub known: Option<u64>,
