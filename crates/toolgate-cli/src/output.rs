@@ -10,7 +10,8 @@
 //! Text for a terminal ([`table`], [`text_line`]) shows what a tool, a server or a caller
 //! wrote, never what it would make a terminal do: control characters (ESC, CR, …) and
 //! invisible or direction-changing ones (RLO, zero-width) become markers (`⟨ESC⟩`,
-//! `⟨U+202E⟩`), as in approval prompts. `--json` output is printed exactly as serialised.
+//! `⟨U+202E⟩`), as approval prompts mark them. `--json` output is printed exactly as
+//! serialised.
 
 #![allow(clippy::print_stderr)]
 
@@ -105,7 +106,41 @@ pub fn line(text: &str) {
 /// A line of text someone else wrote (a tool's description, a record's field), with every
 /// character that would act on the terminal shown as a marker (module docs).
 pub fn text_line(text: &str) {
-    line(&toolgate_store::approvals::visible_text(text));
+    line(&terminal_text(text, true));
+}
+
+/// `text` with each control character (but newlines and tabs where `lines` is set) and each
+/// invisible or direction-changing character replaced by a marker: `⟨ESC⟩`, `⟨CR⟩`,
+/// `⟨U+202E⟩`. Unlike `visible_text` (approvals) it folds no whitespace and leaves `⟨`
+/// alone, so text already made visible (an approval's arguments) is shown as it is.
+pub fn terminal_text(text: &str, lines: bool) -> String {
+    let acts = |c: char| (c.is_control() && !(lines && matches!(c, '\n' | '\t'))) || invisible(c);
+    if !text.chars().any(acts) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            _ if !acts(c) => out.push(c),
+            '\r' => out.push_str("⟨CR⟩"),
+            '\u{1b}' => out.push_str("⟨ESC⟩"),
+            _ => out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c))),
+        }
+    }
+    out
+}
+
+/// Characters that change or hide what a terminal shows without being visible themselves
+/// (zero-width, bidi controls, soft hyphen, tag characters, non-ASCII spaces): the set
+/// approval prompts mark.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
+        | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
+        | '\u{2000}'..='\u{200F}' | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}'
+        | '\u{2800}' | '\u{3000}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{1D159}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// Prints rows as aligned columns; the last column is never padded. Cells are shown with
@@ -113,11 +148,7 @@ pub fn text_line(text: &str) {
 pub fn table(header: &[&str], rows: &[Vec<String>]) {
     let rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|row| {
-            row.iter()
-                .map(|cell| toolgate_store::approvals::visible_text(cell))
-                .collect()
-        })
+        .map(|row| row.iter().map(|cell| terminal_text(cell, false)).collect())
         .collect();
     let cols = header.len();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -159,13 +190,18 @@ pub fn short(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::terminal_text;
+
     /// What `tools list` and `audit tail` render: a description's ESC, CR and RLO as markers.
     #[test]
     fn cells_show_control_and_bidi_characters_as_markers() {
-        let cell = "reads a file\u{1b}[8m\rIGNORE PREVIOUS\u{202e}txt.exe";
+        let cell = "reads a file\u{1b}[8m\rIGNORE PREVIOUS\u{202e}txt.exe\n\u{7}";
         assert_eq!(
-            toolgate_store::approvals::visible_text(cell),
-            "reads a file⟨ESC⟩[8m⟨CR⟩IGNORE PREVIOUS⟨U+202E⟩txt.exe"
+            terminal_text(cell, false),
+            "reads a file⟨ESC⟩[8m⟨CR⟩IGNORE PREVIOUS⟨U+202E⟩txt.exe⟨U+000A⟩⟨U+0007⟩"
         );
+        // Lines keep their line ends; text already made visible is left as it is.
+        assert_eq!(terminal_text("a\n\tb\r", true), "a\n\tb⟨CR⟩");
+        assert_eq!(terminal_text("hi⟨2100 spaces⟩;", false), "hi⟨2100 spaces⟩;");
     }
 }
