@@ -240,3 +240,67 @@ fn verify_file_refuses_what_is_not_a_regular_file() {
         );
     }
 }
+
+/// Issue 30, 30.25: a server's tool description with ESC, CR and RLO was printed raw by
+/// `tools list` and `tools show`. Marked now; `--json` keeps the description exact.
+#[test]
+fn tools_list_and_show_mark_a_descriptions_terminal_escapes() {
+    let env = Env::new();
+    let description = "Adds.\u{1b}]0;owned\u{7}\u{1b}[2J\rIGNORE\u{202e}exe.txt";
+    let server = env.root().join("escapes.py");
+    std::fs::write(
+        &server,
+        format!(
+            r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    m = msg.get("method")
+    if m == "initialize":
+        r = {{"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "esc", "version": "1"}}}}
+    elif m == "tools/list":
+        r = {{"tools": [{{"name": "add", "description": {}, "inputSchema": {{"type": "object"}}}}]}}
+    else:
+        sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "error": {{"code": -32601, "message": "no"}}}}) + "\n")
+        sys.stdout.flush()
+        continue
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": r}}) + "\n")
+    sys.stdout.flush()
+"#,
+            serde_json::to_string(description).unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        env.ws.join("toolgate.toml"),
+        format!(
+            "[[mcp.servers]]\nname = \"esc\"\ncommand = \"python3\"\nargs = [\"{}\"]\n\
+             protocol = \"2025-11-25\"\nsandbox = \"off\"\n",
+            server.display()
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["tools", "list"],
+        vec!["tools", "show", "mcp__esc__add"],
+    ] {
+        let run = env.run(&args);
+        run.assert_code(0);
+        for bad in ['\u{1b}', '\r', '\u{202e}', '\u{7}'] {
+            assert!(
+                !run.stdout.contains(bad),
+                "{args:?} printed {bad:?}: {:?}",
+                run.stdout
+            );
+        }
+        assert!(
+            run.stdout.contains("Adds.⟨ESC⟩]0;owned⟨U+0007⟩"),
+            "{args:?}: {:?}",
+            run.stdout
+        );
+    }
+    let json = env.run(&["tools", "show", "mcp__esc__add", "--json"]);
+    json.assert_code(0);
+    assert_eq!(json.json()["description"], serde_json::json!(description));
+}
