@@ -42,7 +42,9 @@ pub struct SandboxSpec {
 
 impl SandboxSpec {
     /// The default grant of a server without a `sandbox` key: read (and execute) the tree
-    /// of its program, of every argument naming an existing path, and its `cwd`. A file's
+    /// of its program, of every argument naming an existing path, and its `cwd`; for a
+    /// package runner (`npx`, `uvx`, `pipx`, `bunx`), its registries through the egress
+    /// proxy ([`package_runner_registries`]). A file's
     /// tree is its package (the directory holding the nearest `node_modules` above it) or
     /// else its directory; a directory is taken whole. Relative paths are resolved against
     /// `cwd` (or the current directory); a bare program name through `PATH`.
@@ -77,9 +79,25 @@ impl SandboxSpec {
             writable: Vec::new(),
             readable,
             network: false,
-            egress: Vec::new(),
+            egress: package_runner_registries(command),
         }
     }
+}
+
+/// A package runner's registries: what `npx -y <pkg>`, `uvx <pkg>`, `pipx run <pkg>` and
+/// `bunx <pkg>` fetch from, through the egress proxy (their caches land in the server's
+/// state directory, its `HOME`). Nothing for any other program.
+pub fn package_runner_registries(command: &str) -> Vec<toolgate_net::HostPattern> {
+    let name = Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    let hosts: &[&str] = match name {
+        "npx" | "bunx" => &["registry.npmjs.org"],
+        "uvx" | "pipx" => &["pypi.org", "files.pythonhosted.org"],
+        _ => &[],
+    };
+    hosts.iter().filter_map(|h| h.parse().ok()).collect()
 }
 
 /// Whether `command` names a program that exists: a path (relative ones against `cwd`, or
@@ -241,6 +259,25 @@ pub(crate) const PASSED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL"];
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn package_runners_get_their_registries_and_nothing_else() {
+        let hosts = |command: &str| {
+            package_runner_registries(command)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hosts("npx"), ["registry.npmjs.org"]);
+        assert_eq!(hosts("/usr/bin/npx"), ["registry.npmjs.org"]);
+        assert_eq!(hosts("uvx"), ["pypi.org", "files.pythonhosted.org"]);
+        assert!(hosts("node").is_empty());
+        assert!(hosts("python3").is_empty());
+        assert_eq!(
+            SandboxSpec::inferred("npx", &["-y".to_owned()], None).egress,
+            package_runner_registries("npx")
+        );
+    }
     use super::*;
 
     /// A Python installed under its own prefix (pyenv) and a venv pointing at it, as a stdio

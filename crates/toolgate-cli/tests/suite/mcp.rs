@@ -811,8 +811,9 @@ fn an_mcp_server_inherits_no_descriptor_from_toolgates_caller() {
 }
 
 /// Issue 29: an `npx -y` MCP server starts inside the sandbox with network only through
-/// toolgate's egress proxy and only its registry allowed; every connection it made is in
-/// the audit, and with another allowlist the same server cannot fetch its package.
+/// toolgate's egress proxy and only its registry allowed — configured, or by the package
+/// runner's preset without a `sandbox` key (issue 33); every connection it made is in the
+/// audit, and with another allowlist the same server cannot fetch its package.
 #[test]
 fn an_npx_server_starts_through_the_egress_proxy_with_only_its_registry() {
     // `[egress] allow_hosts`: on machines where the registry is reached through an
@@ -850,6 +851,18 @@ fn an_npx_server_starts_through_the_egress_proxy_with_only_its_registry() {
             "{record:#}"
         );
     }
+
+    // Without a `sandbox` key the package runner's preset allows its registry only.
+    let env = Env::with_config(&config("x").replace("sandbox = { egress = [\"x\"] }\n", ""));
+    let status = env.run(&["mcp", "status", "--json"]);
+    assert_eq!(status.json()[0]["state"], json!("ready"), "{status:#?}");
+    assert!(
+        egress_records(&env)
+            .iter()
+            .all(|r| r["arguments"]["host"] == json!("registry.npmjs.org")),
+        "{:#?}",
+        egress_records(&env)
+    );
 
     let env = Env::with_config(&config("example.com"));
     let status = env.run(&["mcp", "status", "--json"]);
