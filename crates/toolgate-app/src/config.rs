@@ -401,6 +401,11 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     cfg.browser.check()?;
     cfg.model.check()?;
     cfg.telemetry.check()?;
+    // As `serve` would: an exporting [telemetry] whose header variable is unset stops here.
+    let env = |name: &str| std::env::var(name).ok();
+    if cfg.telemetry.exports(env) {
+        cfg.telemetry.headers(env)?;
+    }
     toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
     if let Some(url) = cfg.store.url.as_deref().filter(|u| !u.contains("${")) {
         url.trim()

@@ -182,6 +182,32 @@ fn a_corrupt_config_names_the_file_and_line() {
     assert!(!env.data.exists(), "nothing was created on a config error");
 }
 
+/// Issue 33: `config check` refuses what `serve` would — an exporting `[telemetry]` whose
+/// header variable is not set.
+#[test]
+fn config_check_refuses_a_telemetry_header_variable_that_is_not_set() {
+    let env = Env::with_config(
+        "[telemetry]\nenabled = true\nendpoint = \"http://127.0.0.1:4318\"\n\
+         headers_from_env = { Authorization = \"TOOLGATE_TEST_OTEL_KEY_UNSET\" }\n",
+    );
+    let run = env.run(&["config", "check"]);
+    run.assert_code(1);
+    assert!(
+        run.stderr.contains(
+            "[telemetry] headers_from_env names TOOLGATE_TEST_OTEL_KEY_UNSET for \
+             Authorization, which is not set"
+        ),
+        "{run:#?}"
+    );
+    let set = env
+        .command()
+        .env("TOOLGATE_TEST_OTEL_KEY_UNSET", "key")
+        .args(["config", "check"])
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+}
+
 #[test]
 fn an_unknown_config_key_is_rejected() {
     let env = Env::with_config("[limits]\ncall_timeout = 5\n");
