@@ -21,6 +21,7 @@ mod mcp_conformance;
 mod mcp_elicit;
 mod mcp_federated;
 mod mcp_login;
+mod mcp_sandbox;
 mod mcp_trace;
 mod oauth;
 mod pins;
