@@ -3,6 +3,7 @@
 //! sha256.
 
 mod corpus;
+mod scan;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
