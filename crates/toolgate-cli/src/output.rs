@@ -114,7 +114,10 @@ pub fn text_line(text: &str) {
 /// `⟨U+202E⟩`. Unlike `visible_text` (approvals) it folds no whitespace and leaves `⟨`
 /// alone, so text already made visible (an approval's arguments) is shown as it is.
 pub fn terminal_text(text: &str, lines: bool) -> String {
-    let acts = |c: char| (c.is_control() && !(lines && matches!(c, '\n' | '\t'))) || invisible(c);
+    let acts = |c: char| {
+        (c.is_control() && !(lines && matches!(c, '\n' | '\t')))
+            || toolgate_store::approvals::invisible(c)
+    };
     if !text.chars().any(acts) {
         return text.to_owned();
     }
@@ -128,19 +131,6 @@ pub fn terminal_text(text: &str, lines: bool) -> String {
         }
     }
     out
-}
-
-/// Characters that change or hide what a terminal shows without being visible themselves
-/// (zero-width, bidi controls, soft hyphen, tag characters, non-ASCII spaces): the set
-/// approval prompts mark.
-fn invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
-        | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
-        | '\u{2000}'..='\u{200F}' | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}'
-        | '\u{2800}' | '\u{3000}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
-        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{1D159}' | '\u{1D173}'..='\u{1D17A}'
-        | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// Prints rows as aligned columns; the last column is never padded. Cells are shown with

@@ -58,7 +58,7 @@ pub use pattern::{canonical_hash, pattern_matches};
 pub use postgres::PgApprovals;
 pub use sqlite::SqliteApprovals;
 pub use store::ApprovalStore;
-pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, visible_text, visible_value};
+pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, invisible, visible_text, visible_value};
 
 /// Milliseconds since the Unix epoch. Injected so tests can move time.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;

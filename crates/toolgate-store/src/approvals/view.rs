@@ -29,8 +29,9 @@ use serde_json::Value;
 /// The longest whitespace run shown as is (indentation stays readable).
 pub const MAX_VISIBLE_RUN: usize = 16;
 
-/// Whether `c` changes or hides what is shown without being visible itself.
-fn invisible(c: char) -> bool {
+/// Whether `c` changes or hides what is shown without being visible itself (zero-width,
+/// bidi controls, soft hyphen, tag characters, non-ASCII spaces).
+pub fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}'
         | '\u{1680}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
