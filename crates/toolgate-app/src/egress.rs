@@ -40,7 +40,7 @@ impl ProxyAudit for AuditedEgress {
         let record = AuditRecord {
             kind: RecordKind::Outcome,
             ts: AuditRecord::now_ts(),
-            call_id: format!("egress-{}", uuid_like()),
+            call_id: toolgate_gateway::new_call_id(),
             session: String::new(),
             principal: format!("sandbox:{}", event.grant),
             role: String::new(),
@@ -68,20 +68,6 @@ impl ProxyAudit for AuditedEgress {
             }
         });
     }
-}
-
-fn uuid_like() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "{:x}-{:x}-{}",
-        nanos,
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// `<data dir>/egress`, private to toolgate.

@@ -257,7 +257,7 @@ impl Call {
 /// `call_` and a UUIDv7: milliseconds since the epoch, then 74 bits that only have to be
 /// unique, not secret. They are SipHash (keyed once per thread from the OS) of a process-wide
 /// counter, which spares every call a `getrandom` system call.
-fn new_call_id() -> String {
+pub fn new_call_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     thread_local!(static KEYS: RandomState = RandomState::new());
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);

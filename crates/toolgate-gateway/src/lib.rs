@@ -32,7 +32,9 @@ pub mod validate;
 #[cfg(test)]
 mod testing;
 
-pub use call::{ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Identity, Outcome};
+pub use call::{
+    ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Identity, Outcome, new_call_id,
+};
 pub use config::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 pub use layer::{Layer, Next};
 pub use pipeline::{Gateway, GatewayDeps};
