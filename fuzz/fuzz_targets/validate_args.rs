@@ -4,8 +4,8 @@
 //!
 //! Input: one byte choosing the tool, then the argument text. Properties: no panic, no hang;
 //! text over the size cap never passes; and arguments that pass are exactly what the tool
-//! receives and satisfy its schema by a second, hand-written checker
-//! ([`toolgate_fuzz::schema`]).
+//! receives (less the optional `null` members the layer names as dropped) and satisfy its
+//! schema by a second, hand-written checker ([`toolgate_fuzz::schema`]).
 #![no_main]
 
 use std::sync::{Arc, LazyLock, Mutex};
@@ -103,11 +103,21 @@ fuzz_target!(|data: &[u8]| {
                 "{} bytes passed the cap",
                 text.len()
             );
-            let parsed: Value = if text.trim().is_empty() {
+            let mut parsed: Value = if text.trim().is_empty() {
                 Value::Object(Default::default())
             } else {
                 serde_json::from_str(text).unwrap_or_else(|e| panic!("passed but is not JSON: {e}"))
             };
+            // A `null` for an optional member means "not given": the layer drops it and names
+            // it; nothing else may change.
+            for name in &call.dropped_nulls {
+                let removed = parsed.as_object_mut().and_then(|m| m.remove(name));
+                assert_eq!(
+                    removed,
+                    Some(Value::Null),
+                    "`{name}` was named as a dropped null but was not a null member"
+                );
+            }
             assert_eq!(
                 args, parsed,
                 "the tool would receive other arguments than were sent"

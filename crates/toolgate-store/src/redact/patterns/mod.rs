@@ -352,6 +352,22 @@ fn replace<'a>(text: &'a str, spans: &mut [Range<usize>]) -> Cow<'a, str> {
 mod tests {
     use super::*;
 
+    /// Found by the `redact` fuzz target: a Telegram token ending in `-` has no word
+    /// boundary before the `/` of its URL, so a rule ending in `\b` kept it.
+    #[test]
+    fn a_telegram_token_ending_in_a_dash_is_masked() {
+        let patterns = TokenPatterns::new();
+        let token = "11111111:AXXXXXXXXXXX-----------------------";
+        for text in [
+            format!("'https://api.telegram.org/bot{token}/sendMessage,"),
+            format!("TELEGRAM_BOT_TOKEN={token},"),
+            format!("{token}"),
+        ] {
+            let masked = patterns.mask(&text);
+            assert!(!masked.contains(token), "{text} → {masked}");
+        }
+    }
+
     #[test]
     fn short_text_is_not_scanned() {
         let patterns = TokenPatterns::new();

@@ -233,7 +233,9 @@ pub(super) static RULES: &[Rule] = &[
     ),
     group(
         "telegram-bot-api-token",
-        r#"(?:(?-u:\b)|bot)(?P<s>[0-9]{5,16}:A[A-Za-z0-9_\-]{34})(?-u:\b)"#,
+        // Ends where the token's alphabet ends (gitleaks' terminator), not at a word
+        // boundary: a token ending in `-` before `/` or `,` has none.
+        r#"(?:(?-u:\b)|bot)(?P<s>[0-9]{5,16}:A[A-Za-z0-9_\-]{34})(?:[^A-Za-z0-9_\-]|$)"#,
     ),
     whole("npm-access-token", r#"(?-u:\b)npm_[A-Za-z0-9]{36,}"#),
     whole("sendgrid-api-token", r#"(?-u:\b)SG\.[A-Za-z0-9_=.\-]{60,}"#),
