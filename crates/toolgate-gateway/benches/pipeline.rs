@@ -365,6 +365,7 @@ fn rules_alone(plan: &Plan) {
     let identity = bench_identity();
     let input = PolicyInput {
         tool: READ_TOOL,
+        target: toolgate_gateway::TargetKind::Tool,
         args: &args,
         claims: Some(&identity.claims),
         principal: "local",

@@ -55,6 +55,61 @@ pub enum CallEvent {
     },
 }
 
+/// The kind of thing a call acts on. Every governed act — calling a tool, getting a
+/// prompt, reading (or subscribing to) a resource — runs through the same layers; policy
+/// rules read the kind as `target`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TargetKind {
+    #[default]
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Tool => "tool",
+            TargetKind::Prompt => "prompt",
+            TargetKind::Resource => "resource",
+        }
+    }
+}
+
+/// What a call acts on. A tool is found by name in the catalog by the lookup layer; a
+/// prompt or a resource is found by the front end that serves them (a federated MCP
+/// server's, say) and handed to the pipeline as an entry whose tool performs the read —
+/// `None` when no such prompt or resource exists, which lookup refuses like an unknown tool.
+#[derive(Clone, Default)]
+pub enum Target {
+    #[default]
+    Tool,
+    Prompt(Option<Entry>),
+    Resource(Option<Entry>),
+}
+
+impl Target {
+    pub fn kind(&self) -> TargetKind {
+        match self {
+            Target::Tool => TargetKind::Tool,
+            Target::Prompt(_) => TargetKind::Prompt,
+            Target::Resource(_) => TargetKind::Resource,
+        }
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Tool => f.write_str("Tool"),
+            Target::Prompt(e) | Target::Resource(e) => f
+                .debug_tuple(self.kind().as_str())
+                .field(&e.as_ref().map(|e| e.spec().name.as_str()))
+                .finish(),
+        }
+    }
+}
+
 /// What a front end asks the gateway to do.
 #[derive(Debug, Clone)]
 pub struct CallRequest {
@@ -63,7 +118,11 @@ pub struct CallRequest {
     pub session_id: String,
     pub principal: String,
     pub role: String,
+    /// The tool's name, or the key of the prompt or resource ([`Target`]) the role's
+    /// globs, quotas and rules match.
     pub tool: String,
+    /// What the call acts on: a catalog tool unless a front end says otherwise.
+    pub target: Target,
     pub arguments: Arguments,
     /// Makes a retried write call act once (R-EXE-3). Also read from an
     /// `idempotency_key` argument.
@@ -107,6 +166,7 @@ impl CallRequest {
             principal: "local".to_owned(),
             role: "default".to_owned(),
             tool: tool.into(),
+            target: Target::Tool,
             arguments,
             idempotency_key: None,
             cancel: CancellationToken::new(),

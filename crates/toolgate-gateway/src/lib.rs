@@ -2,7 +2,8 @@
 //! call from every front end, through layers whose one order is declared in [`pipeline`].
 //!
 //! # Layout
-//! - [`call`]: [`CallRequest`] (what a front end asks) and [`Call`] (the call in flight).
+//! - [`call`]: [`CallRequest`] (what a front end asks: a tool, a prompt or a resource,
+//!   [`Target`]) and [`Call`] (the call in flight).
 //! - [`layer`]: the [`Layer`] trait and [`Next`].
 //! - one folder per layer: [`telemetry`], [`audit`], [`admit`], [`lookup`], [`authorize`], [`validate`], [`policy`],
 //!   [`idempotency`], [`approve`], [`govern`], [`execute`].
@@ -33,7 +34,8 @@ pub mod validate;
 mod testing;
 
 pub use call::{
-    ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Identity, Outcome, new_call_id,
+    ApprovalInfo, Arguments, Call, CallEvent, CallRequest, Identity, Outcome, Target, TargetKind,
+    new_call_id,
 };
 pub use config::{ApprovalsConfig, GatewayConfig, LimitsConfig};
 pub use layer::{Layer, Next};

@@ -1,60 +1,28 @@
-//! Who may see and read which federated prompt or resource, and the audit record of every
-//! read (see the module doc of [`super`]).
+//! Who may see which federated prompt or resource, and every read through the gateway's
+//! pipeline (see the module doc of [`super`]).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use rmcp::ErrorData;
-use rmcp::model::{JsonObject, ResourceContents};
+use rmcp::model::{GetPromptResult, JsonObject, ReadResourceResult};
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use toolgate_gateway::Gateway;
 use toolgate_gateway::policy::Decision;
+use toolgate_gateway::{Arguments, CallRequest, Gateway, Target as CallTarget};
 use toolgate_mcp::McpHub;
 use toolgate_mcp::federation::{ListedPrompt, RouteError, Target};
-use toolgate_protocol::{ErrorCode, Risk};
+use toolgate_protocol::{CallError, ErrorCode, Risk};
+use toolgate_registry::{Availability, Entry};
 use toolgate_server::mcp::Requester;
-use toolgate_store::audit::{AuditOutcome, AuditRecord, RecordKind};
 
 use super::pins::PromptPins;
+use super::read_tool::{Act, FederatedRead, upstream_error};
 
-/// The role and pin checks, and the audit, of federated reads.
+/// The role and pin checks of listings, and the pipeline every read goes through.
 pub(super) struct Access {
     gateway: Arc<Gateway>,
+    hub: Arc<McpHub>,
     pins: PromptPins,
-}
-
-/// One read as the audit records it.
-pub(super) struct Read {
-    call_id: String,
-    /// The name or URI the client used.
-    name: String,
-    server: String,
-    arguments: Value,
-    started: Instant,
-}
-
-impl Read {
-    pub(super) fn prompt(target: &Target, arguments: Option<&JsonObject>) -> Self {
-        Read::new(
-            target,
-            &target.key,
-            json!({"method": "prompts/get", "arguments": arguments}),
-        )
-    }
-
-    pub(super) fn resource(target: &Target, uri: &str) -> Self {
-        Read::new(target, uri, json!({"method": "resources/read", "uri": uri}))
-    }
-
-    fn new(target: &Target, name: &str, arguments: Value) -> Self {
-        Read {
-            call_id: format!("read_{}", uuid::Uuid::now_v7().simple()),
-            name: name.to_owned(),
-            server: target.server.clone(),
-            arguments,
-            started: Instant::now(),
-        }
-    }
 }
 
 /// The answer for a prompt that does not exist or the role may not see.
@@ -67,20 +35,27 @@ fn no_resource(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("no resource `{uri}`"), Some(json!({"uri": uri})))
 }
 
-/// The size of one content item, for the audit.
-pub(super) fn content_bytes(contents: &ResourceContents) -> usize {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text.len(),
-        ResourceContents::BlobResourceContents { blob, .. } => blob.len(),
-        _ => 0,
+/// What a read names, for the answer when it is refused as unknown.
+enum Asked<'a> {
+    Prompt(&'a str),
+    Resource(&'a str),
+}
+
+impl Asked<'_> {
+    fn not_found(&self) -> ErrorData {
+        match self {
+            Asked::Prompt(name) => no_prompt(name),
+            Asked::Resource(uri) => no_resource(uri),
+        }
     }
 }
 
 impl Access {
-    pub(super) fn new(gateway: Arc<Gateway>) -> Self {
+    pub(super) fn new(gateway: Arc<Gateway>, hub: Arc<McpHub>) -> Self {
         Access {
             pins: PromptPins::new(Arc::clone(&gateway)),
             gateway,
+            hub,
         }
     }
 
@@ -90,13 +65,6 @@ impl Access {
             .roles()
             .get(&who.caller.role)
             .is_some_and(|role| role.allows(key) && role.decide(key, Risk::Read) != Decision::Deny)
-    }
-
-    /// The outcome of an upstream answer, as [`Access::audit`] takes it.
-    pub(super) fn upstream(
-        result: &Result<Value, ErrorData>,
-    ) -> Result<&Value, (ErrorCode, &ErrorData)> {
-        result.as_ref().map_err(|e| (ErrorCode::ExecutionFailed, e))
     }
 
     /// [`Access::sees`], and the prompt's definition is the pinned one.
@@ -120,93 +88,156 @@ impl Access {
         }
     }
 
-    /// The role's decision for a read it may see: `ask` cannot wait here and is refused
-    /// (audited, like every refusal).
-    pub(super) async fn check(
+    /// `prompts/get` of `name` through the pipeline: the upstream's result, or the refusal
+    /// as MCP answers it. A prompt whose definition changed since it was pinned is
+    /// quarantined (refused by lookup, like a changed tool).
+    pub(super) async fn get_prompt(
         &self,
         who: &Requester,
-        target: &Target,
-        read: &Read,
-    ) -> Result<(), ErrorData> {
-        let decision = self
-            .gateway
-            .roles()
-            .get(&who.caller.role)
-            .map(|role| role.decide(&target.key, Risk::Read));
-        match decision {
-            Some(Decision::Allow) => Ok(()),
-            _ => {
-                let refusal = ErrorData::invalid_request(
-                    format!(
-                        "role `{}` asks for approval to read `{}`; prompts and resources cannot wait for one — allow or deny them with a rule for `{}`",
-                        who.caller.role, read.name, target.key
-                    ),
-                    None,
-                );
-                self.audit(who, read, Err((ErrorCode::PolicyDenied, &refusal)))
-                    .await;
-                Err(refusal)
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let prompt = self
+            .hub
+            .prompts()
+            .into_iter()
+            .find(|p| p.prompt.name == name);
+        let (key, entry) = match &prompt {
+            Some(p) => {
+                let availability = match self.pins.check(p).await {
+                    Ok(()) => Availability::Available,
+                    Err(why) => Availability::Quarantined(why),
+                };
+                let tool = FederatedRead::prompt(Arc::clone(&self.hub), p);
+                let entry = Entry {
+                    tool: Arc::new(tool),
+                    availability,
+                };
+                (p.target.key.clone(), Some(entry))
             }
-        }
+            None => (name.to_owned(), None),
+        };
+        let args = Value::Object(arguments.unwrap_or_default());
+        let whole = self
+            .run(
+                who,
+                key,
+                CallTarget::Prompt(entry),
+                args,
+                Asked::Prompt(name),
+            )
+            .await?;
+        decode(whole)
     }
 
-    /// [`Access::check`], and the prompt's definition is the pinned one.
-    pub(super) async fn check_prompt(
+    /// `resources/read` of `uri` through the pipeline.
+    pub(super) async fn read_resource(
         &self,
         who: &Requester,
-        prompt: &ListedPrompt,
-        read: &Read,
-    ) -> Result<(), ErrorData> {
-        self.check(who, &prompt.target, read).await?;
-        if let Err(why) = self.pins.check(prompt).await {
-            let refusal = ErrorData::invalid_request(why, None);
-            self.audit(who, read, Err((ErrorCode::Unavailable, &refusal)))
-                .await;
-            return Err(refusal);
-        }
-        Ok(())
+        uri: &str,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        decode(self.resource_act(who, uri, Act::ReadResource).await?)
     }
 
-    /// Writes the outcome record of `read`: sizes on success, the error otherwise.
-    pub(super) async fn audit(
+    /// The authorisation (and audit) of a subscription to `uri`, through the pipeline.
+    pub(super) async fn may_subscribe(&self, who: &Requester, uri: &str) -> Result<(), ErrorData> {
+        self.resource_act(who, uri, Act::Subscribe).await.map(drop)
+    }
+
+    /// `act` on the resource behind `uri`, through the pipeline: the upstream's result as
+    /// JSON (`null` for a subscription).
+    async fn resource_act(&self, who: &Requester, uri: &str, act: Act) -> Result<Value, ErrorData> {
+        let (key, entry) = match self.hub.resource_target(uri) {
+            Ok(target) => {
+                let tool = FederatedRead::resource(Arc::clone(&self.hub), &target, act);
+                let entry = Entry {
+                    tool: Arc::new(tool),
+                    availability: Availability::Available,
+                };
+                (target.key, Some(entry))
+            }
+            Err(RouteError::Unknown(_)) => (uri.to_owned(), None),
+            Err(ambiguous @ RouteError::Ambiguous { .. }) => {
+                return Err(ErrorData::invalid_params(ambiguous.to_string(), None));
+            }
+        };
+        let args = if act == Act::Subscribe {
+            json!({"uri": uri, "subscribe": true})
+        } else {
+            json!({"uri": uri})
+        };
+        self.run(
+            who,
+            key,
+            CallTarget::Resource(entry),
+            args,
+            Asked::Resource(uri),
+        )
+        .await
+    }
+
+    /// One governed read: the gateway's pipeline decides, audits and runs it; the
+    /// upstream's result whole (`null` when the act has none).
+    async fn run(
         &self,
         who: &Requester,
-        read: &Read,
-        outcome: Result<&Value, (ErrorCode, &ErrorData)>,
-    ) {
-        let (outcome, error, result) = match outcome {
-            Ok(size) => (AuditOutcome::Ok, None, Some(size.clone())),
-            Err((code, e)) => (
-                AuditOutcome::Failed(code),
-                Some(e.message.to_string()),
-                None,
-            ),
-        };
-        let record = AuditRecord {
-            kind: RecordKind::Outcome,
-            ts: AuditRecord::now_ts(),
-            call_id: read.call_id.clone(),
-            session: who.session.clone(),
-            principal: who.caller.principal.clone(),
-            role: who.caller.role.clone(),
-            tool: read.name.clone(),
-            source: Some(format!("mcp:{}", read.server)),
-            risk: Some(Risk::Read),
-            arguments: read.arguments.clone(),
-            outcome,
-            error,
-            result,
-            duration_us: Some(
-                u64::try_from(read.started.elapsed().as_micros()).unwrap_or(u64::MAX),
-            ),
-            approver: None,
-            approval_id: None,
-            issuer: None,
-            subject: None,
-            policy_rule: None,
-        };
-        if let Err(e) = self.gateway.audit().append(record).await {
-            tracing::error!(call_id = %read.call_id, error = %e, "audit record of a federated read not written");
+        key: String,
+        target: CallTarget,
+        args: Value,
+        asked: Asked<'_>,
+    ) -> Result<Value, ErrorData> {
+        let mut request = CallRequest::new(key.clone(), Arguments::Json(args))
+            .with_role(who.caller.role.clone())
+            .with_principal(who.caller.principal.clone())
+            .with_session(who.session.clone());
+        request.target = target;
+        request.identity = who.caller.identity.clone();
+        request.caller = who.client.clone();
+        // A read cannot hold the request open for a human: an `ask` answers
+        // `approval_required` with the approval's id, and the client asks again once
+        // it is decided.
+        request.wait_for_approval = Some(false);
+        let envelope = self.gateway.call(request).await;
+        if let Some(error) = envelope.error {
+            return Err(self.refusal(who, &key, &asked, error));
+        }
+        Ok(envelope.mcp_result.unwrap_or(Value::Null))
+    }
+
+    /// A refused or failed read as MCP answers it: what the role may not see is answered
+    /// as what does not exist; an upstream's own error passes on unchanged; every other
+    /// refusal carries toolgate's error code and details in its data.
+    fn refusal(
+        &self,
+        who: &Requester,
+        key: &str,
+        asked: &Asked<'_>,
+        error: CallError,
+    ) -> ErrorData {
+        if error.code == ErrorCode::UnknownTool || !self.sees(who, key) {
+            return asked.not_found();
+        }
+        if let Some(upstream) = upstream_error(error.details.as_ref()) {
+            return upstream;
+        }
+        let data = Some(json!({
+            "code": error.code,
+            "hint": error.hint,
+            "details": error.details,
+        }));
+        match error.code {
+            ErrorCode::InvalidArguments => ErrorData::invalid_params(error.message, data),
+            ErrorCode::ExecutionFailed | ErrorCode::Unavailable | ErrorCode::Timeout => {
+                ErrorData::internal_error(error.message, data)
+            }
+            _ => ErrorData::invalid_request(error.message, data),
         }
     }
+}
+
+/// The upstream's result, as the read tool passed it on.
+fn decode<T: DeserializeOwned>(whole: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(whole).map_err(|e| {
+        ErrorData::internal_error(format!("an upstream result did not decode: {e}"), None)
+    })
 }

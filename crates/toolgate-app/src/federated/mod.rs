@@ -4,12 +4,16 @@
 //!   (`mcp__{server}__{prompt}`, or the server's own name with `prefix = "never"`), and a
 //!   resource when they match its key `mcp__{server}__{uri}` (the raw URI with
 //!   `prefix = "never"`) — so `mcp__github__*` grants all of `github`, `read_*` none of
-//!   any server; a per-name `deny` rule hides it too. Prompts and resources are reads:
-//!   a role whose decision for them is `ask` is refused (they cannot wait for an approval);
-//! - `prompts/get` and `resources/read` move data, so each is audited (who, which name, the
-//!   outcome, sizes — never the content; the log redacts the arguments);
+//!   any server; a per-name `deny` rule hides it too;
+//! - `prompts/get`, `resources/read` and `resources/subscribe` are governed acts: each runs
+//!   through the gateway's pipeline like a tool call (module `read_tool`: telemetry, audit,
+//!   role allowlist, `[[quotas]]`, the arguments' schema, `[[policy.rules]]` with `target`
+//!   = `prompt` | `resource`, approval, the concurrency limit and timeout). The audit
+//!   records who, which name, the outcome and sizes — never the content. A read cannot be
+//!   held open for a human: a decision of `ask` answers `approval_required` (the id in the
+//!   error's data) and the client asks again once it is approved;
 //! - prompts are pinned like tools (module `pins`): a prompt whose definition changed is hidden
-//!   and refused until an operator approves the change.
+//!   and quarantined (refused by the pipeline's lookup) until an operator approves the change.
 //!
 //! What is hidden from a role is answered exactly as what does not exist.
 
@@ -19,6 +23,7 @@
 mod access;
 mod listen;
 mod pins;
+mod read_tool;
 mod subscriptions;
 
 use std::sync::Arc;
@@ -32,13 +37,12 @@ use rmcp::model::{
     LoggingLevel, ReadResourceRequestParams, ReadResourceResult, ResultType, ServerCapabilities,
 };
 use rmcp::service::SubscriptionSink;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate_gateway::Gateway;
 use toolgate_mcp::McpHub;
 use toolgate_server::mcp::{McpExtras, Requester};
 
-use access::{Access, Read};
+use access::Access;
 use subscriptions::Subscribers;
 
 /// [`McpExtras`] over the MCP hub: see the module doc.
@@ -53,7 +57,7 @@ impl FederatedExtras {
     pub fn new(hub: Arc<McpHub>, gateway: Arc<Gateway>) -> Arc<Self> {
         let subscribers = Subscribers::start(&hub);
         Arc::new(FederatedExtras {
-            access: Access::new(gateway),
+            access: Access::new(gateway, Arc::clone(&hub)),
             hub,
             subscribers,
         })
@@ -104,23 +108,10 @@ impl McpExtras for FederatedExtras {
         who: &Requester,
         request: GetPromptRequestParams,
     ) -> Result<GetPromptResult, ErrorData> {
-        let prompt = self
-            .hub
-            .prompts()
-            .into_iter()
-            .find(|p| p.prompt.name == request.name && self.access.sees(who, &p.target.key))
-            .ok_or_else(|| access::no_prompt(&request.name))?;
-        let read = Read::prompt(&prompt.target, request.arguments.as_ref());
-        self.access.check_prompt(who, &prompt, &read).await?;
         let result = self
-            .hub
-            .get_prompt(&prompt.target, request.arguments, &who.client)
+            .access
+            .get_prompt(who, &request.name, request.arguments)
             .await;
-        let size = result
-            .as_ref()
-            .map(|r| json!({"messages": r.messages.len()}))
-            .map_err(Clone::clone);
-        self.access.audit(who, &read, Access::upstream(&size)).await;
         result.map(|mut r| {
             // A 2025-11-25 server sends none; 2026-07-28 clients require it.
             r.result_type.get_or_insert(ResultType::COMPLETE);
@@ -164,18 +155,7 @@ impl McpExtras for FederatedExtras {
         who: &Requester,
         request: ReadResourceRequestParams,
     ) -> Result<ReadResourceResult, ErrorData> {
-        let target = self.access.resource(who, &self.hub, &request.uri)?;
-        let read = Read::resource(&target, &request.uri);
-        self.access.check(who, &target, &read).await?;
-        let result = self.hub.read_resource(&target).await;
-        let size = result
-            .as_ref()
-            .map(|r| {
-                let bytes: usize = r.contents.iter().map(access::content_bytes).sum();
-                json!({"contents": r.contents.len(), "bytes": bytes})
-            })
-            .map_err(Clone::clone);
-        self.access.audit(who, &read, Access::upstream(&size)).await;
+        let result = self.access.read_resource(who, &request.uri).await;
         result.map(|mut r| {
             r.result_type.get_or_insert(ResultType::COMPLETE);
             r
@@ -183,9 +163,8 @@ impl McpExtras for FederatedExtras {
     }
 
     async fn subscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
+        self.access.may_subscribe(who, &uri).await?;
         let target = self.access.resource(who, &self.hub, &uri)?;
-        let read = Read::resource(&target, &uri);
-        self.access.check(who, &target, &read).await?;
         if self.subscribers.add(who, &target, &uri)
             && let Err(e) = self.hub.subscribe(&target).await
         {

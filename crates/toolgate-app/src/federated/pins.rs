@@ -7,12 +7,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Map, Value, json};
 use toolgate_gateway::Gateway;
 use toolgate_mcp::federation::ListedPrompt;
 use toolgate_protocol::ToolSpec;
 use toolgate_registry::PinVerdict;
 use toolgate_registry::pins::definition_hash;
+
+use super::read_tool::prompt_arguments_schema;
 
 /// The pin-book name of a prompt.
 pub(super) fn pin_name(prompt: &str) -> String {
@@ -65,22 +66,6 @@ impl PromptPins {
 /// an object schema (names, descriptions, which are required).
 fn pinned_form(prompt: &ListedPrompt) -> ToolSpec {
     let p = &prompt.prompt;
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    for arg in p.arguments.iter().flatten() {
-        let mut property = Map::new();
-        property.insert("type".to_owned(), json!("string"));
-        if let Some(d) = &arg.description {
-            property.insert("description".to_owned(), json!(d));
-        }
-        if let Some(t) = &arg.title {
-            property.insert("title".to_owned(), json!(t));
-        }
-        properties.insert(arg.name.clone(), Value::Object(property));
-        if arg.required == Some(true) {
-            required.push(json!(arg.name));
-        }
-    }
     let description = p
         .description
         .clone()
@@ -89,7 +74,7 @@ fn pinned_form(prompt: &ListedPrompt) -> ToolSpec {
     ToolSpec::new(
         pin_name(&p.name),
         description,
-        json!({"type": "object", "properties": properties, "required": required}),
+        prompt_arguments_schema(prompt),
     )
     .with_source(format!("mcp:{}", prompt.target.server))
 }

@@ -104,6 +104,7 @@ fn test(settings: &Config, a: PolicyTestArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|| format!("cli:{}", local_user()));
     let input = PolicyInput {
         tool: &a.tool,
+        target: toolgate_gateway::TargetKind::Tool,
         args: &args,
         claims: claims.as_ref(),
         principal: &principal,

@@ -4,7 +4,10 @@
 //!   neither under the namespaced name nor under the server's raw URI — while a role that
 //!   is granted the server gets both;
 //! - a prompt whose definition changed after it was pinned (a "rug pull") is hidden and
-//!   refused until an operator approves the change.
+//!   refused until an operator approves the change;
+//! - reads are governed acts like tool calls: a `[[policy.rules]]` deny and a `[[quotas]]`
+//!   limit stop `prompts/get` and `resources/read`, each attempt audited once by the
+//!   gateway's pipeline.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,6 +37,11 @@ fn python() -> PathBuf {
 /// Serves `env` until `ready` appears in what the server reports, runs the client with
 /// `args`, stops the server and returns what the client printed.
 fn with_client(env: &Env, ready: &str, args: &[&str]) -> Value {
+    with_clients(env, ready, &[args]).remove(0)
+}
+
+/// [`with_client`] for several client runs against one server, in order.
+fn with_clients(env: &Env, ready: &str, runs: &[&[&str]]) -> Vec<Value> {
     let (mut child, addr) = env.serve();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -45,20 +53,29 @@ fn with_client(env: &Env, ready: &str, args: &[&str]) -> Value {
         assert!(Instant::now() < deadline, "never ready ({ready}): {report}");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let out = Command::new(python())
-        .arg(repo().join("crates/toolgate-cli/tests/peers/prompt_client.py"))
-        .args(["--url", &format!("http://{addr}/mcp")])
-        .args(args)
-        .output()
-        .expect("run the client");
+    let outs: Vec<_> = runs
+        .iter()
+        .map(|args| {
+            Command::new(python())
+                .arg(repo().join("crates/toolgate-cli/tests/peers/prompt_client.py"))
+                .args(["--url", &format!("http://{addr}/mcp")])
+                .args(*args)
+                .output()
+                .expect("run the client")
+        })
+        .collect();
     let _ = child.kill();
     let _ = child.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the client's JSON")
+    outs.into_iter()
+        .map(|out| {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).expect("the client's JSON")
+        })
+        .collect()
 }
 
 /// server-everything behind a gateway whose loopback caller (role `readonly`) has `tools`.
@@ -104,11 +121,19 @@ fn a_role_gets_no_prompt_or_resource_of_a_server_it_is_not_granted() {
             "{uri} was read: {seen}"
         );
     }
-    let audit = std::fs::read_to_string(denied.audit_path()).unwrap_or_default();
-    assert!(
-        !audit.contains("architecture.md"),
-        "a refused read reached the server: {audit}"
-    );
+    // Every refused read is evidence: audited `forbidden`, none read.
+    let reads: Vec<Value> = denied
+        .audit_records()
+        .into_iter()
+        .filter(|r| r["arguments"].to_string().contains("architecture.md"))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    for r in &reads {
+        assert_eq!(
+            r["outcome"], "forbidden",
+            "a refused read reached the server: {r}"
+        );
+    }
 
     let granted = everything_for("[\"mcp__everything__*\"]");
     let seen = with_client(&granted, ready, &args);
@@ -193,4 +218,95 @@ fn a_changed_prompt_is_hidden_until_an_operator_approves_it() {
         "{approved}"
     );
     assert_eq!(approved["got"], json!(["Say hello to Ada."]), "{approved}");
+}
+
+#[test]
+fn policy_rules_and_quotas_stop_prompt_gets_and_resource_reads() {
+    let env = Env::with_config(&format!(
+        "[roles.readonly]\ntools = [\"mcp__everything__*\"]\nwrite = \"deny\"\ndangerous = \"deny\"\n\n\
+         [[policy.rules]]\nid = \"no-architecture\"\n\
+         when = 'target == \"resource\" && args.uri.contains(\"architecture\")'\n\
+         decision = \"deny\"\nreason = \"architecture notes stay inside\"\n\n\
+         [[policy.rules]]\nid = \"no-atlantis\"\n\
+         when = 'target == \"prompt\" && tool.endsWith(\"args-prompt\") && args.city == \"Atlantis\"'\n\
+         decision = \"deny\"\n\n\
+         [[quotas]]\nid = \"two-prompts\"\ntool = \"mcp__everything__simple-prompt\"\n\
+         per = \"all\"\ncalls = 2\ninterval = \"1h\"\n\n\
+         [[mcp.servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n",
+        node(),
+        server("server-everything")
+    ));
+    let prompt = "mcp__everything__args-prompt";
+    let runs: [&[&str]; 2] = [
+        &[
+            "--get-prompt",
+            "mcp__everything__simple-prompt",
+            "--times",
+            "3",
+            "--read",
+            DOC,
+        ],
+        &["--get-prompt", prompt, "--prompt-arg", "city=Atlantis"],
+    ];
+    let seen = with_clients(&env, "\"state\":\"ready\"", &runs);
+    let attempts = &seen[0]["attempts"];
+    let gets = attempts["mcp__everything__simple-prompt"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        (&gets[0], &gets[1]),
+        (&json!("ok"), &json!("ok")),
+        "{seen:?}"
+    );
+    assert!(
+        gets[2].as_str().unwrap().contains("two-prompts"),
+        "the third get is over the quota: {seen:?}"
+    );
+    for attempt in attempts[DOC].as_array().unwrap() {
+        assert!(
+            attempt.as_str().unwrap().contains("no-architecture"),
+            "the rule refuses the read: {seen:?}"
+        );
+    }
+    assert!(
+        seen[1]["got"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no-atlantis"),
+        "the rule reads the prompt's arguments: {seen:?}"
+    );
+
+    // One record per attempt, written by the pipeline, naming what stopped it.
+    let records = env.audit_records();
+    let of = |key: &str| -> Vec<&Value> {
+        records
+            .iter()
+            .filter(|r| r["tool"] == key && r["kind"] != "attempt")
+            .collect()
+    };
+    let outcomes: Vec<&Value> = of("mcp__everything__simple-prompt")
+        .iter()
+        .map(|r| &r["outcome"])
+        .collect();
+    assert_eq!(
+        outcomes,
+        [&json!("ok"), &json!("ok"), &json!("rate_limited")]
+    );
+    let doc_key = format!("mcp__everything__{DOC}");
+    let denied = of(&doc_key);
+    assert_eq!(denied.len(), 3, "{records:?}");
+    for r in denied {
+        assert_eq!(
+            (&r["outcome"], &r["policy_rule"], &r["source"]),
+            (
+                &json!("policy_denied"),
+                &json!("no-architecture"),
+                &json!("mcp:everything")
+            ),
+            "{r}"
+        );
+    }
+    let atlantis = of(prompt);
+    assert_eq!(atlantis.len(), 1, "{records:?}");
+    assert_eq!(atlantis[0]["policy_rule"], "no-atlantis");
 }

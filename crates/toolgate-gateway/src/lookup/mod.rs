@@ -1,7 +1,9 @@
 //! Lookup: the named tool must exist in the current catalog snapshot and be callable.
 //! Unknown → `unknown_tool` (with the closest name the caller's role may see as a hint: a
 //! hint never names a tool hidden from it); server down → `unavailable`; definition changed
-//! since pinned → `policy_denied` (R-REG-5).
+//! since pinned → `policy_denied` (R-REG-5). A prompt or resource ([`Target`]) comes with
+//! the entry its front end found and passes the same availability checks; none found →
+//! `unknown_tool` naming what was asked for.
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use async_trait::async_trait;
 use toolgate_protocol::{CallError, ErrorCode};
 use toolgate_registry::{Availability, Catalog};
 
-use crate::call::{Call, Outcome};
+use crate::call::{Call, Outcome, Target, TargetKind};
 use crate::layer::{Layer, Next};
 use crate::policy::Roles;
 
@@ -33,7 +35,18 @@ impl Layer for LookupLayer {
     async fn handle(&self, call: &mut Call, next: Next<'_>) -> Outcome {
         let role = call.role_in(&self.roles);
         let name = &call.request.tool;
-        let Some(entry) = self.catalog.get(name) else {
+        let found = match &call.request.target {
+            Target::Tool => self.catalog.get(name),
+            Target::Prompt(entry) | Target::Resource(entry) => entry.clone(),
+        };
+        let Some(entry) = found else {
+            let kind = call.request.target.kind();
+            if kind != TargetKind::Tool {
+                return Err(CallError::new(
+                    ErrorCode::UnknownTool,
+                    format!("no {} named `{name}`", kind.as_str()),
+                ));
+            }
             let visible = |tool: &str| role.as_ref().is_some_and(|r| r.allows(tool));
             return Err(unknown(&self.catalog, name, visible));
         };
@@ -43,15 +56,21 @@ impl Layer for LookupLayer {
                 ErrorCode::Unavailable,
                 format!("tool `{name}` is unavailable: {reason}"),
             )),
-            Availability::Quarantined(reason) => Some(
-                CallError::new(
+            Availability::Quarantined(reason) => {
+                let kind = call.request.target.kind();
+                let e = CallError::new(
                     ErrorCode::PolicyDenied,
-                    format!("tool `{name}` is quarantined: {reason}"),
-                )
-                .with_hint(format!(
-                    "an operator must review and run `toolgate tools approve-change {name}`"
-                )),
-            ),
+                    format!("{} `{name}` is quarantined: {reason}", kind.as_str()),
+                );
+                // A prompt's reason names its own pin (`prompt:{name}`).
+                Some(if kind == TargetKind::Tool {
+                    e.with_hint(format!(
+                        "an operator must review and run `toolgate tools approve-change {name}`"
+                    ))
+                } else {
+                    e
+                })
+            }
         };
         // Known even when refused, so the audit record names the tool's source and risk.
         call.entry = Some(entry);
@@ -111,6 +130,7 @@ mod tests {
     use crate::testing::{echo_tool, run_layer, run_layer_on};
     use serde_json::json;
     use std::collections::BTreeMap;
+    use toolgate_registry::Entry;
 
     fn all_roles() -> Arc<Roles> {
         Arc::new(Roles::compile(&BTreeMap::new()).unwrap())
@@ -159,6 +179,52 @@ mod tests {
             )
             .with_hint("an operator must review and run `toolgate tools approve-change b`")
         );
+    }
+
+    /// A prompt or resource comes with the entry its front end found: lookup never asks the
+    /// catalog for it (a tool of the same name is not it), refuses a missing one by kind and
+    /// a quarantined one like a tool.
+    #[tokio::test]
+    async fn a_prompt_or_resource_is_the_entry_it_came_with() {
+        let catalog = Arc::new(Catalog::new());
+        catalog
+            .register(echo_tool("mcp__s__greet", toolgate_protocol::Risk::Read))
+            .unwrap();
+        let layer = LookupLayer::new(catalog, all_roles());
+        let ask = |target: Target| {
+            let mut request = CallRequest::new("mcp__s__greet", Arguments::Json(json!({})));
+            request.target = target;
+            Call::new(request)
+        };
+        let missing = run_layer_on(&layer, &mut ask(Target::Prompt(None)))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (missing.code, missing.message.as_str()),
+            (ErrorCode::UnknownTool, "no prompt named `mcp__s__greet`")
+        );
+        let quarantined = Entry {
+            tool: echo_tool("mcp__s__greet", toolgate_protocol::Risk::Read),
+            availability: Availability::Quarantined("definition changed".into()),
+        };
+        let refused = run_layer_on(&layer, &mut ask(Target::Prompt(Some(quarantined))))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (refused.code, refused.message.as_str(), refused.hint),
+            (
+                ErrorCode::PolicyDenied,
+                "prompt `mcp__s__greet` is quarantined: definition changed",
+                None
+            )
+        );
+        let found = Entry {
+            tool: echo_tool("mcp__s__greet", toolgate_protocol::Risk::Read),
+            availability: Availability::Available,
+        };
+        let mut call = ask(Target::Resource(Some(found)));
+        run_layer_on(&layer, &mut call).await.unwrap();
+        assert!(call.entry.is_some());
     }
 
     #[tokio::test]

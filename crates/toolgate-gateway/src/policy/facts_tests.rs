@@ -37,6 +37,7 @@ fn risk_of(tool: &str) -> Risk {
 fn deciding_rule(rules: &PolicyRules, tool: &str, args: &Value) -> Option<String> {
     let input = PolicyInput {
         tool,
+        target: crate::TargetKind::Tool,
         args,
         claims: None,
         principal: "cli:tester",

@@ -56,6 +56,7 @@ pub(crate) enum StrVar {
     Source,
     Issuer,
     Subject,
+    Target,
 }
 
 impl StrVar {
@@ -71,6 +72,7 @@ impl StrVar {
             "source" => StrVar::Source,
             "issuer" => StrVar::Issuer,
             "subject" => StrVar::Subject,
+            "target" => StrVar::Target,
             _ => return None,
         })
     }
@@ -84,6 +86,7 @@ impl StrVar {
             StrVar::Source => input.source,
             StrVar::Issuer => input.issuer,
             StrVar::Subject => input.subject,
+            StrVar::Target => input.target.as_str(),
         }
     }
 }

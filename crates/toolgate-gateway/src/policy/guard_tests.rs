@@ -247,6 +247,7 @@ impl Call {
     fn input(&self) -> PolicyInput<'_> {
         PolicyInput {
             tool: self.tool,
+            target: crate::TargetKind::Tool,
             args: &self.args,
             claims: self.claims.as_ref(),
             principal: self.principal,
@@ -331,6 +332,7 @@ fn the_bench_call_needs_no_interpreter() {
     let claims = json!({"groups": ["engineers"]});
     let input = PolicyInput {
         tool: "echo",
+        target: crate::TargetKind::Tool,
         args: &args,
         claims: Some(&claims),
         principal: "local",
@@ -360,6 +362,7 @@ fn an_error_beside_a_guard_still_fails_closed() {
     let args = json!({});
     let call = |tool, principal| PolicyInput {
         tool,
+        target: crate::TargetKind::Tool,
         args: &args,
         claims: None,
         principal,

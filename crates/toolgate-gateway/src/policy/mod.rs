@@ -106,6 +106,7 @@ impl Layer for PolicyLayer {
         };
         let input = PolicyInput {
             tool: &spec.name,
+            target: call.request.target.kind(),
             args: call.args()?,
             claims: identity.map(|i| &i.claims),
             principal: &call.request.principal,

@@ -113,6 +113,7 @@ fn input<'a>(
 ) -> PolicyInput<'a> {
     PolicyInput {
         tool,
+        target: crate::TargetKind::Tool,
         args,
         claims,
         principal: "alice",
@@ -186,6 +187,39 @@ fn rules_table() {
     }
 }
 
+/// `target` tells a prompt or resource read from a tool call of the same name, through both
+/// the interpreter and the guard's fast path (`target == "…"` is a string comparison).
+#[test]
+fn a_rule_reads_what_the_call_acts_on() {
+    let rules = rules(
+        r#"
+[[rules]]
+id = "no-resource-reads"
+when = 'target == "resource" && args.uri.startsWith("file:///etc")'
+decision = "deny"
+
+[[rules]]
+id = "prompts-ask"
+when = 'target in ["prompt"]'
+decision = "ask"
+"#,
+    );
+    let args = json!({"uri": "file:///etc/passwd"});
+    let on = |target| PolicyInput {
+        target,
+        ..input("mcp__fs__x", Risk::Read, &args, None)
+    };
+    let id = |target| {
+        rules
+            .first_match(on(target))
+            .map(|m| m.rule.id().to_owned())
+    };
+    use crate::TargetKind::{Prompt, Resource, Tool};
+    assert_eq!(id(Resource).as_deref(), Some("no-resource-reads"));
+    assert_eq!(id(Prompt).as_deref(), Some("prompts-ask"));
+    assert_eq!(id(Tool), None);
+}
+
 #[test]
 fn a_failed_condition_says_why() {
     let rules = rules(RULES);
@@ -238,7 +272,7 @@ fn compile_errors_name_the_rule_and_the_position() {
     );
     assert_eq!(
         compile_error("typo", r#"tools == "shell""#),
-        "[[policy.rules]] \"typo\": unknown variable `tools` (a condition may read tool, args, \
+        "[[policy.rules]] \"typo\": unknown variable `tools` (a condition may read tool, target, args, \
          claims, principal, role, risk, source, issuer, subject, facts)"
     );
     assert_eq!(

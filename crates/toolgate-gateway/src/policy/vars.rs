@@ -20,8 +20,9 @@ use toolgate_protocol::Risk;
 use super::facts::Facts;
 
 /// The variables a condition may name, in the order the documentation lists them.
-pub const VARIABLES: [&str; 10] = [
+pub const VARIABLES: [&str; 11] = [
     "tool",
+    "target",
     "args",
     "claims",
     "principal",
@@ -51,6 +52,8 @@ const TYPE_NAMES: [&str; 10] = [
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyInput<'a> {
     pub tool: &'a str,
+    /// What the call acts on: `tool`, `prompt` or `resource` ([`crate::TargetKind`]).
+    pub target: crate::TargetKind,
     /// The validated arguments.
     pub args: &'a Value,
     /// The caller's claims; `None` (no identity) reads as `{}`.
@@ -73,7 +76,7 @@ pub struct PolicyInput<'a> {
 /// nothing.
 pub(crate) struct CallVars<'a> {
     input: PolicyInput<'a>,
-    strings: [CelString<'a>; 7],
+    strings: [CelString<'a>; 8],
     args: OnceLock<Box<dyn Val + 'a>>,
     claims: OnceLock<Box<dyn Val + 'a>>,
     facts: OnceLock<Box<dyn Val + 'a>>,
@@ -91,6 +94,7 @@ impl<'a> CallVars<'a> {
                 i.source,
                 i.issuer,
                 i.subject,
+                i.target.as_str(),
             ]
             .map(CelString::from),
             input,
@@ -112,6 +116,7 @@ impl VariableResolver for CallVars<'_> {
             "source" => string(4),
             "issuer" => string(5),
             "subject" => string(6),
+            "target" => string(7),
             "args" => Some(CowVal::Borrowed(
                 self.args.get_or_init(|| json_val(self.input.args)).as_ref(),
             )),

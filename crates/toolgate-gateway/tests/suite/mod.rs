@@ -7,4 +7,5 @@ mod quarantine;
 mod quotas;
 mod redaction;
 mod restart;
+mod targets;
 mod telemetry;

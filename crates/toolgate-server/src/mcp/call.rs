@@ -122,6 +122,7 @@ where
         principal: caller.principal.clone(),
         role: caller.role.clone(),
         tool: tool.clone(),
+        target: toolgate_gateway::Target::Tool,
         arguments: Arguments::Json(arguments),
         idempotency_key: None,
         cancel: cancel.clone(),

@@ -361,7 +361,7 @@ mod tests {
         for text in [
             format!("'https://api.telegram.org/bot{token}/sendMessage,"),
             format!("TELEGRAM_BOT_TOKEN={token},"),
-            format!("{token}"),
+            token.to_owned(),
         ] {
             let masked = patterns.mask(&text);
             assert!(!masked.contains(token), "{text} → {masked}");
