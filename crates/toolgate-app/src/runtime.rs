@@ -224,7 +224,7 @@ impl Runtime {
             toolgate_channels::HubDeps {
                 approvals: Arc::clone(self.gateway.desk().store()),
                 posts: self.chat_posts.clone(),
-                audit: Arc::clone(self.gateway.audit()),
+                decisions: Arc::clone(self.gateway.decisions()),
                 egress: self.config.file.egress.clone(),
                 operators,
                 public_url,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
+use toolgate_gateway::approve::Decisions;
 use toolgate_registry::PinBook;
 use toolgate_store::approvals::ApprovalStore;
 use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
@@ -164,6 +165,18 @@ pub async fn open_tokens(config: &Config) -> anyhow::Result<TokenStore> {
 /// The approvals, wherever `[store]` keeps them.
 pub async fn open_approvals(config: &Config) -> anyhow::Result<ApprovalStore> {
     Ok(open_shared(config).await?.approvals)
+}
+
+/// The decision desk over the approvals and the audit log `[store]` chose (the cluster's,
+/// with PostgreSQL): how a command outside a running server decides an approval, recorded
+/// like every front end's decision.
+pub async fn open_decisions(config: &Config) -> anyhow::Result<Decisions> {
+    let shared = open_shared(config).await?;
+    let audit = match shared.audit {
+        Some(audit) => audit,
+        None => open_audit(config)?,
+    };
+    Ok(Decisions::new(Arc::new(shared.approvals), Arc::new(audit)))
 }
 
 /// The pinned tool definitions (R-REG-5): `tool_pins` in the embedded database, or in

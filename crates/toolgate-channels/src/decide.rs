@@ -7,16 +7,18 @@
 //!    it is. Page buttons just show another page.
 //! 2. The chat user must be mapped to a principal that is an operator now; anyone else is
 //!    refused, and the refusal is audited.
+//!
+//! Every decision and refusal is taken or recorded by the gateway's decision desk
+//! ([`toolgate_gateway::approve::Decisions`]), as the API's and the CLI's are.
 //! 3. A dangerous tool is approved only with its name typed (a reply, or the card's box):
 //!    a tap alone never approves it.
 //! 4. The store decides once; a request already decided (here, in the console, on another
 //!    replica) is reported as such and its card refreshed.
 
 use serde_json::json;
+use toolgate_gateway::approve::{Ask, Decider, Refusal, Via};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::StoreError;
-use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision, DecisionScope};
-use toolgate_store::audit::{AuditOutcome, AuditRecord, RecordKind};
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, DecisionScope};
 use toolgate_store::chat::ChatPost;
 
 use crate::action::{Action, ButtonData};
@@ -104,15 +106,10 @@ impl Hub {
                 request.id
             );
             let mapped = channel.config.operators.get(&tap.user).cloned();
-            self.audit_tap(
-                channel,
-                tap,
-                &request,
-                &asked,
-                mapped,
-                Err((ErrorCode::Forbidden, &why)),
-            )
-            .await;
+            let by = decider(channel, tap, &asked, mapped, false);
+            self.decisions
+                .refuse(&request, &ask_of(&asked), &by, ErrorCode::Forbidden, &why)
+                .await;
             return format!("Not allowed: {why}. Your tap was refused and recorded.");
         }
         if let Action::Page(page) = asked.action {
@@ -125,73 +122,58 @@ impl Hub {
             }
             return self.already(channel, tap, &request).await;
         }
-        // Who may decide.
-        let principal = match channel.config.operators.get(&tap.user) {
-            Some(p) if self.operators.is_operator(p) => p.clone(),
-            mapped => {
-                let why = match mapped {
-                    Some(p) => format!("{p} does not hold the operator right"),
-                    None => "this chat user is not mapped to a toolgate operator".to_owned(),
-                };
-                self.audit_tap(
-                    channel,
-                    tap,
-                    &request,
-                    &asked,
-                    mapped.cloned(),
-                    Err((ErrorCode::Forbidden, &why)),
-                )
+        // Who may decide: a chat user mapped to a principal; the desk checks that the
+        // principal holds the operator right now.
+        let Some(principal) = channel.config.operators.get(&tap.user).cloned() else {
+            let why = "this chat user is not mapped to a toolgate operator";
+            let by = decider(channel, tap, &asked, None, false);
+            self.decisions
+                .refuse(&request, &ask_of(&asked), &by, ErrorCode::Forbidden, why)
                 .await;
-                return format!(
-                    "Not allowed: {why}. Your tap was refused and recorded; ask an operator."
-                );
-            }
+            return format!(
+                "Not allowed: {why}. Your tap was refused and recorded; ask an operator."
+            );
         };
-        if request.status != ApprovalStatus::Pending {
+        let operator = self.operators.is_operator(&principal);
+        if operator && request.status != ApprovalStatus::Pending {
             return self.already(channel, tap, &request).await;
         }
-        let (approve, scope) = match asked.action {
-            Action::Approve(scope) => (true, scope),
-            _ => (false, DecisionScope::Once),
-        };
-        let confirm = match confirmation(&asked, &request, approve) {
-            Ok(confirm) => confirm,
-            Err(refusal) => {
-                let why = (ErrorCode::InvalidArguments, refusal.as_str());
-                self.audit_tap(channel, tap, &request, &asked, Some(principal), Err(why))
-                    .await;
-                return refusal;
+        let mut ask = ask_of(&asked);
+        let by = decider(channel, tap, &asked, Some(principal), operator);
+        if operator {
+            match confirmation(&asked, &request, ask.approve) {
+                Ok(confirm) => ask.confirm = confirm,
+                Err(refusal) => {
+                    self.decisions
+                        .refuse(&request, &ask, &by, ErrorCode::InvalidArguments, &refusal)
+                        .await;
+                    return refusal;
+                }
             }
-        };
-        let decision = Decision {
-            approve,
-            scope,
-            pattern: None,
-            decided_by: principal.clone(),
-            reason: Some(format!(
-                "decided in {} by chat user {}",
-                channel.via,
-                tap.user_name.as_deref().unwrap_or(&tap.user)
-            )),
-            confirm,
-            via: Some(channel.via.clone()),
-        };
-        match self.approvals.decide(&request.id, decision).await {
+        }
+        ask.reason = Some(format!(
+            "decided in {} by chat user {}",
+            channel.via,
+            tap.user_name.as_deref().unwrap_or(&tap.user)
+        ));
+        match self.decisions.decide(&request.id, ask, &by).await {
             Ok(decided) => {
-                self.audit_tap(channel, tap, &decided, &asked, Some(principal), Ok(()))
-                    .await;
                 self.close_card(channel, &tap.chat, &tap.message, &decided)
                     .await;
                 self.wake();
                 outcome_line(&decided)
             }
-            Err(StoreError::Conflict(_)) => match self.approvals.get(&request.id).await {
-                Ok(Some(now)) if now.status != ApprovalStatus::Pending => {
+            Err(Refusal::Forbidden(why)) => {
+                format!("Not allowed: {why}. Your tap was refused and recorded; ask an operator.")
+            }
+            Err(Refusal::Conflict { now, .. }) => match now {
+                Some(now) if now.status != ApprovalStatus::Pending => {
                     self.already(channel, tap, &now).await
                 }
                 _ => "The decision was refused; try again.".to_owned(),
             },
-            Err(e) => {
+            Err(Refusal::NotFound(id)) => format!("There is no approval request {id}."),
+            Err(Refusal::Store(e)) => {
                 tracing::warn!(approval = %request.id, "approval channels: deciding failed: {e}");
                 "toolgate could not record the decision; try again.".to_owned()
             }
@@ -258,66 +240,36 @@ impl Hub {
         self.close_card(channel, &tap.chat, &tap.message, r).await;
         format!("Already decided: {}", outcome_line(r))
     }
+}
 
-    /// One audit record per decision taken or refused in a chat.
-    async fn audit_tap(
-        &self,
-        channel: &Channel,
-        tap: &Tap,
-        r: &ApprovalRequest,
-        asked: &Asked,
-        principal: Option<String>,
-        result: Result<(), (ErrorCode, &str)>,
-    ) {
-        let decision = match asked.action {
-            Action::Approve(scope) => format!("approve {scope}"),
-            Action::Deny => "deny".to_owned(),
-            Action::Page(_) => "page".to_owned(),
-        };
-        let (outcome, error) = match result {
-            Ok(()) => (AuditOutcome::Ok, None),
-            Err((code, why)) => (AuditOutcome::Failed(code), Some(why.to_owned())),
-        };
-        let mut arguments = json!({
-            "approval_id": r.id,
-            "decision": decision,
-            "channel": channel.via,
-            "chat": tap.chat,
-            "chat_user": tap.user,
-            "chat_user_name": tap.user_name,
-        });
-        if let Some(named) = &asked.forged {
-            arguments["button_approval_id"] = json!(named);
-        }
-        let record = AuditRecord {
-            kind: RecordKind::Outcome,
-            ts: AuditRecord::now_ts(),
-            call_id: format!("{}.decision.{}", r.id, uuid::Uuid::new_v4().simple()),
-            session: r.session.clone(),
-            principal: principal
-                .clone()
-                .unwrap_or_else(|| format!("{}:{}", channel.config.kind.as_str(), tap.user)),
-            role: match result {
-                Ok(()) | Err((ErrorCode::InvalidArguments, _)) => "operator",
-                Err(_) => "none",
-            }
-            .to_owned(),
-            tool: r.tool.clone(),
-            source: Some(format!("approvals:{}", channel.via)),
-            risk: Some(r.risk),
-            arguments,
-            outcome,
-            error,
-            result: None,
-            duration_us: None,
-            approver: result.is_ok().then_some(principal).flatten(),
-            approval_id: Some(r.id.clone()),
-            issuer: None,
-            subject: None,
-            policy_rule: None,
-        };
-        if let Err(e) = self.audit.append(record).await {
-            tracing::error!(approval = %r.id, "the audit record of a chat decision was not written: {e}");
-        }
+/// What the tap asks the desk for (the typed name is added once checked).
+fn ask_of(asked: &Asked) -> Ask {
+    match asked.action {
+        Action::Approve(scope) => Ask::approve(scope),
+        _ => Ask::deny(),
     }
+}
+
+/// The chat user as the desk records them: the principal they are mapped to (or
+/// `{kind}:{user}` when none), with the chat's own facts.
+fn decider(
+    channel: &Channel,
+    tap: &Tap,
+    asked: &Asked,
+    principal: Option<String>,
+    operator: bool,
+) -> Decider {
+    let principal =
+        principal.unwrap_or_else(|| format!("{}:{}", channel.config.kind.as_str(), tap.user));
+    let mut by = Decider::new(principal, operator, Via::Chat(channel.via.clone()));
+    by.context.insert("channel".to_owned(), json!(channel.via));
+    by.context.insert("chat".to_owned(), json!(tap.chat));
+    by.context.insert("chat_user".to_owned(), json!(tap.user));
+    by.context
+        .insert("chat_user_name".to_owned(), json!(tap.user_name));
+    if let Some(named) = &asked.forged {
+        by.context
+            .insert("button_approval_id".to_owned(), json!(named));
+    }
+    by
 }

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use toolgate_gateway::approve::Decisions;
 use toolgate_net::EgressPolicy;
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::audit::AuditLog;
 use toolgate_store::{ApprovalStore, ChatPosts, StoreResult};
 
 use crate::card::{closed_card, open_card};
@@ -57,7 +57,8 @@ pub enum HubError {
 pub struct HubDeps {
     pub approvals: Arc<ApprovalStore>,
     pub posts: ChatPosts,
-    pub audit: Arc<AuditLog>,
+    /// Where taps decide (and refusals are recorded), as every front end decides.
+    pub decisions: Arc<Decisions>,
     pub egress: EgressPolicy,
     pub operators: Arc<dyn OperatorCheck>,
     /// `[server] public_url` (Telegram webhooks are registered under it).
@@ -68,7 +69,7 @@ pub struct Hub {
     pub(crate) channels: Vec<Channel>,
     pub(crate) approvals: Arc<ApprovalStore>,
     pub(crate) posts: ChatPosts,
-    pub(crate) audit: Arc<AuditLog>,
+    pub(crate) decisions: Arc<Decisions>,
     pub(crate) operators: Arc<dyn OperatorCheck>,
     public_url: Option<String>,
     wake: Notify,
@@ -128,7 +129,7 @@ impl Hub {
             channels,
             approvals: deps.approvals,
             posts: deps.posts,
-            audit: deps.audit,
+            decisions: deps.decisions,
             operators: deps.operators,
             public_url: deps.public_url,
             wake: Notify::new(),

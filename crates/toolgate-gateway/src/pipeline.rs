@@ -32,7 +32,7 @@ use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;
 
 use crate::admit::AdmitLayer;
-use crate::approve::{ApprovalDesk, ApproveLayer, Approver, WaitMode};
+use crate::approve::{ApprovalDesk, ApproveLayer, Approver, Decisions, WaitMode};
 use crate::audit::{AuditLayer, IntentLayer};
 use crate::authorize::AuthorizeLayer;
 use crate::call::{Call, CallRequest};
@@ -97,6 +97,7 @@ pub struct Gateway {
     roles: Arc<Roles>,
     audit: Arc<AuditLog>,
     desk: Arc<ApprovalDesk>,
+    decisions: Arc<Decisions>,
     in_flight: InFlight,
 }
 
@@ -107,6 +108,7 @@ fn layers(
     rules: &Arc<PolicyRules>,
     quotas: Vec<Quota>,
     desk: &Arc<ApprovalDesk>,
+    decisions: &Arc<Decisions>,
 ) -> Vec<Arc<dyn Layer>> {
     let limits = &cfg.limits;
     let mode = if cfg.approvals.wait {
@@ -116,7 +118,7 @@ fn layers(
     } else {
         WaitMode::Return
     };
-    let mut approve = ApproveLayer::new(Arc::clone(desk), mode);
+    let mut approve = ApproveLayer::new(Arc::clone(desk), Arc::clone(decisions), mode);
     if let Some(a) = &deps.approver {
         approve = approve.with_approver(Arc::clone(a));
     }
@@ -169,12 +171,17 @@ impl Gateway {
             Arc::clone(&deps.redactor),
             cfg.approvals.ttl(),
         ));
+        let decisions = Arc::new(Decisions::new(
+            Arc::clone(&deps.approvals),
+            Arc::clone(&deps.audit),
+        ));
         Ok(Gateway {
-            layers: layers(&deps, cfg, &roles, &rules, quotas, &desk),
+            layers: layers(&deps, cfg, &roles, &rules, quotas, &desk, &decisions),
             catalog: deps.catalog,
             roles,
             audit: deps.audit,
             desk,
+            decisions,
             in_flight: InFlight::default(),
         })
     }
@@ -217,6 +224,11 @@ impl Gateway {
     /// anything else that must ask a human (MCP elicitation).
     pub fn desk(&self) -> &Arc<ApprovalDesk> {
         &self.desk
+    }
+
+    /// Where every front end decides approval requests, each decision and refusal audited.
+    pub fn decisions(&self) -> &Arc<Decisions> {
+        &self.decisions
     }
 
     /// Whether `role` may see `entry` (for listings and model-facing exports).

@@ -5,16 +5,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use serde_json::{Value, json};
+use toolgate_gateway::approve::{Ask, Decider, Refusal, Via};
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{
-    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, hides_value, visible_value,
+    ApprovalRequest, ApprovalStatus, DecisionScope, hides_value, visible_value,
 };
 
 use crate::cli::ApprovalsCommand;
 use crate::output;
 use crate::user::local_user;
 use toolgate_app::Config;
-use toolgate_app::stores::open_approvals;
+use toolgate_app::stores::{open_approvals, open_decisions};
 
 fn time(ms: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
@@ -148,42 +149,52 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
                     serde_json::from_str::<Value>(&p).context("--pattern must be a JSON object")
                 })
                 .transpose()?;
-            let decision = Decision {
+            let ask = Ask {
                 approve: true,
                 scope,
                 pattern,
-                decided_by: by.unwrap_or_else(local_user),
-                reason,
                 confirm,
-                via: None,
+                reason,
             };
-            let r = store
-                .decide(&id, decision)
-                .await
-                .map_err(|e| store_error(&id, e))?;
+            let r = decide(settings, &id, ask, by).await?;
             output::line(&format!(
                 "approved {} ({}, {:?}) — the identical call will now proceed",
                 r.id, r.tool, scope
             ));
         }
         ApprovalsCommand::Deny { id, reason, by } => {
-            let decision = Decision {
-                approve: false,
-                scope: DecisionScope::Once,
-                pattern: None,
-                decided_by: by.unwrap_or_else(local_user),
+            let ask = Ask {
                 reason,
-                confirm: None,
-                via: None,
+                ..Ask::deny()
             };
-            let r = store
-                .decide(&id, decision)
-                .await
-                .map_err(|e| store_error(&id, e))?;
+            let r = decide(settings, &id, ask, by).await?;
             output::line(&format!("denied {} ({})", r.id, r.tool));
         }
     }
     Ok(0)
+}
+
+/// Decides through the gateway's decision desk, which records the decision (or its refusal)
+/// in the audit like every other front end's. Whoever can run this on the data dir is its
+/// operator.
+async fn decide(
+    settings: &Config,
+    id: &str,
+    ask: Ask,
+    by: Option<String>,
+) -> anyhow::Result<ApprovalRequest> {
+    let desk = open_decisions(settings).await?;
+    let by = Decider::new(by.unwrap_or_else(local_user), true, Via::Cli);
+    let decided = desk.decide(id, ask, &by).await;
+    desk.audit()
+        .flush()
+        .await
+        .context("flushing the audit record of the decision")?;
+    decided.map_err(|e| match e {
+        Refusal::NotFound(_) => store_error(id, StoreError::NotFound(id.to_owned())),
+        Refusal::Store(e) => store_error(id, e),
+        other => anyhow::anyhow!("{other}"),
+    })
 }
 
 #[cfg(test)]

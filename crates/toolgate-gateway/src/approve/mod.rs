@@ -7,9 +7,12 @@
 //! 3. otherwise a new request is persisted, then a live channel is asked, or the call waits,
 //!    or fails with `approval_required` naming the request — depending on [`WaitMode`].
 //!
-//! Requests live in the store, so they survive restarts and can be answered from any front end.
+//! Requests live in the store, so they survive restarts and can be answered from any front end;
+//! every front end decides through [`Decisions::decide`] (module `decide`), which records the
+//! decision or its refusal in the audit.
 
 mod channel;
+mod decide;
 mod desk;
 
 use std::sync::Arc;
@@ -19,9 +22,10 @@ use async_trait::async_trait;
 use serde_json::json;
 use toolgate_protocol::{CallError, ErrorCode};
 use toolgate_store::StoreError;
-use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, Decision as StoreDecision};
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
 pub use channel::{Approver, ApproverAnswer, WaitMode};
+pub use decide::{Ask, Decider, Decisions, Refusal, Via};
 pub use desk::{ApprovalDesk, OnGiveUp, Question, Waited};
 
 use crate::call::{ApprovalInfo, Call, CallEvent, Outcome};
@@ -33,14 +37,16 @@ use crate::policy::Decision;
 
 pub struct ApproveLayer {
     desk: Arc<ApprovalDesk>,
+    decisions: Arc<Decisions>,
     approver: Option<Arc<dyn Approver>>,
     mode: WaitMode,
 }
 
 impl ApproveLayer {
-    pub fn new(desk: Arc<ApprovalDesk>, mode: WaitMode) -> Self {
+    pub fn new(desk: Arc<ApprovalDesk>, decisions: Arc<Decisions>, mode: WaitMode) -> Self {
         ApproveLayer {
             desk,
+            decisions,
             approver: None,
             mode,
         }
@@ -60,19 +66,18 @@ impl ApproveLayer {
             && let Some(approver) = &self.approver
             && let Some(answer) = approver.ask(&request).await
         {
-            let decision = StoreDecision {
+            let ask = Ask {
                 approve: answer.approve,
                 scope: answer.scope,
                 pattern: None,
-                decided_by: answer.approver,
-                reason: answer.reason,
                 confirm: answer.confirm,
-                via: None,
+                reason: answer.reason,
             };
+            // Whoever answers the terminal of the process that calls is its operator.
+            let by = Decider::new(answer.approver, true, Via::Terminal);
             request = self
-                .desk
-                .store()
-                .decide(&request.id, decision)
+                .decisions
+                .decide(&request.id, ask, &by)
                 .await
                 .map_err(decide_error)?;
         }
@@ -261,10 +266,10 @@ fn store_error(e: StoreError) -> CallError {
     CallError::new(ErrorCode::Unavailable, format!("approval store: {e}"))
 }
 
-fn decide_error(e: StoreError) -> CallError {
+fn decide_error(e: Refusal) -> CallError {
     match e {
-        StoreError::Conflict(msg) => CallError::new(ErrorCode::ApprovalDenied, msg),
-        other => store_error(other),
+        Refusal::Store(e) => store_error(e),
+        other => CallError::new(ErrorCode::ApprovalDenied, other.to_string()),
     }
 }
 

@@ -21,6 +21,7 @@ use crate::testing::{call_for, echo_tool, run_layer_on};
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Arc<ApprovalStore>,
+    audit: Arc<toolgate_store::audit::AuditLog>,
     now: Arc<AtomicU64>,
 }
 
@@ -31,9 +32,16 @@ fn fixture() -> Fixture {
     let store = ApprovalStore::open(&dir.path().join("t.db"))
         .unwrap()
         .with_clock(Arc::new(move || clock_now.load(Ordering::SeqCst)));
+    let audit = toolgate_store::audit::AuditLog::open(
+        &dir.path().join("logs/tool-audit.jsonl"),
+        &dir.path().join("t.db"),
+        toolgate_store::audit::Durability::Durable,
+    )
+    .unwrap();
     Fixture {
         _dir: dir,
         store: Arc::new(store),
+        audit: Arc::new(audit),
         now,
     }
 }
@@ -44,6 +52,10 @@ fn layer(f: &Fixture, mode: WaitMode) -> ApproveLayer {
             Arc::clone(&f.store),
             Arc::new(Redactor::default()),
             Duration::from_secs(600),
+        )),
+        Arc::new(super::Decisions::new(
+            Arc::clone(&f.store),
+            Arc::clone(&f.audit),
         )),
         mode,
     )

@@ -13,14 +13,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_gateway::approve::{Ask, Decider, Refusal, Via};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::StoreError;
 use toolgate_store::approvals::{
-    ApprovalRequest, ApprovalStatus, Decision, DecisionScope, hides_value, visible_value,
+    ApprovalRequest, ApprovalStatus, DecisionScope, hides_value, visible_value,
 };
 
 use super::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::auth::Operator;
+use crate::auth::{Caller, Operator, not_operator};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -112,7 +112,7 @@ pub struct DecisionParams {
 
 pub async fn decide(
     State(state): State<AppState>,
-    Operator(caller): Operator,
+    caller: Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(params): ApiJson<DecisionParams>,
 ) -> Result<Json<Value>, ApiError> {
@@ -122,27 +122,22 @@ pub async fn decide(
         .unwrap_or("once")
         .parse()
         .map_err(|e: String| ApiError::new(ErrorCode::InvalidArguments, e))?;
-    let decision = Decision {
+    let ask = Ask {
         approve: params.approve,
         scope,
         pattern: params.pattern,
-        decided_by: caller.principal,
-        reason: params.reason,
         confirm: params.confirm,
-        via: None,
+        reason: params.reason,
     };
-    let store = &state.approvals;
-    let result = store.decide(&id, decision).await;
-    // On a refusal, what the request is now tells which refusal it was.
-    let now = match &result {
-        Err(StoreError::Conflict(_)) => store.get(&id).await.ok().flatten(),
-        _ => None,
-    };
-    match (result, now) {
-        (Ok(r), _) => Ok(Json(approval_json(&r))),
-        (Err(StoreError::NotFound(_)), _) => Err(unknown(&id)),
-        (Err(StoreError::Conflict(message)), now) => Err(refusal(message, now.as_ref())),
-        (Err(other), _) => Err(ApiError::from(other)),
+    // The desk checks the operator right, so a refused decision is recorded too.
+    let by = Decider::new(caller.principal.clone(), caller.operator, Via::Api);
+    match state.gateway.decisions().decide(&id, ask, &by).await {
+        Ok(r) => Ok(Json(approval_json(&r))),
+        Err(Refusal::NotFound(_)) => Err(unknown(&id)),
+        // Worded as every operator route words it.
+        Err(Refusal::Forbidden(_)) => Err(not_operator(&caller.principal)),
+        Err(Refusal::Conflict { message, now }) => Err(refusal(message, now.as_deref())),
+        Err(Refusal::Store(e)) => Err(ApiError::from(e)),
     }
 }
 

@@ -58,15 +58,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Operator {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
         if !caller.operator {
-            return Err(ApiError::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "`{}` is not an operator: deciding approvals and reading the audit need an operator token",
-                    caller.principal
-                ),
-            )
-            .with_hint("give the token `operator = true` in [[server.tokens]]"));
+            return Err(not_operator(&caller.principal));
         }
         Ok(Operator(caller))
     }
+}
+
+/// The refusal of an operator route to `principal`, who holds no operator right.
+pub fn not_operator(principal: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "`{principal}` is not an operator: deciding approvals and reading the audit need an operator token"
+        ),
+    )
+    .with_hint("give the token `operator = true` in [[server.tokens]]")
 }

@@ -22,6 +22,6 @@ pub mod jwt;
 mod token;
 
 pub use book::{Lookup, RELOAD_EVERY, TokenBook};
-pub use caller::{Caller, Operator};
+pub use caller::{Caller, Operator, not_operator};
 pub use host::check_host_and_origin;
 pub use token::{authenticate, hash_token};

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use super::harness::{Env, Run, http, peer_python, serving_address};
 
 mod doctor;
+mod one_desk;
 mod recovery;
 mod slack;
 mod telegram;
