@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::json;
+use toolgate_gateway::audit::records::EgressConnection;
 use toolgate_net::{
     EgressPolicy, EgressProxy, HostPattern, ProxyAudit, ProxyEvent, ProxyGrant, SystemLookup,
 };
-use toolgate_protocol::ErrorCode;
-use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
+use toolgate_store::audit::AuditLog;
 use toolgate_tools::ShellEgress;
 
 use crate::config::Config;
@@ -37,30 +36,16 @@ impl ProxyAudit for AuditedEgress {
             Some(toolgate_net::ProxyMethod::Http) => "HTTP",
             None => "-",
         };
-        let record = AuditRecord {
-            kind: RecordKind::Outcome,
-            ts: AuditRecord::now_ts(),
-            call_id: toolgate_gateway::new_call_id(),
-            session: String::new(),
-            principal: format!("sandbox:{}", event.grant),
-            role: String::new(),
-            tool: "egress".to_owned(),
-            source: Some("sandbox".to_owned()),
-            risk: None,
-            arguments: json!({ "method": method, "host": event.host, "port": event.port }),
-            outcome: match &event.refused {
-                None => AuditOutcome::Ok,
-                Some(_) => AuditOutcome::Failed(ErrorCode::PolicyDenied),
-            },
-            error: event.refused.clone(),
-            result: Some(json!({ "bytes_up": event.bytes_up, "bytes_down": event.bytes_down })),
-            duration_us: Some(u64::try_from(event.duration.as_micros()).unwrap_or(u64::MAX)),
-            approver: None,
-            approval_id: None,
-            issuer: None,
-            subject: None,
-            policy_rule: None,
-        };
+        let record = toolgate_gateway::audit::records::egress(&EgressConnection {
+            grant: &event.grant,
+            method,
+            host: &event.host,
+            port: event.port,
+            refused: event.refused.as_deref(),
+            bytes_up: event.bytes_up,
+            bytes_down: event.bytes_down,
+            duration: event.duration,
+        });
         let log = Arc::clone(&self.log);
         tokio::spawn(async move {
             if let Err(e) = log.append(record).await {

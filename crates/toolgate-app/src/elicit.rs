@@ -19,7 +19,7 @@ use toolgate_mcp::elicit::defaults_of;
 use toolgate_mcp::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use toolgate_protocol::{ErrorCode, Risk};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
+use toolgate_store::audit::{AuditLog, AuditOutcome, RecordKind};
 
 /// The session every elicitation request is filed under.
 pub const ELICITATION_SESSION: &str = "elicitation";
@@ -39,27 +39,7 @@ impl ApprovalElicitor {
 
     /// Writes one audit record of the elicitation `request` (the log redacts it).
     async fn record(&self, kind: RecordKind, request: &ApprovalRequest, outcome: AuditOutcome) {
-        let record = AuditRecord {
-            kind,
-            ts: AuditRecord::now_ts(),
-            call_id: request.id.clone(),
-            session: request.session.clone(),
-            principal: request.principal.clone(),
-            role: request.role.clone(),
-            tool: request.tool.clone(),
-            source: request.principal.strip_prefix("mcp:").map(str::to_owned),
-            risk: Some(request.risk),
-            arguments: request.arguments.clone(),
-            outcome,
-            error: None,
-            result: None,
-            duration_us: None,
-            approver: request.decided_by.clone(),
-            approval_id: Some(request.id.clone()),
-            issuer: None,
-            subject: None,
-            policy_rule: None,
-        };
+        let record = toolgate_gateway::audit::records::elicitation(kind, request, outcome);
         if let Err(e) = self.audit.append(record).await {
             tracing::error!(approval_id = %request.id, error = %e, "audit record of an elicitation not written");
         }

@@ -223,7 +223,7 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
     let elicitation: Vec<(String, String)> = env
         .audit_records()
         .iter()
-        .filter(|r| r["tool"] == "mcp__py__elicitation")
+        .filter(|r| r["tool"] == "mcp__py__elicitation" && r["source"] != "approvals:api")
         .map(|r| {
             (
                 r["kind"].as_str().unwrap_or_default().to_owned(),
@@ -238,4 +238,12 @@ fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
             ("outcome".to_owned(), "approval_denied".to_owned())
         ]
     );
+    // The operator's decision is a record of its own, as every decision is.
+    let decisions: Vec<serde_json::Value> = env
+        .audit_records()
+        .into_iter()
+        .filter(|r| r["tool"] == "mcp__py__elicitation" && r["source"] == "approvals:api")
+        .collect();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0]["arguments"]["decision"], "deny");
 }

@@ -9,9 +9,12 @@
 //!   It also hands the tool a caller whose every question to the client is audited
 //!   (the private `asks` module).
 //!
-//! Redaction happens inside the log, before anything is written.
+//! Redaction happens inside the log, before anything is written. The records of acts that are
+//! not calls (a sandbox's connection, an elicitation) are built in [`records`]; a decision's
+//! in [`crate::approve::Decisions`].
 
 mod asks;
+pub mod records;
 
 use std::sync::Arc;
 
