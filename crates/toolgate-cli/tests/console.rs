@@ -430,9 +430,18 @@ fn console_decides_an_approval_across_a_server_restart() {
     assert!(query.status.success(), "audit query failed: {query:?}");
     let records: Vec<Value> =
         serde_json::from_slice(&query.stdout).expect("audit query --json prints a JSON array");
+    // The console's decision is a record of its own (source `approvals:api`).
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["source"] == "approvals:api" && r["outcome"] == "ok")
+            .count(),
+        1,
+        "audit records: {records:#?}"
+    );
     let outcomes: Vec<(String, String)> = records
         .iter()
-        .filter(|r| r["kind"] == "outcome")
+        .filter(|r| r["kind"] == "outcome" && r["source"] != "approvals:api")
         .map(|r| {
             (
                 r["outcome"].as_str().unwrap_or("?").to_owned(),
@@ -452,6 +461,7 @@ fn console_decides_an_approval_across_a_server_restart() {
     let ran: Vec<(&Value, &Value)> = records
         .iter()
         .filter(|r| r["kind"] == "outcome" && r["outcome"] == "ok")
+        .filter(|r| r["source"] != "approvals:api")
         .map(|r| (&r["call_id"], &r["approval_id"]))
         .collect();
     assert_eq!(

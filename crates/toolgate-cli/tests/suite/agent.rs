@@ -407,7 +407,15 @@ fn chat_asks_for_approval_inline_and_takes_the_answer_from_the_conversation() {
     let decided: Vec<&Value> = audit
         .iter()
         .filter(|r| r["tool"] == "write_file" && r["kind"] != "attempt")
+        .filter(|r| r["source"] != "approvals:terminal")
         .collect();
+    // Each answer given in the conversation is a decision record of its own.
+    let answers: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["source"] == "approvals:terminal")
+        .collect();
+    assert_eq!(answers.len(), 2, "{audit:#?}");
+    assert_eq!(answers[0]["approver"], "carol");
     let outcomes: Vec<&str> = decided
         .iter()
         .map(|r| r["outcome"].as_str().unwrap())

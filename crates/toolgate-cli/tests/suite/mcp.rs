@@ -179,7 +179,7 @@ fn add_list_status_tools_call_and_remove_a_stdio_server() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["kind"] == "outcome")
+        .filter(|r| r["kind"] == "outcome" && r["source"] != "approvals:cli")
         .map(|r| {
             (
                 r["call_id"].as_str().unwrap().to_owned(),
