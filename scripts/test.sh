@@ -5,7 +5,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's wall time, printed as a table when the script ends (pass or fail), so a CI log
+# says where the time went.
+STEP_NAMES=() STEP_STARTS=()
+step() {
+  STEP_NAMES+=("$*") STEP_STARTS+=("$(date +%s)")
+  printf '\n==> %s\n' "$*"
+}
+step_times() {
+  local end n i next
+  end=$(date +%s) n=${#STEP_NAMES[@]}
+  [ "$n" -gt 0 ] || return 0
+  printf '\n%-8s %s\n' "seconds" "step (scripts/test.sh)"
+  for ((i = 0; i < n; i++)); do
+    next=$end
+    [ $((i + 1)) -lt "$n" ] && next=${STEP_STARTS[$((i + 1))]}
+    printf '%-8s %s\n' "$((next - STEP_STARTS[i]))" "${STEP_NAMES[$i]}"
+  done
+  printf '%-8s %s\n' "$((end - STEP_STARTS[0]))" "total"
+}
+on_exit() {
+  local code=$?
+  step_times
+  [ -n "${PG_STOP:-}" ] && eval "$PG_STOP"
+  exit "$code"
+}
+trap on_exit EXIT
 need() { command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' is required ($2)" >&2; exit 1; }; }
 
 need cargo "install the Rust toolchain with rustup"
@@ -14,10 +39,10 @@ need cargo "install the Rust toolchain with rustup"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # A clean clone gains nothing from incremental compilation, which would add ~10 GB of
-# incremental state to the ~15 GB the debug build and the fuzz build take.
+# incremental state to the ~10 GB the debug build takes.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 free_gb() { df -Pk "$1" | awk 'NR==2 {print int($4 / 1048576)}'; }
-echo "free disk: $(free_gb "$PWD") GB here, $(free_gb "${TMPDIR:-/tmp}") GB in the temp dir (the run needs about 25 GB)"
+echo "free disk: $(free_gb "$PWD") GB here, $(free_gb "${TMPDIR:-/tmp}") GB in the temp dir (the run needs about 15 GB)"
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -212,7 +237,7 @@ else
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
     -o "-p $PG_PORT -h 127.0.0.1 -k $PG_DIR -c max_connections=300" start >/dev/null \
     || { echo "error: the throwaway PostgreSQL did not start (see $PG_DIR/log)" >&2; exit 1; }
-  trap '"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true' EXIT
+  PG_STOP='"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true'
   "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres test
   export TOOLGATE_TEST_PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/test"
   echo "started a throwaway PostgreSQL at $TOOLGATE_TEST_PG_URL"
@@ -220,24 +245,23 @@ fi
 echo "PostgreSQL for the tests: $TOOLGATE_TEST_PG_URL"
 # --- end PostgreSQL ---------------------------------------------------------------------------
 
-# --- fuzz smoke (fuzz/, scripts/fuzz.sh) ----------------------------------------------------
-# Every coverage-guided fuzz target for a few seconds from its committed corpus: a crash, a
-# failed property or a hang fails the run. The long runs are recorded in docs/security.md.
-step "fuzz smoke: each fuzz target for ${FUZZ_SMOKE_SECS:-10}s (scripts/fuzz.sh)"
-scripts/fuzz.sh "${FUZZ_SMOKE_SECS:-10}"
-# The fuzz build (instrumented release code, ~5 GB) is not needed again in this run: on a
-# machine short of disk, make room for the test build.
-if [ "$(free_gb "$PWD")" -lt 30 ]; then
-  echo "less than 30 GB free: removing the fuzz build artifacts (fuzz/target/*/release)"
-  rm -rf fuzz/target/x86_64-unknown-linux-gnu/release fuzz/target/release
-fi
+# --- fuzz smoke --------------------------------------------------------------------------------
+# In the test build itself (crates/toolgate-fuzz-targets/tests/smoke.rs, run by `cargo test`
+# below): every committed corpus input of every target replayed, then seeded mutations for
+# TOOLGATE_FUZZ_SMOKE_SECS (4 s) per target. The coverage-guided runs, which need an
+# instrumented build of their own, are scripts/fuzz.sh (docs/security.md "Fuzzing").
+export TOOLGATE_FUZZ_SMOKE_SECS="${TOOLGATE_FUZZ_SMOKE_SECS:-${FUZZ_SMOKE_SECS:-4}}"
 # --- end fuzz smoke ---------------------------------------------------------------------------
 
-step "cargo test"
 if command -v cargo-nextest >/dev/null 2>&1; then
+  step "cargo test: build"
+  cargo nextest run --workspace --locked --no-run
+  step "cargo test: run"
   cargo nextest run --workspace --locked --no-fail-fast
+  step "cargo test: doc tests"
   cargo test --workspace --locked --doc
 else
+  step "cargo test"
   cargo test --workspace --locked --no-fail-fast
 fi
 

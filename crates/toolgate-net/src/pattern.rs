@@ -87,10 +87,13 @@ impl FromStr for HostPattern {
         if text.is_empty() {
             return Err(invalid("it is empty"));
         }
-        if text.contains('/') {
-            let net: IpNet = text
-                .parse()
-                .map_err(|_| invalid("a CIDR block is written like 10.0.0.0/8 or fd00::/8"))?;
+        if let Some((addr, len)) = text.split_once('/') {
+            // The address as the standard library reads addresses (no leading zeros, nothing
+            // `ipnet`'s own parser lets through: `::f:7:010.0.0.0/8` is no block, not ::/8).
+            let cidr = || invalid("a CIDR block is written like 10.0.0.0/8 or fd00::/8");
+            let addr: IpAddr = addr.parse().map_err(|_| cidr())?;
+            let len: u8 = len.parse().map_err(|_| cidr())?;
+            let net = IpNet::new(addr, len).map_err(|_| cidr())?;
             return Ok(HostPattern::Cidr(net.trunc()));
         }
         if let Some(suffix) = text.strip_prefix("*.") {
@@ -220,6 +223,24 @@ mod tests {
                 port: Some(8080)
             }
         );
+    }
+
+    /// Found by the fuzz smoke (seed 8919): `ipnet`'s parser read this as a block of ::/8,
+    /// so an entry no address parser accepts admitted every address it then covered.
+    #[test]
+    fn a_block_is_an_address_the_standard_parser_reads() {
+        for entry in [
+            "::f:f:808:4430:4f:7:010.0.0.0/8",
+            "010.0.0.0/8",
+            "10.0.0.0/ 8",
+            "10.0.0.0/-1",
+        ] {
+            assert!(
+                entry.parse::<HostPattern>().is_err(),
+                "{entry} was accepted"
+            );
+        }
+        assert!("::ffff:10.0.0.0/104".parse::<HostPattern>().is_ok());
     }
 
     #[test]

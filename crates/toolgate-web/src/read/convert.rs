@@ -81,7 +81,22 @@ pub fn convert(
     }
     let (title, text) = match kind {
         Kind::Html => {
-            let page = convert_html(&decoded.text, url, format);
+            // The HTML parser (html5ever) can panic on hostile markup (a `<meta
+            // http-equiv>` whose content ends in `charset`, found by the fuzz smoke): the
+            // page is then shown as its source, never a failed call.
+            let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                convert_html(&decoded.text, url, format)
+            }));
+            let Ok(page) = parsed else {
+                notes.push("the page's HTML could not be parsed; shown as its source".to_owned());
+                return Ok(Converted {
+                    kind,
+                    title: None,
+                    text: decoded.text,
+                    charset: decoded.charset,
+                    notes,
+                });
+            };
             if page.too_deep {
                 notes.push(format!(
                     "the page nests elements too deeply to convert whole (more than {MAX_DEPTH} \
@@ -189,6 +204,20 @@ fn sniff(body: &[u8]) -> Result<Kind, (String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the fuzz smoke (seed 8919): html5ever indexes past the end of a `<meta
+    /// http-equiv>` content ending in `charset`; the page is shown as its source instead.
+    #[test]
+    fn markup_that_panics_the_html_parser_is_shown_as_source() {
+        let url = Url::parse("https://example.com/").unwrap();
+        let page = b"<html><meta http-equiv=\"content-type\" content=\"text/html; charset\"><p>hi";
+        let out = convert(page, Some("text/html"), &url, HtmlFormat::Markdown).unwrap();
+        assert!(out.text.contains("<p>hi"), "{}", out.text);
+        assert_eq!(
+            out.notes,
+            ["the page's HTML could not be parsed; shown as its source"]
+        );
+    }
 
     #[test]
     fn kinds_follow_the_media_type_or_the_bytes() {

@@ -176,6 +176,12 @@ impl TokenPatterns {
             let again = match self.outcome(rule, whole) {
                 Outcome::Mask(r) => {
                     spans.push(at + r.start..at + r.end);
+                    // A label's name may have taken in a token before it (`ghp_….AccountKey=…`:
+                    // a label's name runs over `.`, `_` and `-`): the head is searched too.
+                    // It ends at the label's operator, so no label matches inside it again.
+                    if r.start > 0 {
+                        self.scan(&whole[..r.start], at, spans);
+                    }
                     // A value after a label or scheme is searched too: what the label took
                     // for its value may begin another secret (`token: mysql -pX`, `Bearer
                     // aws_secret_access_key=X`). A whole token is not searched again.
@@ -351,6 +357,18 @@ fn replace<'a>(text: &'a str, spans: &mut [Range<usize>]) -> Cow<'a, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the fuzz smoke (seed 1796643032): a label's name took in the GitHub token
+    /// before it, and the token was kept while the label's value was masked.
+    #[test]
+    fn a_token_inside_a_labels_name_is_masked() {
+        let patterns = TokenPatterns::new();
+        let token = "ghp_SaRYfmt07ELSZgnu18FMTahov29GNUbipw3A";
+        let text = format!("\0\0p.{token}.AccountKey=wd:440");
+        let masked = patterns.mask(&text);
+        assert!(!masked.contains(token), "{masked}");
+        assert!(!masked.contains("wd:440"), "{masked}");
+    }
 
     /// Found by the `redact` fuzz target: a Telegram token ending in `-` has no word
     /// boundary before the `/` of its URL, so a rule ending in `\b` kept it.

@@ -7,9 +7,7 @@ use serde_json::Value;
 
 /// The first way `value` breaks `schema`, if any.
 pub fn violation(schema: &Value, value: &Value, path: &str) -> Option<String> {
-    let Some(schema) = schema.as_object() else {
-        return None;
-    };
+    let schema = schema.as_object()?;
     if let Some(t) = schema.get("type") {
         let ok = match t {
             Value::String(t) => has_type(value, t),
