@@ -93,6 +93,17 @@ impl FromStr for HostPattern {
             let cidr = || invalid("a CIDR block is written like 10.0.0.0/8 or fd00::/8");
             let addr: IpAddr = addr.parse().map_err(|_| cidr())?;
             let len: u8 = len.parse().map_err(|_| cidr())?;
+            // `::ffff:44.0.0.0/8` is ::/8, which holds every IPv4-compatible address
+            // (`::127.0.0.1` included): an IPv4-mapped block names its prefix from the
+            // mapped address on (`::ffff:44.0.0.0/104`, or `44.0.0.0/8`).
+            if let IpAddr::V6(v6) = addr
+                && v6.to_ipv4_mapped().is_some()
+                && len < 96
+            {
+                return Err(invalid(
+                    "an IPv4-mapped block (::ffff:a.b.c.d) needs a prefix of 96 or more: write 44.0.0.0/8 or ::ffff:44.0.0.0/104",
+                ));
+            }
             let net = IpNet::new(addr, len).map_err(|_| cidr())?;
             return Ok(HostPattern::Cidr(net.trunc()));
         }
@@ -234,6 +245,8 @@ mod tests {
             "010.0.0.0/8",
             "10.0.0.0/ 8",
             "10.0.0.0/-1",
+            // Found by the fuzz smoke (seed 633700): ::/8, not 44.0.0.0/8.
+            " ::ffff:44.0.0.0/8",
         ] {
             assert!(
                 entry.parse::<HostPattern>().is_err(),
