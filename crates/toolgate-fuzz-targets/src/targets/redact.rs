@@ -571,7 +571,7 @@ fn plant(doc: &mut Value, s: &str) -> bool {
     }
 }
 
-/// One input, read as an [`Input`] as libFuzzer's `arbitrary` front end reads it: see the
+/// One input, read as an `Input` as libFuzzer's `arbitrary` front end reads it: see the
 /// module doc for the property checked.
 pub fn run(data: &[u8]) {
     let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) else {
