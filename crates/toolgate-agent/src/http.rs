@@ -208,7 +208,7 @@ async fn error_message(response: reqwest::Response) -> String {
             .or_else(|| e.as_str().map(str::to_owned))
     });
     // A server may echo (part of) the key or other credentials: masked like the audit log.
-    let redact = |s: &str| toolgate_store::redact::Redactor::shared().redact_text(s);
+    let redact = |s: &str| toolgate_redact::Redactor::shared().redact_text(s);
     match from_json {
         Some(m) => format!("{reason}: {}", redact(&m)),
         None if text.trim().is_empty() => reason,

@@ -38,7 +38,8 @@ pub mod idempotency;
 pub mod pg;
 pub mod pins;
 pub mod quotas;
-pub mod redact;
+/// The redactor, which lives below storage (`toolgate-redact`, no IO).
+pub use toolgate_redact as redact;
 pub mod results;
 pub mod sessions;
 pub mod tokens;

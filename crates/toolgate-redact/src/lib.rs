@@ -1,5 +1,7 @@
 //! Masking of secrets and hashing of long values, applied by the audit log before anything is
-//! written (R-EXE-6).
+//! written (R-EXE-6). A pure function of its input — no IO, no storage — so anything that
+//! shows or sends text (the audit, approval previews, the agent's error messages, telemetry)
+//! can mask it without depending on a database; `toolgate_store::redact` re-exports it.
 //!
 //! Two independent rules, both applied to every value:
 //! - **Sensitive keys** (`keys`): the value under `password`, `authorization`, `code`, … is
@@ -28,7 +30,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolgate_store::redact::Redactor;
+//! use toolgate_redact::Redactor;
 //! let redactor = Redactor::default();
 //! let args = json!({"url": "https://x.test", "headers": {"Authorization": "Bearer abc.def.ghi"}});
 //! assert_eq!(
@@ -36,6 +38,8 @@
 //!     json!({"url": "https://x.test", "headers": {"Authorization": "[REDACTED]"}})
 //! );
 //! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod digest;
 mod keys;
