@@ -179,7 +179,13 @@ impl TokenPatterns {
                     // A label's name may have taken in a token before it (`ghp_….AccountKey=…`:
                     // a label's name runs over `.`, `_` and `-`): the head is searched too.
                     // It ends at the label's operator, so no label matches inside it again.
-                    if r.start > 0 {
+                    // Only labels have a name that runs on; a scheme's or a header's head is
+                    // a fixed word (`Authorization: Bearer `) and is not searched.
+                    let named = matches!(
+                        RULES[rule].secret,
+                        Secret::Label | Secret::ServiceLabel | Secret::GenericLabel
+                    );
+                    if named && r.start > 0 {
                         self.scan(&whole[..r.start], at, spans);
                     }
                     // A value after a label or scheme is searched too: what the label took
