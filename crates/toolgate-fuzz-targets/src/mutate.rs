@@ -51,7 +51,7 @@ pub fn parse_dict(text: &str) -> Vec<Vec<u8>> {
         let mut i = 0;
         while i < raw.len() {
             match (raw[i], raw.get(i + 1)) {
-                (b'\\', Some(b'x')) if i + 3 < raw.len() + 1 => {
+                (b'\\', Some(b'x')) => {
                     let hex = std::str::from_utf8(raw.get(i + 2..i + 4).unwrap_or_default())
                         .ok()
                         .and_then(|h| u8::from_str_radix(h, 16).ok());

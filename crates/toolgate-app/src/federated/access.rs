@@ -136,27 +136,41 @@ impl Access {
         who: &Requester,
         uri: &str,
     ) -> Result<ReadResourceResult, ErrorData> {
-        decode(self.resource_act(who, uri, Act::ReadResource).await?)
+        decode(self.resource_act(who, uri, Act::ReadResource).await?.1)
     }
 
-    /// The authorisation (and audit) of a subscription to `uri`, through the pipeline.
-    pub(super) async fn may_subscribe(&self, who: &Requester, uri: &str) -> Result<(), ErrorData> {
-        self.resource_act(who, uri, Act::Subscribe).await.map(drop)
+    /// The authorisation (and audit) of a subscription to `uri`, through the pipeline: the
+    /// resource's target once it is allowed.
+    pub(super) async fn may_subscribe(
+        &self,
+        who: &Requester,
+        uri: &str,
+    ) -> Result<Target, ErrorData> {
+        match self.resource_act(who, uri, Act::Subscribe).await? {
+            (Some(target), _) => Ok(target),
+            // The pipeline refuses an unknown resource; never reached.
+            (None, _) => Err(no_resource(uri)),
+        }
     }
 
-    /// `act` on the resource behind `uri`, through the pipeline: the upstream's result as
-    /// JSON (`null` for a subscription).
-    async fn resource_act(&self, who: &Requester, uri: &str, act: Act) -> Result<Value, ErrorData> {
-        let (key, entry) = match self.hub.resource_target(uri) {
+    /// `act` on the resource behind `uri`, through the pipeline: its target and the
+    /// upstream's result as JSON (`null` for a subscription).
+    async fn resource_act(
+        &self,
+        who: &Requester,
+        uri: &str,
+        act: Act,
+    ) -> Result<(Option<Target>, Value), ErrorData> {
+        let (key, entry, target) = match self.hub.resource_target(uri) {
             Ok(target) => {
                 let tool = FederatedRead::resource(Arc::clone(&self.hub), &target, act);
                 let entry = Entry {
                     tool: Arc::new(tool),
                     availability: Availability::Available,
                 };
-                (target.key, Some(entry))
+                (target.key.clone(), Some(entry), Some(target))
             }
-            Err(RouteError::Unknown(_)) => (uri.to_owned(), None),
+            Err(RouteError::Unknown(_)) => (uri.to_owned(), None, None),
             Err(ambiguous @ RouteError::Ambiguous { .. }) => {
                 return Err(ErrorData::invalid_params(ambiguous.to_string(), None));
             }
@@ -166,14 +180,16 @@ impl Access {
         } else {
             json!({"uri": uri})
         };
-        self.run(
-            who,
-            key,
-            CallTarget::Resource(entry),
-            args,
-            Asked::Resource(uri),
-        )
-        .await
+        let whole = self
+            .run(
+                who,
+                key,
+                CallTarget::Resource(entry),
+                args,
+                Asked::Resource(uri),
+            )
+            .await?;
+        Ok((target, whole))
     }
 
     /// One governed read: the gateway's pipeline decides, audits and runs it; the

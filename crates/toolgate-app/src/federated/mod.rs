@@ -163,8 +163,7 @@ impl McpExtras for FederatedExtras {
     }
 
     async fn subscribe(&self, who: &Requester, uri: String) -> Result<(), ErrorData> {
-        self.access.may_subscribe(who, &uri).await?;
-        let target = self.access.resource(who, &self.hub, &uri)?;
+        let target = self.access.may_subscribe(who, &uri).await?;
         if self.subscribers.add(who, &target, &uri)
             && let Err(e) = self.hub.subscribe(&target).await
         {

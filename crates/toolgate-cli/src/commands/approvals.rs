@@ -77,9 +77,11 @@ fn store_error(id: &str, e: StoreError) -> anyhow::Error {
 }
 
 pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32> {
-    let store = open_approvals(settings).await?;
+    // A decision opens the stores once, through the decision desk (`decide`); a listing
+    // needs only the approvals.
     match cmd {
         ApprovalsCommand::List { all, json } => {
+            let store = open_approvals(settings).await?;
             let filter = if all {
                 None
             } else {
@@ -128,6 +130,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
             }
         }
         ApprovalsCommand::Show { id } => {
+            let store = open_approvals(settings).await?;
             let r = store
                 .get(&id)
                 .await?
