@@ -492,3 +492,50 @@ async fn a_client_may_keep_its_request_for_a_retry() {
         .await;
     assert_eq!(code(&env), "ok", "{env}");
 }
+
+/// A caller that is no operator cannot approve its own request over the API: refused 403
+/// before the store is touched, the request stays pending, and the attempt is in the audit
+/// (the decision desk records refusals; before it, this left no trace). An unknown id gets
+/// the same 403, so a non-operator learns nothing about which ids exist.
+#[tokio::test]
+async fn a_non_operator_approving_its_own_request_is_refused_and_recorded() {
+    let s = TestServer::start().await;
+    let env = s
+        .call(Some(DEV), json!({"tool": "writer", "arguments": {}}))
+        .await;
+    let id = approval_id(&env);
+    let path = format!("/v1/approvals/{id}/decision");
+    let refused = s
+        .post_json(&path, Some(DEV), &json!({"approve": true}), 403)
+        .await;
+    assert_eq!(refused["error"]["code"], "forbidden");
+    let unknown = s
+        .post_json(
+            "/v1/approvals/apr_000000000000/decision",
+            Some(DEV),
+            &json!({"approve": true}),
+            403,
+        )
+        .await;
+    assert_eq!(unknown["error"]["message"], refused["error"]["message"]);
+    let now = s
+        .get_json(&format!("/v1/approvals/{id}"), Some(OP), 200)
+        .await;
+    assert_eq!(now["status"], "pending");
+
+    let records: Vec<Value> = s
+        .audit_lines()
+        .into_iter()
+        .filter(|r| r["source"] == "approvals:api")
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(
+        (
+            &records[0]["principal"],
+            &records[0]["outcome"],
+            &records[0]["approval_id"],
+            &records[0]["approver"]
+        ),
+        (&json!("bob"), &json!("forbidden"), &json!(id), &Value::Null)
+    );
+}
