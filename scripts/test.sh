@@ -90,7 +90,7 @@ then
   { python3 -m venv .venv && .venv/bin/pip install -q "mcp==2.3.0" "fastmcp==4.2.3"; } \
     || { echo "error: could not install the Python MCP peers (mcp 2.3.0, fastmcp 4.2.3) into .venv" >&2; exit 1; }
 fi
-# The reference MCP servers are the peers of the MCP client (crates/toolgate-mcp/tests).
+# The reference MCP servers are the peers of the MCP client (crates/toolgate-mcp-client/tests).
 MCP_SERVERS_VERSION=2026.8.31
 mcp_servers_missing() {
   local s

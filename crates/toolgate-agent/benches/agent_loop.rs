@@ -8,7 +8,12 @@
 //!
 //! `cargo bench -p toolgate-agent --bench agent_loop` (TOOLGATE_BENCH_TASKS=N, default 400).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stdout
+)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -21,12 +26,12 @@ use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
 use toolgate_agent::{
     Agent, AgentEvent, AgentOptions, Message, ModelConfig, Observer, Provider, connect_with_key,
 };
+use toolgate_audit::Durability;
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
-use toolgate_store::audit::Durability;
 
 struct Echo(ToolSpec);
 

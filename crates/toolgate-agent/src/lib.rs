@@ -27,7 +27,10 @@
 //! assert_eq!(request.messages.len(), 1);
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod agent;
 pub mod client;

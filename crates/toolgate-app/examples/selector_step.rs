@@ -14,13 +14,13 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_agent::{AssistantTurn, Message, StepView, ToolCall, ToolResult, ToolSelector};
 use toolgate_app::rag::RetrievalSelector;
+use toolgate_audit::Durability;
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{ToolOutput, ToolSpec};
 use toolgate_rag::{CatalogSearch, Fusion, Mode, ToolSearch};
 use toolgate_registry::Catalog;
-use toolgate_store::audit::Durability;
 
 const TOOLS: usize = 10_000;
 const WORDS: [&str; 24] = [

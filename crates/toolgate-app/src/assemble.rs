@@ -13,7 +13,7 @@ use toolgate_store::redact::Redactor;
 use toolgate_tools::{BuiltinOptions, SandboxLauncher, ShellOptions, Workspace, builtin_tools};
 
 use crate::config::Config;
-use crate::stores::{SharedStores, ensure_data_dir, open_audit, open_shared};
+use crate::stores::Stores;
 
 /// The built-in tools, confined to the workspace, with toolgate's own state protected.
 pub fn workspace_tools(config: &Config) -> anyhow::Result<Vec<toolgate_core::DynTool>> {
@@ -108,19 +108,15 @@ pub(crate) fn inside(root: &Path, p: &Path) -> bool {
     }
 }
 
-/// The whole gateway, ready for calls.
+/// The whole gateway over `stores`, ready for calls.
 pub async fn open_gateway(
     config: &Config,
+    stores: &Stores,
     approver: Option<Arc<dyn Approver>>,
-) -> anyhow::Result<(Gateway, SharedStores)> {
-    ensure_data_dir(config)?;
-    let shared = open_shared(config).await?;
+) -> anyhow::Result<Gateway> {
     // Tools of pinned sources (MCP servers) are checked against their pins on every reload.
-    let catalog = Arc::new(Catalog::new().with_pins(Arc::clone(&shared.pins)));
-    let audit = Arc::new(match &shared.audit {
-        Some(cluster) => cluster.clone(),
-        None => open_audit(config)?,
-    });
+    let catalog = Arc::new(Catalog::new().with_pins(stores.pins()));
+    let audit = Arc::new(stores.audit().await?);
     let egress_audit = crate::egress::AuditedEgress::new(Arc::clone(&audit));
     catalog
         .register_many(local_tools_with(config, Some(egress_audit))?)
@@ -128,12 +124,12 @@ pub async fn open_gateway(
     let deps = GatewayDeps {
         catalog,
         audit,
-        approvals: Arc::new(shared.approvals.clone()),
-        results: Arc::new(shared.results.clone()),
-        idempotency: Arc::new(shared.idempotency.clone()),
+        approvals: Arc::new(stores.approvals()),
+        results: Arc::new(stores.results()?),
+        idempotency: Arc::new(stores.idempotency()),
         redactor: Arc::new(Redactor::default()),
         approver,
-        quota_buckets: Arc::clone(&shared.quotas),
+        quota_buckets: stores.quotas(),
     };
     let gateway = Gateway::new(deps, &config.gateway())?;
     if gateway.roles().get(&config.role).is_none() {
@@ -144,5 +140,5 @@ pub async fn open_gateway(
             names.join(", ")
         );
     }
-    Ok((gateway, shared))
+    Ok(gateway)
 }

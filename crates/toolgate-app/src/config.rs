@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use toolgate_audit::Durability;
 use toolgate_browser::BrowserConfig;
 use toolgate_gateway::policy::{PolicyConfig, PolicyRules, RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, GatewayConfig, LimitsConfig};
-use toolgate_mcp::ServerConfig as McpServerConfig;
+use toolgate_mcp_client::ServerConfig as McpServerConfig;
 use toolgate_server::ServerConfig;
 use toolgate_server::config::EgressPolicy;
-use toolgate_store::audit::Durability;
 use toolgate_tools::{ResourceLimits, SandboxMode};
 use toolgate_web::WebConfig;
 
@@ -149,20 +149,8 @@ pub struct StoreSettings {
     pub url: Option<String>,
 }
 
-/// Where shared state lives, resolved.
-#[derive(Debug, Clone)]
-pub enum StoreLocation {
-    /// SQLite and JSONL in the data directory: one process (or several on one host).
-    Embedded,
-    /// A PostgreSQL database any number of replicas share.
-    Postgres(Box<toolgate_store::pg::PgUrl>),
-}
-
-impl StoreLocation {
-    pub fn is_postgres(&self) -> bool {
-        matches!(self, StoreLocation::Postgres(_))
-    }
-}
+/// Where shared state lives, resolved once ([`Config::store`]).
+pub use toolgate_store::StoreLocation;
 
 /// `[approvals]` as written: the gateway's settings, the approval channels, and the
 /// principals that hold the operator right in those channels without an operator token.
@@ -257,6 +245,8 @@ pub struct Config {
     pub config_path: Option<PathBuf>,
     pub role: String,
     pub file: FileConfig,
+    /// Where shared state lives, resolved once from `TOOLGATE_STORE_URL` / `[store] url`.
+    store: StoreLocation,
 }
 
 impl Config {
@@ -296,12 +286,14 @@ impl Config {
             .clone()
             .or_else(|| file.default_role.clone())
             .unwrap_or_else(|| "default".to_owned());
+        let store = resolve_store(&file.store, &data_dir)?;
         Ok(Config {
             workspace,
             data_dir,
             config_path,
             role,
             file,
+            store,
         })
     }
 
@@ -334,23 +326,28 @@ impl Config {
         self.data_dir.join("results")
     }
 
-    /// Where shared state lives: `TOOLGATE_STORE_URL`, else `[store] url` (with `${VAR}`
-    /// read from the environment), else the embedded store.
-    pub fn store(&self) -> anyhow::Result<StoreLocation> {
-        let env = std::env::var("TOOLGATE_STORE_URL")
-            .ok()
-            .filter(|v| !v.trim().is_empty());
-        let (url, from) = match (env, &self.file.store.url) {
-            (Some(url), _) => (url, "TOOLGATE_STORE_URL"),
-            (None, Some(url)) => (expand_env(url)?, "[store] url"),
-            (None, None) => return Ok(StoreLocation::Embedded),
-        };
-        let url = url
-            .trim()
-            .parse()
-            .with_context(|| format!("{from} is not a usable PostgreSQL URL"))?;
-        Ok(StoreLocation::Postgres(Box::new(url)))
+    /// Where shared state lives, as resolved when the configuration was read.
+    pub fn store(&self) -> &StoreLocation {
+        &self.store
     }
+}
+
+/// Where shared state lives: `TOOLGATE_STORE_URL`, else `[store] url` (with `${VAR}` read
+/// from the environment), else the embedded store in `data_dir`.
+fn resolve_store(settings: &StoreSettings, data_dir: &Path) -> anyhow::Result<StoreLocation> {
+    let env = std::env::var("TOOLGATE_STORE_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let (url, from) = match (env, &settings.url) {
+        (Some(url), _) => (url, "TOOLGATE_STORE_URL"),
+        (None, Some(url)) => (expand_env(url)?, "[store] url"),
+        (None, None) => return Ok(StoreLocation::embedded(data_dir)),
+    };
+    let url = url
+        .trim()
+        .parse()
+        .with_context(|| format!("{from} is not a usable PostgreSQL URL"))?;
+    Ok(StoreLocation::Postgres(Box::new(url)))
 }
 
 /// Replaces each `${VAR}` with the variable's value; an unset variable is an error naming it.
@@ -406,7 +403,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     if cfg.telemetry.exports(env) {
         cfg.telemetry.headers(env)?;
     }
-    toolgate_mcp::validate_servers(&cfg.mcp.servers)?;
+    toolgate_mcp_client::validate_servers(&cfg.mcp.servers)?;
     if let Some(url) = cfg.store.url.as_deref().filter(|u| !u.contains("${")) {
         url.trim()
             .parse::<toolgate_store::pg::PgUrl>()
@@ -605,7 +602,7 @@ mod tests {
             [
                 McpServerConfig::stdio("files", "node").with_args(["fs.js", "/srv"]),
                 McpServerConfig::http("remote", "https://mcp.example.com/mcp")
-                    .with_protocol(toolgate_mcp::ProtocolChoice::Initialize)
+                    .with_protocol(toolgate_mcp_client::ProtocolChoice::Initialize)
                     .with_trusted(true),
             ]
         );

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use toolgate_audit::AuditLog;
 use toolgate_gateway::audit::records::EgressConnection;
 use toolgate_net::{
     EgressPolicy, EgressProxy, HostPattern, ProxyAudit, ProxyEvent, ProxyGrant, SystemLookup,
 };
-use toolgate_store::audit::AuditLog;
 use toolgate_tools::ShellEgress;
 
 use crate::config::Config;

@@ -14,12 +14,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolgate_audit::{AuditLog, AuditOutcome, RecordKind};
 use toolgate_gateway::approve::{ApprovalDesk, OnGiveUp, Question, Waited};
-use toolgate_mcp::elicit::defaults_of;
-use toolgate_mcp::{ElicitationAnswer, ElicitationRequest, Elicitor};
+use toolgate_mcp_client::elicit::defaults_of;
+use toolgate_mcp_client::{ElicitationAnswer, ElicitationRequest, Elicitor};
 use toolgate_protocol::{ErrorCode, Risk};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::audit::{AuditLog, AuditOutcome, RecordKind};
 
 /// The session every elicitation request is filed under.
 pub const ELICITATION_SESSION: &str = "elicitation";
@@ -137,10 +137,10 @@ impl Elicitor for ApprovalElicitor {
 mod tests {
     use std::time::Instant;
 
+    use toolgate_audit::Durability;
     use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
     use toolgate_registry::Catalog;
     use toolgate_store::approvals::{Decision, DecisionScope};
-    use toolgate_store::audit::Durability;
 
     use super::*;
 

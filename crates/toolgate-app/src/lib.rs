@@ -15,7 +15,10 @@
 //! - [`telemetry`]: the OpenTelemetry SDK from `[telemetry]`, and the runtime's gauges.
 //! - [`runtime`]: the [`Runtime`] itself.
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod assemble;
 pub mod config;
@@ -26,9 +29,11 @@ pub mod mcp;
 pub mod rag;
 pub mod runtime;
 pub mod sandbox;
+pub mod serve;
 pub mod stores;
 pub mod telemetry;
 
 pub use config::{CONFIG_FILE, Config, DEFAULT_DATA_DIR, FileConfig, Overrides};
 pub use mcp::McpServers;
 pub use runtime::{Lifetime, Runtime, RuntimeOptions};
+pub use serve::Listeners;

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use toolgate_gateway::Gateway;
-use toolgate_mcp::{HubOptions, McpHub, RetryPolicy};
+use toolgate_mcp_client::{HubOptions, McpHub, RetryPolicy};
 use toolgate_registry::Catalog;
 
 use crate::assemble::steering_paths;
 use crate::config::Config;
 use crate::elicit::ApprovalElicitor;
 use crate::sandbox::ServerSandbox;
-use crate::stores::open_credentials;
+use crate::stores::Stores;
 
 /// Which configured MCP servers a command starts.
 #[derive(Debug, Clone, Copy)]
@@ -26,13 +26,18 @@ pub enum McpServers<'a> {
     ForTool(&'a str),
     /// The server with this name.
     Named(&'a str),
+    /// None: a runtime without MCP servers (`mcp status` probes them on a scratch catalog).
+    None,
 }
 
 impl McpServers<'_> {
-    fn admits(self, server: &toolgate_mcp::ServerConfig) -> bool {
+    fn admits(self, server: &toolgate_mcp_client::ServerConfig) -> bool {
         match self {
             McpServers::All => true,
-            McpServers::ForTool(tool) if server.prefix == toolgate_mcp::NamePrefix::Never => {
+            McpServers::None => false,
+            McpServers::ForTool(tool)
+                if server.prefix == toolgate_mcp_client::NamePrefix::Never =>
+            {
                 !tool.starts_with("mcp__")
             }
             McpServers::ForTool(tool) => tool
@@ -48,7 +53,11 @@ impl McpServers<'_> {
 /// servers, the shell tool's sandbox for stdio servers with a `sandbox` table, elicitation
 /// routed to `gateway`'s approval desk and audit log ([`crate::elicit`]), and — when a
 /// server has an `auth` table — the store holding the tokens `toolgate mcp login` saved.
-pub fn hub_options(config: &Config, gateway: &Gateway) -> anyhow::Result<HubOptions> {
+pub fn hub_options(
+    config: &Config,
+    stores: &Stores,
+    gateway: &Gateway,
+) -> anyhow::Result<HubOptions> {
     let sandbox = ServerSandbox {
         workspace: config.workspace.clone(),
         data_dir: config.data_dir.clone(),
@@ -66,7 +75,7 @@ pub fn hub_options(config: &Config, gateway: &Gateway) -> anyhow::Result<HubOpti
         .with_stdio_sandbox(Arc::new(sandbox))
         .with_elicitor(Arc::new(elicitor));
     if config.file.mcp.servers.iter().any(|s| s.auth.is_some()) {
-        return Ok(options.with_credentials(open_credentials(config)?));
+        return Ok(options.with_credentials(stores.credentials()?));
     }
     Ok(options)
 }
@@ -76,6 +85,7 @@ pub fn hub_options(config: &Config, gateway: &Gateway) -> anyhow::Result<HubOpti
 /// exiting so that stdio children are stopped.
 pub fn spawn_mcp(
     config: &Config,
+    stores: &Stores,
     gateway: &Gateway,
     which: McpServers<'_>,
 ) -> anyhow::Result<Option<McpHub>> {
@@ -93,7 +103,7 @@ pub fn spawn_mcp(
     let hub = McpHub::spawn(
         servers,
         Arc::clone(gateway.catalog()),
-        hub_options(config, gateway)?,
+        hub_options(config, stores, gateway)?,
     )
     .context("the [[mcp.servers]] settings")?;
     Ok(Some(hub))
@@ -104,10 +114,11 @@ pub fn spawn_mcp(
 /// the pins were last read are applied.
 pub async fn start_mcp(
     config: &Config,
+    stores: &Stores,
     gateway: &Gateway,
     which: McpServers<'_>,
 ) -> anyhow::Result<Option<McpHub>> {
-    let hub = spawn_mcp(config, gateway, which)?;
+    let hub = spawn_mcp(config, stores, gateway, which)?;
     if let Some(hub) = &hub {
         hub.settled().await;
         gateway.catalog().recheck_quarantined().await;
@@ -128,7 +139,7 @@ pub fn watch_quarantine(hub: &McpHub, catalog: Arc<Catalog>) -> tokio::task::Joi
         loop {
             tokio::select! {
                 event = events.recv() => match event {
-                    Ok(toolgate_mcp::McpEvent::ToolsChanged { .. })
+                    Ok(toolgate_mcp_client::McpEvent::ToolsChanged { .. })
                     | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Ok(_) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,

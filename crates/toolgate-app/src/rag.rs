@@ -89,25 +89,26 @@ pub fn enable(config: &Config, gateway: &Gateway) -> anyhow::Result<Option<Rag>>
 /// For a long-running gateway (`serve`): checks now (before anything is served), then after
 /// every change of an MCP server's tools until the catalog exceeds the threshold and
 /// `search_tools` is registered. Errors (an unloadable embedding model) are logged, and
-/// retrieval stays off. `None` when there is nothing left to watch.
-pub fn watch(
+/// retrieval stays off. `None` when there is nothing left to watch. Each check (loading the
+/// model, opening the vector cache) runs on the blocking pool.
+pub async fn watch(
     config: &Config,
     gateway: &Arc<Gateway>,
-    hub: Option<&toolgate_mcp::McpHub>,
+    hub: Option<&toolgate_mcp_client::McpHub>,
 ) -> Option<tokio::task::JoinHandle<()>> {
     // Subscribed before the first check, so a listing in between is not missed.
-    let mut events = hub.map(toolgate_mcp::McpHub::events);
-    if settled(config, gateway) {
+    let mut events = hub.map(toolgate_mcp_client::McpHub::events);
+    let (config, gateway) = (Arc::new(config.clone()), Arc::clone(gateway));
+    if settled_off_workers(&config, &gateway).await {
         return None;
     }
     let mut events = events.take()?;
-    let (config, gateway) = (config.clone(), Arc::clone(gateway));
     Some(tokio::spawn(async move {
         loop {
             match events.recv().await {
-                Ok(toolgate_mcp::McpEvent::ToolsChanged { .. })
+                Ok(toolgate_mcp_client::McpEvent::ToolsChanged { .. })
                 | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    if settled(&config, &gateway) {
+                    if settled_off_workers(&config, &gateway).await {
                         return;
                     }
                 }
@@ -116,6 +117,17 @@ pub fn watch(
             }
         }
     }))
+}
+
+/// [`settled`] on the blocking pool.
+async fn settled_off_workers(config: &Arc<Config>, gateway: &Arc<Gateway>) -> bool {
+    let (config, gateway) = (Arc::clone(config), Arc::clone(gateway));
+    tokio::task::spawn_blocking(move || settled(&config, &gateway))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "Tool RAG's check failed; Tool RAG is off");
+            true
+        })
 }
 
 /// [`enable`] for `serve`: `true` once there is nothing more to do (registered, or failed).
@@ -142,7 +154,7 @@ pub fn embedder(config: &Config, cfg: &RagConfig) -> anyhow::Result<Option<Embed
     Ok(match embedding_source(config, cfg) {
         EmbeddingSource::ModelDir(dir) => {
             let model = LocalEmbedder::load(&dir).context("[rag] model_dir")?;
-            Some(Embedder::Local(Box::new(model)))
+            Some(Embedder::Local(std::sync::Arc::new(model)))
         }
         EmbeddingSource::Pulled(dir) => {
             let model = LocalEmbedder::load(&dir).with_context(|| {
@@ -151,7 +163,7 @@ pub fn embedder(config: &Config, cfg: &RagConfig) -> anyhow::Result<Option<Embed
                     dir.display()
                 )
             })?;
-            Some(Embedder::Local(Box::new(model)))
+            Some(Embedder::Local(std::sync::Arc::new(model)))
         }
         EmbeddingSource::Endpoint { .. } => {
             let Some(ep) = &cfg.endpoint else {

@@ -10,12 +10,13 @@ use anyhow::Context;
 use tokio::task::JoinHandle;
 use toolgate_gateway::Gateway;
 use toolgate_gateway::approve::Approver;
-use toolgate_mcp::McpHub;
+use toolgate_mcp_client::McpHub;
 
 use crate::assemble::open_gateway;
 use crate::config::Config;
 use crate::mcp::{McpServers, spawn_mcp, start_mcp, watch_quarantine};
 use crate::rag::{self, Rag};
+use crate::stores::Stores;
 
 /// How long [`Runtime::shutdown`] waits for calls still running before it flushes the audit
 /// log anyway.
@@ -101,14 +102,9 @@ impl<'a> RuntimeOptions<'a> {
 /// The store, catalog, gateway, MCP hub, Tool RAG and watchers of one configuration.
 pub struct Runtime {
     config: Config,
-    /// Stops the store's change feed (PostgreSQL) last, after the calls and the audit.
-    store_stop: tokio_util::sync::CancellationToken,
-    /// MCP sessions any replica can continue (PostgreSQL only).
-    sessions: Option<toolgate_store::sessions::PgSessions>,
-    /// The bearer tokens issued through the store.
-    tokens: toolgate_store::TokenStore,
-    /// Which approval requests were announced as which chat message.
-    chat_posts: toolgate_store::ChatPosts,
+    /// The store, opened once; its change feed (PostgreSQL) stops last, after the calls and
+    /// the audit.
+    stores: Stores,
     gateway: Arc<Gateway>,
     hub: Option<Arc<McpHub>>,
     rag: Option<Rag>,
@@ -134,19 +130,18 @@ impl Runtime {
     /// again: no child outlives a failed open.
     pub async fn open(config: &Config, options: RuntimeOptions<'_>) -> anyhow::Result<Runtime> {
         let telemetry = crate::telemetry::install(config, options.lifetime == Lifetime::Service)?;
-        let (gateway, shared) = open_gateway(config, options.approver).await?;
-        let gateway = Arc::new(gateway);
+        let stores = Stores::open(config).await?;
+        let gateway = Arc::new(open_gateway(config, &stores, options.approver).await?);
         let hub = match options.lifetime {
-            Lifetime::Command { .. } => start_mcp(config, &gateway, options.servers).await?,
-            Lifetime::Service => spawn_mcp(config, &gateway, options.servers)?,
+            Lifetime::Command { .. } => {
+                start_mcp(config, &stores, &gateway, options.servers).await?
+            }
+            Lifetime::Service => spawn_mcp(config, &stores, &gateway, options.servers)?,
         }
         .map(Arc::new);
         let mut runtime = Runtime {
             config: config.clone(),
-            store_stop: shared.stop,
-            sessions: shared.sessions,
-            tokens: shared.tokens,
-            chat_posts: shared.chat_posts,
+            stores,
             gateway,
             hub,
             rag: None,
@@ -156,7 +151,13 @@ impl Runtime {
         match options.lifetime {
             Lifetime::Command { rag: false } => {}
             Lifetime::Command { rag: true } => {
-                match rag::enable(&runtime.config, &runtime.gateway) {
+                // Loading the model and the vector cache blocks: off the async workers.
+                let (config, gateway) = (runtime.config.clone(), Arc::clone(&runtime.gateway));
+                let enabled = tokio::task::spawn_blocking(move || rag::enable(&config, &gateway))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("Tool RAG's start failed: {e}"))
+                    .and_then(|r| r);
+                match enabled {
                     Ok(rag) => runtime.rag = rag,
                     Err(e) => {
                         runtime.shutdown().await?;
@@ -169,7 +170,8 @@ impl Runtime {
                     let catalog = Arc::clone(runtime.gateway.catalog());
                     runtime.watchers.push(watch_quarantine(hub, catalog));
                 }
-                let watch = rag::watch(&runtime.config, &runtime.gateway, runtime.hub.as_deref());
+                let watch =
+                    rag::watch(&runtime.config, &runtime.gateway, runtime.hub.as_deref()).await;
                 runtime.watchers.extend(watch);
                 if runtime.telemetry.is_some() {
                     crate::telemetry::observe_runtime(runtime.hub.as_ref());
@@ -191,9 +193,9 @@ impl Runtime {
     /// prompts, resources, completion and logging when any server is configured.
     pub fn mcp_options(&self) -> toolgate_server::mcp::McpOptions {
         let mut options = toolgate_server::mcp::McpOptions::default();
-        if let Some(sessions) = &self.sessions {
+        if let Some(sessions) = self.stores.sessions() {
             options.sessions = Some(Arc::new(
-                toolgate_server::mcp::sessions::SharedSessions::new(sessions.clone()),
+                toolgate_server::mcp::sessions::SharedSessions::new(sessions),
             ));
         }
         if let Some(hub) = self.hub.as_ref().filter(|h| h.federates()) {
@@ -203,9 +205,9 @@ impl Runtime {
         options
     }
 
-    /// The bearer tokens issued through the store (`toolgate token create`, the console).
-    pub fn tokens(&self) -> &toolgate_store::TokenStore {
-        &self.tokens
+    /// The stores this runtime opened (the bearer tokens, the chat posts, …).
+    pub fn stores(&self) -> &Stores {
+        &self.stores
     }
 
     /// The approval channels of `[[approvals.channels]]` (none configured: `None`), their
@@ -223,7 +225,7 @@ impl Runtime {
             channels,
             toolgate_channels::HubDeps {
                 approvals: Arc::clone(self.gateway.desk().store()),
-                posts: self.chat_posts.clone(),
+                posts: self.stores.chat_posts(),
                 decisions: Arc::clone(self.gateway.decisions()),
                 egress: self.config.file.egress.clone(),
                 operators,
@@ -243,22 +245,40 @@ impl Runtime {
         self.hub.as_ref()
     }
 
+    /// Connects to every configured MCP server on a scratch catalog (nothing is pinned, no
+    /// tool joins this runtime's catalog) with this runtime's approval desk and audit log —
+    /// elicitations asked during the probe reach the operator like any other — and returns
+    /// their statuses after the first attempt, the servers stopped again.
+    pub async fn probe_mcp(&self) -> anyhow::Result<Vec<toolgate_mcp_client::ServerStatus>> {
+        let servers = self.config.file.mcp.servers.clone();
+        if servers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let hub = McpHub::start(
+            servers,
+            Arc::new(toolgate_registry::Catalog::new()),
+            crate::mcp::hub_options(&self.config, &self.stores, &self.gateway)?,
+        )
+        .await
+        .context("the [[mcp.servers]] settings")?;
+        let status = hub.status();
+        hub.shutdown().await;
+        Ok(status)
+    }
+
     /// Tool RAG, when [`Lifetime::Command`] asked for it and the catalog exceeds the
     /// threshold.
     pub fn rag(&self) -> Option<&Rag> {
         self.rag.as_ref()
     }
 
-    /// Stops everything in order: the watchers; the MCP hub (stdio children end, calls to
-    /// federated tools still running fail and are audited); the calls still in flight
-    /// (waited for up to [`SHUTDOWN_GRACE`]); and last the audit log, flushed so that every
-    /// record written is on disk.
+    /// Stops everything in one order: the watchers; the calls still in flight (waited for up
+    /// to [`SHUTDOWN_GRACE`]); the MCP hub (stdio children end; a federated call still
+    /// running then fails and is audited); the audit log, flushed so that every record
+    /// written is on disk; the store's change feed; and last the telemetry exporters.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         for watcher in self.watchers {
             watcher.abort();
-        }
-        if let Some(hub) = &self.hub {
-            hub.shutdown().await;
         }
         let in_flight = self.gateway.in_flight();
         if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.idle())
@@ -267,8 +287,11 @@ impl Runtime {
         {
             tracing::warn!(
                 running = in_flight.count(),
-                "calls still running after {SHUTDOWN_GRACE:?}; flushing the audit log without them"
+                "calls still running after {SHUTDOWN_GRACE:?}; stopping the MCP servers under them"
             );
+        }
+        if let Some(hub) = &self.hub {
+            hub.shutdown().await;
         }
         let flushed = self
             .gateway
@@ -276,7 +299,7 @@ impl Runtime {
             .flush()
             .await
             .context("flushing the audit log");
-        self.store_stop.cancel();
+        self.stores.stop();
         if let Some(telemetry) = self.telemetry {
             // The exporters post with a blocking client: off the async threads.
             let _ = tokio::task::spawn_blocking(move || {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use toolgate_mcp::{SandboxSpec, SandboxedCommand, StdioSandbox};
+use toolgate_mcp_client::{SandboxSpec, SandboxedCommand, StdioSandbox};
 use toolgate_tools::{ResourceLimits, SandboxLauncher, SandboxPolicy};
 
 use crate::assemble::inside;

@@ -1,27 +1,24 @@
-//! The stores in the data directory (`toolgate.db`, the audit log, results), each opened
-//! with an error that names the file and what to do, and the audit key beside them; and the
-//! shared stores ([`SharedStores`]: approvals, idempotency keys, the approval channels' chat
-//! posts, …) on whichever backend `[store]` chose — the embedded database, or PostgreSQL for
-//! a cluster.
+//! [`Stores`]: the stores of one configuration on whichever backend `[store]` chose — the
+//! embedded database in the data directory, or PostgreSQL for a cluster — opened once per
+//! process through the store's one door, each failure with an error that names the file
+//! and what to do; the audit log and its key beside them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
+use toolgate_audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
 use toolgate_gateway::approve::Decisions;
 use toolgate_registry::PinBook;
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditKey, AuditLog, default_key_dir, resolved_path};
-use toolgate_store::credentials::{CredentialKey, PgCredentials};
+use toolgate_store::credentials::CredentialKey;
 use toolgate_store::idempotency::IdempotencyStore;
-use toolgate_store::pg::{PgBackend, PgPool, migrate};
-use toolgate_store::pins::PgPins;
-use toolgate_store::quotas::{QuotaBuckets, SqliteBuckets};
+use toolgate_store::quotas::QuotaBuckets;
 use toolgate_store::results::ResultStore;
-use toolgate_store::{ChatPosts, CredentialStore, PinStore, TokenStore};
+use toolgate_store::{ChatPosts, CredentialStore, Store, StoreLocation, TokenStore};
 
-use crate::config::{Config, StoreLocation};
+use crate::config::Config;
 
 /// Creates the data directory, with an error that says what to do when it can't.
 pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
@@ -43,162 +40,154 @@ pub fn ensure_data_dir(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The stores every replica of a cluster shares, on the backend `[store]` chose.
+/// The stores of one configuration, opened once per process through the store's one door
+/// ([`Store`]): the runtime holds one, and the admin commands (`token`, `approvals`, `mcp
+/// login`, `tools approve-change`, `chat`) open one — none of them opens a database itself.
 #[derive(Clone)]
-pub struct SharedStores {
-    pub approvals: ApprovalStore,
-    pub idempotency: IdempotencyStore,
-    /// Offloaded results (`read_result`), retention from `[limits]`.
-    pub results: ResultStore,
-    /// MCP sessions any replica can continue (PostgreSQL only).
-    pub sessions: Option<toolgate_store::sessions::PgSessions>,
-    /// The cluster's audit log (PostgreSQL only; the embedded one is [`open_audit`]).
-    pub audit: Option<AuditLog>,
-    /// The pinned tool definitions, on the same pool as the rest.
-    pub pins: Arc<dyn PinBook>,
-    /// The bearer tokens `toolgate token create` and the console issue.
-    pub tokens: TokenStore,
-    /// The `[[quotas]]` buckets: in the embedded database (shared by every process on the
-    /// data dir) or in PostgreSQL (shared by the cluster).
-    pub quotas: Arc<dyn QuotaBuckets>,
-    /// Which approval request the approval channels (chat bots) posted as which message.
-    pub chat_posts: ChatPosts,
+pub struct Stores {
+    store: Store,
+    config: Config,
     /// Stops the PostgreSQL change feed's listener (nothing to stop when embedded).
-    pub stop: CancellationToken,
+    stop: CancellationToken,
 }
 
-impl std::fmt::Debug for SharedStores {
+impl std::fmt::Debug for Stores {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedStores").finish_non_exhaustive()
+        f.debug_struct("Stores")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
     }
 }
 
-/// Opens the shared stores: the embedded database in the data dir, or PostgreSQL — its
-/// schema migrated under the advisory lock and its change feed listening.
-pub async fn open_shared(config: &Config) -> anyhow::Result<SharedStores> {
-    let stop = CancellationToken::new();
-    match config.store()? {
-        StoreLocation::Embedded => {
+impl Stores {
+    /// Opens the store `[store]` chose: the embedded database in the data dir (created with
+    /// its tables), or PostgreSQL — its schema migrated under the advisory lock and its
+    /// change feed listening until [`Stores::stop`].
+    pub async fn open(config: &Config) -> anyhow::Result<Stores> {
+        let stop = CancellationToken::new();
+        let location = config.store();
+        if !location.is_postgres() {
             ensure_data_dir(config)?;
-            let db = config.db_path();
-            let approvals = ApprovalStore::open(&db)
-                .with_context(|| format!("cannot open the approvals store {}", db.display()))?;
-            let idempotency = IdempotencyStore::open(&db)
-                .with_context(|| format!("cannot open the idempotency store {}", db.display()))?;
-            let results = ResultStore::open(&config.results_dir())
-                .context("cannot open the result store")?
-                .with_retention(config.file.limits.result_retention());
-            Ok(SharedStores {
-                approvals,
-                idempotency,
-                results,
-                sessions: None,
-                audit: None,
-                pins: open_pins(config)?,
-                // In the database, not this process's memory: a one-shot `toolgate call` is
-                // a new process, and would start with a full bucket every time.
-                quotas: Arc::new(SqliteBuckets::open(&db).with_context(|| {
-                    format!("cannot open the quota buckets in {}", db.display())
-                })?),
-                tokens: TokenStore::open(&db).with_context(|| {
-                    format!("cannot open the issued tokens in {}", db.display())
-                })?,
-                chat_posts: ChatPosts::open(&db).with_context(|| {
-                    format!(
-                        "cannot open the approval channels' posts in {}",
-                        db.display()
-                    )
-                })?,
-                stop,
-            })
         }
-        StoreLocation::Postgres(url) => {
-            let backend = PgBackend::open(&url, stop.clone())
-                .await
-                .with_context(|| format!("cannot open the store at {url}"))?;
-            // Every replica MACs its chain with the same key: copy the key dir's audit.key to
-            // each (docs/deployment.md).
-            let audit = AuditLog::open_postgres(
-                backend.pool.clone(),
-                config.durability(),
-                Some(open_key(config)?),
+        let store = Store::open(location, stop.clone())
+            .await
+            .with_context(|| match location {
+                StoreLocation::Embedded { db, .. } => {
+                    format!("cannot open the store {}", db.display())
+                }
+                StoreLocation::Postgres(url) => format!("cannot open the store at {url}"),
+            })?;
+        Ok(Stores {
+            store,
+            config: config.clone(),
+            stop,
+        })
+    }
+
+    /// The store's door, for what is not named here.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Stops the change feed's listener (PostgreSQL); the handles stay usable.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    pub fn approvals(&self) -> ApprovalStore {
+        self.store.approvals()
+    }
+
+    pub fn idempotency(&self) -> IdempotencyStore {
+        self.store.idempotency()
+    }
+
+    /// Offloaded results (`read_result`), retention from `[limits]`.
+    pub fn results(&self) -> anyhow::Result<ResultStore> {
+        Ok(self
+            .store
+            .results()
+            .context("cannot open the result store")?
+            .with_retention(self.config.file.limits.result_retention()))
+    }
+
+    /// The pinned tool definitions (R-REG-5).
+    pub fn pins(&self) -> Arc<dyn PinBook> {
+        self.store.pins()
+    }
+
+    /// The `[[quotas]]` buckets: in the embedded database (shared by every process on the
+    /// data dir — a one-shot `toolgate call` must not start with a full bucket) or in
+    /// PostgreSQL (shared by the cluster).
+    pub fn quotas(&self) -> Arc<dyn QuotaBuckets> {
+        self.store.quotas()
+    }
+
+    /// The bearer tokens `toolgate token create` and the console issue.
+    pub fn tokens(&self) -> TokenStore {
+        self.store.tokens()
+    }
+
+    /// Which approval request the approval channels (chat bots) posted as which message.
+    pub fn chat_posts(&self) -> ChatPosts {
+        self.store.chat_posts()
+    }
+
+    /// MCP sessions any replica can continue (PostgreSQL only).
+    pub fn sessions(&self) -> Option<toolgate_store::sessions::PgSessions> {
+        self.store.sessions()
+    }
+
+    /// The OAuth tokens of MCP servers: in the embedded store (files 0600), or in
+    /// PostgreSQL encrypted under `TOOLGATE_CREDENTIALS_KEY` (shared by every replica).
+    pub fn credentials(&self) -> anyhow::Result<Arc<CredentialStore>> {
+        let key = if self.store.is_postgres() {
+            CredentialKey::from_env()?
+        } else {
+            None
+        };
+        Ok(Arc::new(self.store.credentials(key)))
+    }
+
+    /// The audit log: the embedded chain in the data dir, or the cluster's in PostgreSQL.
+    /// Every replica MACs its chain with the same key: copy the key dir's `audit.key` to
+    /// each (docs/deployment.md).
+    pub async fn audit(&self) -> anyhow::Result<AuditLog> {
+        match self.store.pg_pool() {
+            Some(pool) => AuditLog::open_postgres(
+                pool.clone(),
+                self.config.durability(),
+                Some(open_key(&self.config)?),
             )
             .await
-            .with_context(|| format!("cannot open the audit log at {url}"))?;
-            Ok(SharedStores {
-                approvals: backend.approvals(),
-                idempotency: backend.idempotency(),
-                results: backend
-                    .results()
-                    .with_retention(config.file.limits.result_retention()),
-                sessions: Some(backend.sessions()),
-                audit: Some(audit),
-                pins: Arc::new(backend.pins()),
-                tokens: backend.tokens(),
-                quotas: Arc::new(backend.quotas()),
-                chat_posts: backend.chat_posts(),
-                stop,
-            })
+            .with_context(|| format!("cannot open the audit log at {}", pool.url())),
+            None => open_audit(&self.config),
+        }
+    }
+
+    /// The decision desk over the approvals and the audit log: how a command outside a
+    /// running server decides an approval, recorded like every front end's decision.
+    pub async fn decisions(&self) -> anyhow::Result<Decisions> {
+        Ok(Decisions::new(
+            Arc::new(self.approvals()),
+            Arc::new(self.audit().await?),
+        ))
+    }
+
+    /// `toolgate run` / `toolgate chat` conversations: files in the data dir, or PostgreSQL
+    /// so a conversation begun on one host resumes on another.
+    pub fn history(&self) -> toolgate_agent::HistoryStore {
+        match self.store.conversations() {
+            Some(conversations) => {
+                toolgate_agent::HistoryStore::with_backend(Arc::new(SharedHistory(conversations)))
+            }
+            None => toolgate_agent::HistoryStore::new(self.config.data_dir.join("sessions")),
         }
     }
 }
 
-/// The issued bearer tokens, wherever `[store]` keeps them.
-/// (PostgreSQL: the schema is migrated first, as at a server's start.)
-pub async fn open_tokens(config: &Config) -> anyhow::Result<TokenStore> {
-    match config.store()? {
-        StoreLocation::Embedded => {
-            ensure_data_dir(config)?;
-            let db = config.db_path();
-            TokenStore::open(&db)
-                .with_context(|| format!("cannot open the issued tokens in {}", db.display()))
-        }
-        StoreLocation::Postgres(url) => {
-            let backend = PgBackend::open(&url, CancellationToken::new())
-                .await
-                .with_context(|| format!("cannot open the store at {url}"))?;
-            Ok(backend.tokens())
-        }
-    }
-}
-
-/// The approvals, wherever `[store]` keeps them.
-pub async fn open_approvals(config: &Config) -> anyhow::Result<ApprovalStore> {
-    Ok(open_shared(config).await?.approvals)
-}
-
-/// The decision desk over the approvals and the audit log `[store]` chose (the cluster's,
-/// with PostgreSQL): how a command outside a running server decides an approval, recorded
-/// like every front end's decision.
-pub async fn open_decisions(config: &Config) -> anyhow::Result<Decisions> {
-    let shared = open_shared(config).await?;
-    let audit = match shared.audit {
-        Some(audit) => audit,
-        None => open_audit(config)?,
-    };
-    Ok(Decisions::new(Arc::new(shared.approvals), Arc::new(audit)))
-}
-
-/// The pinned tool definitions (R-REG-5): `tool_pins` in the embedded database, or in
-/// PostgreSQL where every replica shares them (the pool connects on first use; the schema
-/// is the one the runtime, or [`ensure_schema`], migrated).
-pub fn open_pins(config: &Config) -> anyhow::Result<Arc<dyn PinBook>> {
-    match config.store()? {
-        StoreLocation::Embedded => {
-            ensure_data_dir(config)?;
-            let store = PinStore::open(&config.db_path()).with_context(|| {
-                format!(
-                    "cannot open the pinned tool definitions in {}",
-                    config.db_path().display()
-                )
-            })?;
-            Ok(Arc::new(store))
-        }
-        StoreLocation::Postgres(url) => Ok(Arc::new(PgPins::new(PgPool::new(&url)?))),
-    }
-}
-
-pub fn open_audit(config: &Config) -> anyhow::Result<AuditLog> {
+/// The embedded audit log in the data dir, keyed.
+fn open_audit(config: &Config) -> anyhow::Result<AuditLog> {
     ensure_data_dir(config)?;
     let key = open_key(config)?;
     AuditLog::open_keyed(
@@ -213,41 +202,6 @@ pub fn open_audit(config: &Config) -> anyhow::Result<AuditLog> {
             config.audit_path().display()
         )
     })
-}
-
-/// The OAuth tokens of MCP servers: `mcp_credentials` in the embedded store (files 0600), or
-/// in PostgreSQL encrypted under `TOOLGATE_CREDENTIALS_KEY` (shared by every replica). The
-/// pool connects on first use; the schema is the one the runtime (or
-/// [`ensure_schema`]) migrated.
-pub fn open_credentials(config: &Config) -> anyhow::Result<Arc<CredentialStore>> {
-    match config.store()? {
-        StoreLocation::Embedded => {
-            ensure_data_dir(config)?;
-            let store = CredentialStore::open(&config.db_path()).with_context(|| {
-                format!(
-                    "cannot open the credential store in {}",
-                    config.db_path().display()
-                )
-            })?;
-            Ok(Arc::new(store))
-        }
-        StoreLocation::Postgres(url) => {
-            let key = CredentialKey::from_env()?;
-            let backend = PgCredentials::new(PgPool::new(&url)?, key);
-            Ok(Arc::new(CredentialStore::with_backend(Arc::new(backend))))
-        }
-    }
-}
-
-/// Applies pending schema steps when the store is PostgreSQL (commands that use a store
-/// without opening the runtime).
-pub async fn ensure_schema(config: &Config) -> anyhow::Result<()> {
-    if let StoreLocation::Postgres(url) = config.store()? {
-        migrate::migrate(&PgPool::new(&url)?, false)
-            .await
-            .with_context(|| format!("migrating the store at {url}"))?;
-    }
-    Ok(())
 }
 
 /// The audit key's directory: `$TOOLGATE_KEY_DIR`, else `$XDG_CONFIG_HOME/toolgate/keys`,
@@ -291,22 +245,6 @@ pub fn open_key(config: &Config) -> anyhow::Result<AuditKey> {
         .with_context(|| format!("cannot use the audit key in {}", dir.display()))
 }
 
-/// `toolgate run` / `toolgate chat` conversations: files in the data dir, or PostgreSQL so a
-/// conversation begun on one host resumes on another.
-pub fn open_history(config: &Config) -> anyhow::Result<toolgate_agent::HistoryStore> {
-    match config.store()? {
-        StoreLocation::Embedded => Ok(toolgate_agent::HistoryStore::new(
-            config.data_dir.join("sessions"),
-        )),
-        StoreLocation::Postgres(url) => {
-            let conversations = toolgate_store::sessions::PgConversations::new(PgPool::new(&url)?);
-            Ok(toolgate_agent::HistoryStore::with_backend(Arc::new(
-                SharedHistory(conversations),
-            )))
-        }
-    }
-}
-
 /// The agent's history over the cluster store.
 struct SharedHistory(toolgate_store::sessions::PgConversations);
 
@@ -336,6 +274,7 @@ impl toolgate_agent::HistoryBackend for SharedHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolgate_store::pg::{PgPool, migrate};
 
     /// Two hosts on one store: a conversation saved through one resumes through the other.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

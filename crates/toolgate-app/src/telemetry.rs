@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 
 use anyhow::Context;
 use opentelemetry::KeyValue;
-use toolgate_mcp::{McpHub, ServerState};
+use toolgate_mcp_client::{McpHub, ServerState};
 use toolgate_telemetry::metrics::observe;
 use toolgate_telemetry::{Telemetry, names};
 
@@ -31,7 +31,7 @@ pub fn observe_runtime(hub: Option<&Arc<McpHub>>) {
         "toolgate.audit.queue.depth",
         "{record}",
         "Audit records waiting for the writer",
-        || vec![(Vec::new(), toolgate_store::audit::queue_depth())],
+        || vec![(Vec::new(), toolgate_audit::queue_depth())],
     );
     if let Some(hub) = hub {
         let hub: Weak<McpHub> = Arc::downgrade(hub);

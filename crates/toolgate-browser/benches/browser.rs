@@ -4,7 +4,12 @@
 //!
 //! `cargo bench -p toolgate-browser --bench browser [-- ITERATIONS]` (default 200; needs
 //! Debian's chromium at /usr/bin/chromium).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stdout
+)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

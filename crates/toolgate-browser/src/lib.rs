@@ -26,7 +26,10 @@
 //! assert_eq!(names, ["browser_read", "browser_act"]);
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 mod actions;
 pub mod config;

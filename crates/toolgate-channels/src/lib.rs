@@ -14,7 +14,10 @@
 //! Every request to a service goes through `toolgate_net` under `[egress]`. Nothing here
 //! ever sends an OAuth code or token to a chat: cards carry only the approval request.
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod action;
 pub mod card;

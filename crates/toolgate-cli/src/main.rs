@@ -10,7 +10,10 @@
 // Doc comments on the clap types are `--help` text, not rustdoc: `[default: …]` and
 // `<workspace>` are meant literally.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 mod cli;
 mod commands;

@@ -57,8 +57,9 @@ impl Session {
             })
         };
         let interactive = approver.is_some();
-        toolgate_app::stores::ensure_schema(settings).await?;
-        let store = toolgate_app::stores::open_history(settings)?;
+        let store = toolgate_app::stores::Stores::open(settings)
+            .await?
+            .history();
         let id = match &args.session {
             Some(id) => id.clone(),
             None => new_session_id(prefix),

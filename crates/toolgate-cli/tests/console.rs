@@ -15,7 +15,7 @@
 //! `tests/peers/console/` and the Python MCP peers in `.venv` — `scripts/test.sh` installs
 //! them all; without them this test fails and says how to install them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -357,7 +357,7 @@ fn console_dashboard_shows_the_servers_metrics() {
 /// Three MCP servers: the Python SDK peer `py`, `gone` (its command does not exist) and `off`
 /// (disabled).
 fn mcp_config(python: &Path) -> String {
-    let peer = repo_root().join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo_root().join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     format!(
         "{}\n[[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\n\
          [[mcp.servers]]\nname = \"gone\"\ncommand = \"toolgate-no-such-server\"\n\n\

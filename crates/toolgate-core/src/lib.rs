@@ -26,7 +26,10 @@
 //! assert_eq!(echo.spec().name, "echo");
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod caller;
 pub mod context;

@@ -8,7 +8,12 @@
 //! Needs the repository's .venv with bfcl-eval (scripts/test.sh installs it).
 //! `TOOLGATE_BENCH_SECONDS` (default 2) is the minimum measuring time per side and set.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stdout
+)]
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -14,7 +14,10 @@
 //! # Ok::<(), toolgate_eval::bfcl::DataError>(())
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod bfcl;
 #[cfg(feature = "retrieval")]

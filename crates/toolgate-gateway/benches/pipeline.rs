@@ -48,6 +48,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolgate_audit::{AuditLog, Durability, verify};
 use toolgate_core::{DynTool, Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::{
     DecisionName, PolicyConfig, PolicyInput, PolicyRuleConfig, PolicyRules, RoleConfig, RuleConfig,
@@ -56,7 +57,6 @@ use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDe
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability, verify};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;

@@ -21,11 +21,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use toolgate_audit::{AuditLog, Durability};
 use toolgate_protocol::Envelope;
 use toolgate_registry::{Catalog, Entry};
 use toolgate_store::StoreResult;
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::quotas::{MemoryBuckets, QuotaBuckets};
 use toolgate_store::redact::Redactor;

@@ -22,7 +22,10 @@
 //! - [`report`]: the markdown tables and ratios.
 //!
 //! Any failed call fails the run: the exit status is 1 and the first failures are printed.
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 mod answer;
 mod connection;

@@ -31,6 +31,8 @@
 //! # drop(client);
 //! ```
 
+// The one crate that makes HTTP clients (clippy.toml `disallowed-methods`).
+#![allow(clippy::disallowed_methods)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod addr;

@@ -18,7 +18,10 @@
 //! assert_eq!(tools[0]["input_schema"]["required"][0], "city");
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod canonical;
 pub mod envelope;

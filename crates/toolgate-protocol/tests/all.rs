@@ -2,7 +2,7 @@
 //! provider's documented shape. `UPDATE_GOLDEN=1 cargo test -p toolgate-protocol` rewrites
 //! the files; review the diff before committing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::path::PathBuf;
 

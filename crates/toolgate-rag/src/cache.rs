@@ -43,6 +43,10 @@ impl VectorCache {
             path: path.clone(),
             message: e.to_string(),
         };
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the embedding cache is derived data rebuilt at will, not toolgate's state"
+        )]
         let conn = Connection::open(&path).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;

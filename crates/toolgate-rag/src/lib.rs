@@ -39,7 +39,10 @@
 //! assert_eq!(hits[0].name, "get_weather");
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod bm25;
 pub mod cache;

@@ -33,7 +33,7 @@ pub struct RefreshStats {
 pub struct ToolSearch {
     index: RwLock<ToolIndex>,
     embedder: Option<Embedder>,
-    cache: Option<VectorCache>,
+    cache: Option<std::sync::Arc<VectorCache>>,
     fusion: Fusion,
     /// The last query texts' vectors: the agent loop asks for the same one at every step.
     queries: RecentQueries,
@@ -50,7 +50,7 @@ impl ToolSearch {
         ToolSearch {
             index: RwLock::new(ToolIndex::default()),
             embedder,
-            cache,
+            cache: cache.map(std::sync::Arc::new),
             fusion,
             queries: RecentQueries::default(),
             reranker: None,
@@ -106,10 +106,16 @@ impl ToolSearch {
             return Ok(stats);
         }
         let model = embedder.id().to_owned();
+        // The cache is SQLite: read and written on the blocking pool.
         let cached = match &self.cache {
             Some(c) => {
-                let keys: Vec<&str> = missing.iter().map(|m| m.1.as_str()).collect();
-                c.get_many(&model, &keys)?
+                let (c, model) = (std::sync::Arc::clone(c), model.clone());
+                let keys: Vec<String> = missing.iter().map(|m| m.1.clone()).collect();
+                blocking(move || {
+                    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                    c.get_many(&model, &keys)
+                })
+                .await?
             }
             None => Default::default(),
         };
@@ -123,15 +129,23 @@ impl ToolSearch {
         } else {
             embedder.embed(&texts).await?
         };
-        if let Some(c) = &self.cache {
-            let rows: Vec<(&str, &[f32])> = todo
+        if let Some(c) = &self.cache
+            && !fresh.is_empty()
+        {
+            let c = std::sync::Arc::clone(c);
+            let rows: Vec<(String, Vec<f32>)> = todo
                 .iter()
                 .zip(&fresh)
-                .map(|(m, v)| (m.1.as_str(), v.as_slice()))
+                .map(|(m, v)| (m.1.clone(), v.clone()))
                 .collect();
-            if !rows.is_empty() {
-                c.put_many(&model, &rows)?;
-            }
+            blocking(move || {
+                let rows: Vec<(&str, &[f32])> = rows
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_slice()))
+                    .collect();
+                c.put_many(&model, &rows)
+            })
+            .await?;
         }
         let mut ix = self.index.write().unwrap_or_else(|p| p.into_inner());
         for (name, key, _) in &missing {
@@ -256,4 +270,13 @@ impl ToolSearch {
             }
         }
     }
+}
+
+/// Runs `work` on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, RagError> + Send + 'static,
+) -> Result<T, RagError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RagError::Model(format!("a blocking task of the tool index failed: {e}")))?
 }

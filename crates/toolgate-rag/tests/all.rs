@@ -1,4 +1,4 @@
 //! toolgate-rag's integration tests: one binary, modules in `suite/`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod suite;

@@ -29,7 +29,10 @@
 //! assert_eq!(openai[0]["function"]["name"], "echo");
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 pub mod catalog;
 pub mod entry;

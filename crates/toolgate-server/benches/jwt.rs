@@ -9,7 +9,12 @@
 //! made here with aws-lc-rs). `cargo bench -p toolgate-server --bench jwt`; prints p50 and p99
 //! in microseconds per authentication.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stdout
+)]
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -61,9 +61,10 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves until `shutdown` resolves, then (see [`crate::state`]) stops accepting, lets
-/// in-flight calls finish (up to the configured grace), cancels what still runs, and flushes
-/// the audit log.
+/// Serves until `shutdown` resolves (or `state.shutdown` fires), then (see [`crate::state`])
+/// stops accepting, lets in-flight calls finish (up to the configured grace) and cancels
+/// what still runs. What outlives the server — the MCP hub, the audit log, the store — is
+/// its owner's to stop (`toolgate_app::Runtime::serve`), after this returns.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -123,9 +124,6 @@ pub async fn serve(
     }
     if let Some(task) = tokens {
         let _ = task.await;
-    }
-    if let Err(e) = state.gateway.audit().flush().await {
-        tracing::error!(error = %e, "flushing the audit log at shutdown failed");
     }
     Ok(())
 }

@@ -1,13 +1,16 @@
 //! What every handler shares: the gateway (the one way to run a call), the stores it reads
 //! directly (approvals to decide, the audit to query and verify), the server settings, and
 //! the server's own machinery — the approval feed behind the event stream and the webhook,
-//! and the tracker of calls in flight that shutdown waits for.
+//! and the signal that cancels calls still running at the end of the grace.
 //!
 //! # Shutdown, in order
 //! 1. `shutdown` fires: new calls are refused, event streams end, the listener closes.
 //! 2. In-flight calls finish on their own (up to `shutdown_grace_secs`).
 //! 3. `calls_stop` fires for whatever is still running: those calls end `cancelled` (and are
-//!    audited as such); then the audit log is flushed.
+//!    audited as such). Calls in flight are counted in one place, the gateway's
+//!    [`InFlight`](toolgate_gateway::inflight::InFlight), whatever front end started them.
+//! 4. The owner of the running server (`toolgate_app::Runtime::serve`) then stops the MCP
+//!    hub, flushes the audit log and closes the store.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +18,6 @@ use std::time::Instant;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use toolgate_gateway::{CallRequest, Gateway, LimitsConfig};
 use toolgate_protocol::{CallError, Envelope, ErrorCode};
 use toolgate_store::ApprovalStore;
@@ -68,7 +70,6 @@ pub struct Inner {
 /// Built by the server, not by its callers.
 struct Machinery {
     feed: ApprovalFeed,
-    calls: TaskTracker,
     calls_stop: CancellationToken,
 }
 
@@ -92,7 +93,6 @@ impl AppState {
             inner: Arc::new(inner),
             machinery: Arc::new(Machinery {
                 feed: ApprovalFeed::new(),
-                calls: TaskTracker::new(),
                 calls_stop: CancellationToken::new(),
             }),
             max_argument_bytes: LimitsConfig::default().max_argument_bytes,
@@ -179,11 +179,11 @@ impl AppState {
         &self.machinery.feed
     }
 
-    /// Runs one call through the gateway on a tracked task, so that it finishes (and is
+    /// Runs one call through the gateway on a task of its own, so that it finishes (and is
     /// audited) even if the front end that asked goes away:
     /// - dropping the returned future (client disconnected) fires `request.cancel`;
     /// - the hard stop at the end of the shutdown grace fires it too;
-    /// - graceful shutdown waits for the task.
+    /// - graceful shutdown waits for it (it is in the gateway's calls in flight).
     ///
     /// Never panics: a task that died is reported as `execution_failed`.
     pub async fn run_call(&self, request: CallRequest) -> Envelope {
@@ -192,7 +192,7 @@ impl AppState {
         let stop = self.machinery.calls_stop.clone();
         let gateway = Arc::clone(&self.gateway);
         let call_id = request.call_id.clone();
-        let task = self.machinery.calls.spawn(async move {
+        let task = tokio::spawn(async move {
             let call = gateway.call(request);
             tokio::pin!(call);
             tokio::select! {
@@ -223,11 +223,10 @@ impl AppState {
     }
 
     /// Step 3 of shutdown: cancels the calls still running and waits (up to `within`) for
-    /// them to end and be audited. Returns whether they all ended.
+    /// the gateway's calls in flight to end and be audited. Returns whether they all ended.
     pub async fn stop_calls(&self, within: std::time::Duration) -> bool {
         self.machinery.calls_stop.cancel();
-        self.machinery.calls.close();
-        tokio::time::timeout(within, self.machinery.calls.wait())
+        tokio::time::timeout(within, self.gateway.in_flight().idle())
             .await
             .is_ok()
     }

@@ -3,7 +3,7 @@
 //! document ([`contract`]) by the client itself ([`checked`]) and by the raw-socket helpers
 //! ([`raw`]).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 #[path = "api/checked.rs"]
 mod checked;

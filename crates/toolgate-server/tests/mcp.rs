@@ -4,7 +4,12 @@
 //! (`toolgate serve`, crates/toolgate-cli/tests/suite/mcp_conformance.rs), with the fixture
 //! server of this crate's examples behind it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr
+)]
 
 #[path = "mcp/interop.rs"]
 mod interop;

@@ -24,7 +24,7 @@ impl PgSessions {
     }
 
     fn now_ms() -> u64 {
-        (crate::approvals::system_clock())()
+        (crate::clock::system_clock())()
     }
 
     /// The stored state of session `id`.

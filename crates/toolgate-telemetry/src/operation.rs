@@ -1,6 +1,6 @@
 //! An operation timed into a duration histogram and, with tracing on, a span — the shape
 //! shared by an MCP request answered (`toolgate_server`'s `mcp::span`), an MCP request sent
-//! (`toolgate_mcp`'s client span) and a model request of the agent loop.
+//! (`toolgate_mcp_client`'s client span) and a model request of the agent loop.
 //!
 //! The attributes given to [`Operation::start`] go on both the span and the histogram (keep
 //! them low-cardinality); span-only ones (ids) are added with [`Operation::span_attribute`].

@@ -34,7 +34,10 @@
 //! assert_eq!(names, ["url_read"]);
 //! ```
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)
+)]
 
 mod args;
 mod cause;

@@ -2,6 +2,6 @@
 //! pages and fake search services, a counting listener for "never connected"), reached
 //! through the real egress guard with a static name table.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod suite;

@@ -10,12 +10,12 @@ use toolgate_agent::fake::{FakeServer, Reply};
 use toolgate_agent::{
     Agent, AgentEvent, AgentOptions, ModelClient, ModelConfig, Observer, Provider, connect_with_key,
 };
+use toolgate_audit::Durability;
 use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
-use toolgate_store::audit::Durability;
 
 /// `echo` (needs `text`), `fail` (always fails), `big` (5,000 bytes), `slow` (waits for
 /// cancellation).

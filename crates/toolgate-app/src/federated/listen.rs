@@ -8,8 +8,8 @@ use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
-use toolgate_mcp::federation::Target;
-use toolgate_mcp::{McpEvent, McpHub};
+use toolgate_mcp_client::federation::Target;
+use toolgate_mcp_client::{McpEvent, McpHub};
 use toolgate_server::mcp::Requester;
 
 use super::access::Access;

@@ -39,7 +39,7 @@ use rmcp::model::{
 use rmcp::service::SubscriptionSink;
 use tokio_util::sync::CancellationToken;
 use toolgate_gateway::Gateway;
-use toolgate_mcp::McpHub;
+use toolgate_mcp_client::McpHub;
 use toolgate_server::mcp::{McpExtras, Requester};
 
 use access::Access;

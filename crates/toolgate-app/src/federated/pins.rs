@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use toolgate_gateway::Gateway;
-use toolgate_mcp::federation::ListedPrompt;
+use toolgate_mcp_client::federation::ListedPrompt;
 use toolgate_protocol::ToolSpec;
 use toolgate_registry::PinVerdict;
 use toolgate_registry::pins::definition_hash;

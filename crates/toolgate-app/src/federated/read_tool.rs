@@ -18,8 +18,8 @@ use rmcp::ErrorData;
 use rmcp::model::{JsonObject, ResourceContents};
 use serde_json::{Map, Value, json};
 use toolgate_core::{Tool, ToolContext, ToolError};
-use toolgate_mcp::McpHub;
-use toolgate_mcp::federation::{ListedPrompt, Target};
+use toolgate_mcp_client::McpHub;
+use toolgate_mcp_client::federation::{ListedPrompt, Target};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 
 /// What the tool does when the pipeline lets it run.

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
-use toolgate_mcp::federation::Target;
-use toolgate_mcp::{McpEvent, McpHub};
+use toolgate_mcp_client::federation::Target;
+use toolgate_mcp_client::{McpEvent, McpHub};
 use toolgate_server::mcp::Requester;
 
 /// One session's subscriptions: (server, raw URI) → the URI the session used.

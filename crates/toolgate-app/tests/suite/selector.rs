@@ -14,13 +14,13 @@ use toolgate_agent::{
     Agent, AgentOptions, Message, ModelConfig, Provider, Silent, ToolResult, connect_with_key,
 };
 use toolgate_app::rag::RetrievalSelector;
+use toolgate_audit::Durability;
 use toolgate_core::Tool;
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::ToolSpec;
 use toolgate_rag::{CatalogSearch, Fusion, Mode, SEARCH_TOOLS, SearchToolsTool, ToolSearch};
 use toolgate_registry::Catalog;
-use toolgate_store::audit::Durability;
 
 fn tool(name: &str, description: &str) -> Arc<dyn Tool> {
     Arc::new(SpecTool(ToolSpec::new(

@@ -433,7 +433,7 @@ pub struct QueryArgs {
     pub session: Option<String>,
     /// ok, or an error code such as policy_denied.
     #[arg(long)]
-    pub outcome: Option<toolgate_store::audit::AuditOutcome>,
+    pub outcome: Option<toolgate_audit::AuditOutcome>,
     #[arg(long)]
     pub call_id: Option<String>,
     #[arg(long, default_value_t = 100)]

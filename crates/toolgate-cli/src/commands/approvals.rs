@@ -15,7 +15,7 @@ use crate::cli::ApprovalsCommand;
 use crate::output;
 use crate::user::local_user;
 use toolgate_app::Config;
-use toolgate_app::stores::{open_approvals, open_decisions};
+use toolgate_app::stores::Stores;
 
 fn time(ms: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
@@ -81,7 +81,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
     // needs only the approvals.
     match cmd {
         ApprovalsCommand::List { all, json } => {
-            let store = open_approvals(settings).await?;
+            let store = Stores::open(settings).await?.approvals();
             let filter = if all {
                 None
             } else {
@@ -130,7 +130,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
             }
         }
         ApprovalsCommand::Show { id } => {
-            let store = open_approvals(settings).await?;
+            let store = Stores::open(settings).await?.approvals();
             let r = store
                 .get(&id)
                 .await?
@@ -186,7 +186,7 @@ async fn decide(
     ask: Ask,
     by: Option<String>,
 ) -> anyhow::Result<ApprovalRequest> {
-    let desk = open_decisions(settings).await?;
+    let desk = Stores::open(settings).await?.decisions().await?;
     let by = Decider::new(by.unwrap_or_else(local_user), true, Via::Cli);
     let decided = desk.decide(id, ask, &by).await;
     desk.audit()

@@ -15,7 +15,7 @@ use crate::diff;
 use crate::output;
 use crate::user::local_user;
 use toolgate_app::Config;
-use toolgate_app::stores::open_pins;
+use toolgate_app::stores::Stores;
 
 pub async fn run(
     settings: &Config,
@@ -23,8 +23,7 @@ pub async fn run(
     yes: bool,
     by: Option<String>,
 ) -> anyhow::Result<i32> {
-    toolgate_app::stores::ensure_schema(settings).await?;
-    let pins = open_pins(settings)?;
+    let pins = Stores::open(settings).await?.pins();
     let Some(record) = pins.get(name).await? else {
         bail!(
             "no definition of `{name}` is pinned: only tools of pinned sources (MCP servers) are \

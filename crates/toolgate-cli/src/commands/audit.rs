@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use std::io::Write;
 
 use toolgate_app::config::StoreLocation;
-use toolgate_store::audit::cluster::{self, ClusterReport};
-use toolgate_store::audit::{
+use toolgate_audit::cluster::{self, ClusterReport};
+use toolgate_audit::{
     AuditIndex, AuditKey, AuditQuery, StoredRecord, pg, verify_export, verify_with,
 };
 use toolgate_store::pg::PgPool;
@@ -102,9 +102,9 @@ fn open_index(settings: &Config) -> anyhow::Result<AuditIndex> {
 
 /// The cluster store's pool when `[store] url` is set.
 fn cluster(settings: &Config) -> anyhow::Result<Option<PgPool>> {
-    match settings.store()? {
-        StoreLocation::Embedded => Ok(None),
-        StoreLocation::Postgres(url) => Ok(Some(PgPool::new(&url)?)),
+    match settings.store() {
+        StoreLocation::Embedded { .. } => Ok(None),
+        StoreLocation::Postgres(url) => Ok(Some(PgPool::new(url)?)),
     }
 }
 
@@ -185,7 +185,7 @@ async fn export(settings: &Config, out: Option<std::path::PathBuf>) -> anyhow::R
                     path.display()
                 )
             })?;
-            toolgate_store::audit::export(&path, &key, &mut sink)
+            toolgate_audit::export(&path, &key, &mut sink)
                 .with_context(|| format!("cannot export the audit log {}", path.display()))?;
         }
     }
@@ -262,7 +262,7 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
         }
         AuditCommand::Verify {
             json, file: None, ..
-        } if settings.store()?.is_postgres() => {
+        } if settings.store().is_postgres() => {
             let (_, key) = existing_key(settings)?;
             let pool = cluster(settings)?.context("the store is PostgreSQL")?;
             let (heads, records) = pg::dump(&pool).await?;
@@ -297,7 +297,7 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
                         dir.display()
                     )
                 })?;
-                for name in toolgate_store::audit::accept_evidence(&path, key)? {
+                for name in toolgate_audit::accept_evidence(&path, key)? {
                     if !json {
                         output::line(&format!("accepted evidence {name} (keep the file)"));
                     }
@@ -315,7 +315,7 @@ pub async fn run(settings: &Config, cmd: AuditCommand) -> anyhow::Result<i32> {
             };
             let mut first_bad = report.first_bad.clone();
             if first_bad.is_none() && key.is_none() && report.records > report.unkeyed {
-                first_bad = Some(toolgate_store::audit::BadRecord {
+                first_bad = Some(toolgate_audit::BadRecord {
                     line: 1,
                     seq: None,
                     reason: format!(

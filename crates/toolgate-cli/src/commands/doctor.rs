@@ -394,7 +394,7 @@ fn data_dir(settings: &Config) -> Check {
 
 /// Each configured MCP server, connected the way `serve` connects it (same `[egress]`).
 async fn mcp_servers(settings: &Config) -> Vec<Check> {
-    use toolgate_mcp::ServerState;
+    use toolgate_mcp_client::ServerState;
     let statuses = match super::mcp::probe(settings).await {
         Ok(s) => s,
         Err(e) => return vec![check("mcp servers", Status::Fail, format!("{e:#}"))],

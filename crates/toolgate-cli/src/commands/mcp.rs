@@ -4,25 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
-use toolgate_mcp::connect::check_server_url;
-use toolgate_mcp::{
-    McpHub, ProtocolChoice, ServerConfig, ServerState, ServerStatus, TransportKind,
-};
+use toolgate_mcp_client::connect::check_server_url;
+use toolgate_mcp_client::{ProtocolChoice, ServerConfig, ServerState, ServerStatus, TransportKind};
 use toolgate_registry::pins::format_time;
-use toolgate_registry::{Availability, Catalog, Entry, description_flags};
+use toolgate_registry::{Availability, Entry, description_flags};
 
 use crate::cli::{McpAddArgs, McpCommand};
 use crate::output;
 use toolgate_app::Config;
-use toolgate_app::assemble::open_gateway;
 use toolgate_app::config::{CONFIG_FILE, load};
-use toolgate_app::mcp::hub_options;
-use toolgate_app::stores::open_pins;
 use toolgate_app::{McpServers, Runtime, RuntimeOptions};
 
 pub async fn run(settings: &Config, cmd: McpCommand) -> anyhow::Result<i32> {
@@ -346,26 +340,16 @@ fn list(settings: &Config, json: bool) -> anyhow::Result<i32> {
 }
 
 /// Connects to every configured server on a scratch catalog (nothing is pinned) and
-/// returns their statuses after the first attempt.
+/// returns their statuses after the first attempt ([`Runtime::probe_mcp`]).
 pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
-    let servers = settings.file.mcp.servers.clone();
-    if servers.is_empty() {
+    if settings.file.mcp.servers.is_empty() {
         return Ok(Vec::new());
     }
-    // A gateway for its approval desk and audit log: elicitations asked during the probe
-    // reach the operator like any other.
-    let (gateway, shared) = open_gateway(settings, None).await?;
-    let hub = McpHub::start(
-        servers,
-        Arc::new(Catalog::new()),
-        hub_options(settings, &gateway)?,
-    )
-    .await
-    .context("the [[mcp.servers]] settings")?;
-    let status = hub.status();
-    hub.shutdown().await;
-    shared.stop.cancel();
-    Ok(status)
+    let options = RuntimeOptions::command().with_servers(McpServers::None);
+    let runtime = Runtime::open(settings, options).await?;
+    let status = runtime.probe_mcp().await;
+    runtime.shutdown().await?;
+    status
 }
 
 /// How a server is confined, for `mcp status` and `doctor` (issue 12: an unsandboxed
@@ -373,7 +357,7 @@ pub async fn probe(settings: &Config) -> anyhow::Result<Vec<ServerStatus>> {
 /// configured), `OFF (sandbox = "off")`, `REFUSED: <why>` (the sandbox is incomplete here:
 /// the server is not started), or `-` for an HTTP server.
 pub fn sandbox_label(settings: &Config, server: &str) -> String {
-    use toolgate_mcp::SandboxChoice;
+    use toolgate_mcp_client::SandboxChoice;
     let Some(config) = settings.file.mcp.servers.iter().find(|s| s.name == server) else {
         return "-".to_owned();
     };
@@ -466,8 +450,8 @@ async fn tools(settings: &Config, name: Option<&str>, json: bool) -> anyhow::Res
     let statuses = runtime.hub().map(|h| h.status()).unwrap_or_default();
     // Read before shutting down, which marks every tool unavailable.
     let all = runtime.gateway().catalog().all();
+    let pins = runtime.stores().pins();
     runtime.shutdown().await?;
-    let pins = open_pins(settings)?;
     // Tools of servers not started now are known by their pins.
     let mut known: Vec<String> = pins.list().await?.into_iter().map(|r| r.name).collect();
     known.extend(all.iter().map(|e| e.spec().name.clone()));

@@ -5,11 +5,11 @@
 use std::io::Write as _;
 
 use anyhow::{Context, bail};
-use toolgate_mcp::ServerConfig;
-use toolgate_mcp::auth::{AuthConfig, AuthContext, LoginOptions};
+use toolgate_mcp_client::ServerConfig;
+use toolgate_mcp_client::auth::{AuthConfig, AuthContext, LoginOptions};
 
 use toolgate_app::Config;
-use toolgate_app::stores::open_credentials;
+use toolgate_app::stores::Stores;
 
 fn server<'a>(settings: &'a Config, name: &str) -> anyhow::Result<&'a ServerConfig> {
     settings
@@ -42,14 +42,13 @@ pub async fn login(
             "`{name}` has no `auth` table; add `auth = {{ type = \"oauth\" }}` to its [[mcp.servers]] entry (see docs/mcp-oauth.md)"
         ),
     };
-    toolgate_app::stores::ensure_schema(settings).await?;
-    let store = open_credentials(settings)?;
+    let store = Stores::open(settings).await?.credentials()?;
     let ctx = AuthContext::new(settings.file.egress.clone(), store);
     let options = LoginOptions {
         extra_scopes: scopes,
         ..LoginOptions::default()
     };
-    let outcome = toolgate_mcp::auth::login(name, url, auth, &ctx, options, |auth_url| {
+    let outcome = toolgate_mcp_client::auth::login(name, url, auth, &ctx, options, |auth_url| {
         let mut err = std::io::stderr();
         let _ = writeln!(
             err,
@@ -78,8 +77,7 @@ pub async fn login(
 }
 
 pub async fn logout(settings: &Config, name: &str) -> anyhow::Result<i32> {
-    toolgate_app::stores::ensure_schema(settings).await?;
-    let store = open_credentials(settings)?;
+    let store = Stores::open(settings).await?.credentials()?;
     let removed = store
         .delete(name, None)
         .await

@@ -17,8 +17,8 @@ const PENDING: i32 = 3;
 const TOO_NEW: i32 = 2;
 
 pub async fn run(settings: &Config, cmd: StoreCommand) -> anyhow::Result<i32> {
-    let url = match settings.store()? {
-        StoreLocation::Embedded => {
+    let url = match settings.store() {
+        StoreLocation::Embedded { .. } => {
             let where_ = settings.db_path();
             let schema = toolgate_store::db::embedded_schema(&where_)?;
             let known = toolgate_store::db::EMBEDDED_SCHEMA;
@@ -42,7 +42,7 @@ pub async fn run(settings: &Config, cmd: StoreCommand) -> anyhow::Result<i32> {
             }
             return Ok(if schema > known { TOO_NEW } else { 0 });
         }
-        StoreLocation::Postgres(url) => url,
+        StoreLocation::Postgres(url) => url.clone(),
     };
     let pool = PgPool::new(&url)?;
     match cmd {

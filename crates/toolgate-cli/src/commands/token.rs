@@ -93,7 +93,7 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
                 output::line(secret.expose());
                 return Ok(0);
             }
-            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
             let (record, secret) = store
                 .create(NewToken {
                     principal,
@@ -109,7 +109,7 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         TokenCommand::List { json } => {
-            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
             let now = store.now_ms();
             let tokens = store.list().await?;
             if json {
@@ -152,7 +152,7 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         TokenCommand::Revoke { id } => {
-            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
             if store.revoke(&id).await? {
                 output::line(&format!(
                     "revoked {id}; running servers refuse it within a second"
@@ -165,7 +165,7 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
             }
         }
         TokenCommand::Rotate { id, grace } => {
-            let store = toolgate_app::stores::open_tokens(settings).await?;
+            let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
             let Some((record, secret)) = store
                 .rotate(&id, millis(grace.into()), &format!("cli:{me}"))
                 .await?

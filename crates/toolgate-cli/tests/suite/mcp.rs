@@ -420,7 +420,7 @@ fn a_changed_definition_is_quarantined_flagged_and_released_by_approve_change() 
     let env = Env::new();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = must_exist(repo.join(".venv/bin/python"));
-    let peer = must_exist(repo.join("crates/toolgate-mcp/tests/peers/py_peer.py"));
+    let peer = must_exist(repo.join("crates/toolgate-mcp-client/tests/peers/py_peer.py"));
     let write_config = |env_table: &str| {
         let config = format!(
             "[roles.ci]\nwrite = \"allow\"\n\n[[mcp.servers]]\nname = \"py\"\n\

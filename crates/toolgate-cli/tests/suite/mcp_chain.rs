@@ -123,7 +123,7 @@ fn content_reaches_the_client_through_the_gateway_as_the_server_sent_it() {
 fn a_listening_client_hears_that_federated_tools_arrived() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = repo.join(".venv/bin/python");
-    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo.join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     let client = repo.join("crates/toolgate-cli/tests/peers/listen_client.py");
     assert!(
         python.exists(),
@@ -183,7 +183,7 @@ fn a_listening_client_hears_that_federated_tools_arrived() {
 fn a_session_hears_that_federated_prompts_changed() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = repo.join(".venv/bin/python");
-    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo.join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     let client = repo.join("crates/toolgate-cli/tests/peers/session_notices_client.py");
     assert!(
         python.exists(),

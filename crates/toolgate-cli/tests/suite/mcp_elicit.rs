@@ -99,7 +99,7 @@ fn a_denied_elicitation_is_declined() {
 }
 
 /// The token-shaped secret the Python peer's `ask` tool puts into its elicitation message
-/// (`ELICIT_SECRET` in crates/toolgate-mcp/tests/peers/py_peer.py).
+/// (`ELICIT_SECRET` in crates/toolgate-mcp-client/tests/peers/py_peer.py).
 const PEER_SECRET: &str = "ghp_Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7Zq7";
 
 /// The first SSE events of `/v1/approvals/stream`, up to its `synced` event.
@@ -135,7 +135,7 @@ fn stream_backlog(addr: &str) -> String {
 fn an_elicitation_secret_is_masked_in_the_api_the_stream_and_the_audit() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = repo.join(".venv/bin/python");
-    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo.join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     assert!(
         python.exists() && peer.exists(),
         "{} or {} is missing: run scripts/test.sh",

@@ -165,7 +165,7 @@ fn a_role_gets_no_prompt_or_resource_of_a_server_it_is_not_granted() {
 
 #[test]
 fn a_changed_prompt_is_hidden_until_an_operator_approves_it() {
-    let peer = repo().join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo().join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     let config = |env_line: &str| {
         format!(
             "[[mcp.servers]]\nname = \"py\"\ncommand = \"{}\"\nargs = [\"{}\", \"stdio\"]\n\

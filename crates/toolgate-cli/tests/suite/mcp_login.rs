@@ -1,7 +1,7 @@
 //! `toolgate mcp login | logout`: what is refused before any request (unknown, stdio, no
 //! `auth`, client credentials, a server outside `[egress]`), and logout forgetting what a
 //! login stored. The OAuth flow itself is tested against a strict fake authorization server
-//! in crates/toolgate-mcp/tests/suite/oauth.rs.
+//! in crates/toolgate-mcp-client/tests/suite/oauth.rs.
 
 use super::harness::Env;
 use toolgate_store::{CredentialSecret, CredentialStore};

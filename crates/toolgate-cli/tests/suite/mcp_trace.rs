@@ -26,7 +26,7 @@ fn seen(traceparent: Option<&str>, tracestate: Option<&str>) -> Value {
 fn the_callers_trace_context_reaches_the_federated_server_in_meta() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = repo.join(".venv/bin/python");
-    let peer = repo.join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo.join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     let client = repo.join("crates/toolgate-cli/tests/peers/trace_client.py");
     assert!(
         python.exists(),

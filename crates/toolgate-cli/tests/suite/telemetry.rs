@@ -184,7 +184,7 @@ fn a_federated_call_is_one_exported_trace_from_the_caller_to_the_upstream() {
     let env = Env::new();
     let spans_file = env.root().join("spans.jsonl");
     let (_receiver, port) = otlp_receiver(&python, &spans_file);
-    let peer = repo().join("crates/toolgate-mcp/tests/peers/py_peer.py");
+    let peer = repo().join("crates/toolgate-mcp-client/tests/peers/py_peer.py");
     std::fs::write(
         env.ws.join("toolgate.toml"),
         format!(

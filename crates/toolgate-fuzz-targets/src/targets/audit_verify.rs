@@ -1,4 +1,4 @@
-//! `audit verify` (`toolgate_store::audit::verify`) on arbitrary bytes.
+//! `audit verify` (`toolgate_audit::verify`) on arbitrary bytes.
 //!
 //! Input: one mode byte, then bytes written to a temporary file:
 //! - 0: the bytes are the log, no index;
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use serde_json::json;
-use toolgate_store::audit::{AuditKey, AuditLog, AuditRecord, Durability, verify, verify_with};
+use toolgate_audit::{AuditKey, AuditLog, AuditRecord, Durability, verify, verify_with};
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use toolgate_gateway::policy::{RoleConfig, Roles};
 use toolgate_gateway::{ApprovalsConfig, LimitsConfig};
-use toolgate_mcp::ServerConfig as McpServerConfig;
+use toolgate_mcp_client::ServerConfig as McpServerConfig;
 use toolgate_net::EgressPolicy;
 use toolgate_server::ServerConfig;
 use toolgate_web::WebConfig;
@@ -59,7 +59,7 @@ fn check(cfg: &FileConfig) -> bool {
     let roles = Roles::compile(&cfg.roles).is_ok();
     let server = cfg.server.check().is_ok();
     let model = cfg.model.check().is_ok();
-    let mcp = toolgate_mcp::validate_servers(&cfg.mcp.servers).is_ok();
+    let mcp = toolgate_mcp_client::validate_servers(&cfg.mcp.servers).is_ok();
     // Building the web tools builds an HTTP client: only when a web tool is on.
     let web = !(cfg.web.url_read.enabled || cfg.web.search.is_some())
         || toolgate_web::web_tools(&cfg.web, &cfg.egress).is_ok();

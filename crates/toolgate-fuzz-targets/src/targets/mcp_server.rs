@@ -17,14 +17,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolgate_audit::Durability;
 use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_gateway::Caller;
 use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
-use toolgate_server::auth::Caller;
 use toolgate_server::mcp::{McpOptions, serve_io};
-use toolgate_store::audit::Durability;
 
 /// How long the server may take to finish after the client hangs up.
 const WIND_DOWN: Duration = Duration::from_secs(10);

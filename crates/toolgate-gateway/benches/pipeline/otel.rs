@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use toolgate_audit::Durability;
 use toolgate_gateway::policy::PolicyConfig;
-use toolgate_store::audit::Durability;
 use toolgate_telemetry::{Telemetry, TelemetryConfig};
 use toolgate_testkit::OtlpSink;
 

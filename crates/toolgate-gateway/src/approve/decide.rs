@@ -9,12 +9,12 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use toolgate_audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, Decision, DecisionScope,
 };
-use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 
 /// Where a decision comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

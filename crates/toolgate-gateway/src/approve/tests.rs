@@ -21,7 +21,7 @@ use crate::testing::{call_for, echo_tool, run_layer_on};
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Arc<ApprovalStore>,
-    audit: Arc<toolgate_store::audit::AuditLog>,
+    audit: Arc<toolgate_audit::AuditLog>,
     now: Arc<AtomicU64>,
 }
 
@@ -32,10 +32,10 @@ fn fixture() -> Fixture {
     let store = ApprovalStore::open(&dir.path().join("t.db"))
         .unwrap()
         .with_clock(Arc::new(move || clock_now.load(Ordering::SeqCst)));
-    let audit = toolgate_store::audit::AuditLog::open(
+    let audit = toolgate_audit::AuditLog::open(
         &dir.path().join("logs/tool-audit.jsonl"),
         &dir.path().join("t.db"),
-        toolgate_store::audit::Durability::Durable,
+        toolgate_audit::Durability::Durable,
     )
     .unwrap();
     Fixture {

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolgate_audit::{AuditLog, AuditOutcome, AuditRecord};
 use toolgate_core::{CallerChannel, CallerError, CallerLink, CallerQuestion, CallerRequest};
-use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord};
 
 use toolgate_protocol::ErrorCode;
 

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use toolgate_audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 use toolgate_protocol::Risk;
-use toolgate_store::audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
 
 use crate::call::{Call, Outcome};
 use crate::layer::{Layer, Next};

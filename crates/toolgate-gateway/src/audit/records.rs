@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
+use toolgate_audit::{AuditOutcome, AuditRecord, RecordKind};
 use toolgate_protocol::ErrorCode;
 use toolgate_store::approvals::ApprovalRequest;
-use toolgate_store::audit::{AuditOutcome, AuditRecord, RecordKind};
 
 /// A connection a sandbox's egress proxy relayed or refused.
 #[derive(Debug, Clone, Copy)]

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use toolgate_audit::{AuditLog, Durability};
 use toolgate_protocol::{CallError, ErrorCode, Risk, ToolOutput};
-use toolgate_store::audit::{AuditLog, Durability};
 
 use super::{AuditLayer, IntentLayer};
 use crate::call::{Call, Outcome};
@@ -245,10 +245,9 @@ impl Layer for Ran {
 async fn a_read_whose_record_cannot_be_written_is_withheld() {
     let scratch = toolgate_testkit::pg::Scratch::new().await;
     let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
-    let backend =
-        toolgate_store::pg::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
-            .await
-            .unwrap();
+    let backend = toolgate_store::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
     let log = AuditLog::open_postgres(backend.pool.clone(), Durability::Durable, None)
         .await
         .unwrap();

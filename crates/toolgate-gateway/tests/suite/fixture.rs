@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
+use toolgate_audit::{AuditLog, Durability};
 use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::{Envelope, Risk};
 use toolgate_registry::Catalog;
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::{AuditLog, Durability};
 use toolgate_store::idempotency::IdempotencyStore;
 use toolgate_store::redact::Redactor;
 use toolgate_store::results::ResultStore;

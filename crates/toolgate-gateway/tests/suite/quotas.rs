@@ -139,7 +139,7 @@ async fn bad_quotas_are_refused_with_their_id() {
     let deps = toolgate_gateway::GatewayDeps::open_dir(
         dir.path(),
         Arc::new(toolgate_registry::Catalog::new()),
-        toolgate_store::audit::Durability::Buffered,
+        toolgate_audit::Durability::Buffered,
     )
     .unwrap();
     let err = toolgate_gateway::Gateway::new(deps, &cfg).err().unwrap();

@@ -99,11 +99,11 @@ pub fn command(args: McpClientArgs) -> anyhow::Result<std::process::ExitCode> {
             ("rmcp-direct", targets::rmcp_direct(&args.server).await?),
             (
                 "gateway-buffered",
-                targets::gateway(&args.server, toolgate_store::audit::Durability::Buffered).await?,
+                targets::gateway(&args.server, toolgate_audit::Durability::Buffered).await?,
             ),
             (
                 "gateway-durable",
-                targets::gateway(&args.server, toolgate_store::audit::Durability::Durable).await?,
+                targets::gateway(&args.server, toolgate_audit::Durability::Durable).await?,
             ),
         ];
         for &c in &args.concurrency {

@@ -14,7 +14,7 @@ use crate::error::RagError;
 /// Where vectors come from (R-RAG-3); "none" is the absence of an embedder (BM25 only).
 #[derive(Debug)]
 pub enum Embedder {
-    Local(Box<LocalEmbedder>),
+    Local(std::sync::Arc<LocalEmbedder>),
     Remote(RemoteEmbedder),
 }
 
@@ -27,10 +27,16 @@ impl Embedder {
         }
     }
 
-    /// Unit-length vectors for `texts`, in order. The local model runs on the calling thread.
+    /// Unit-length vectors for `texts`, in order. The local model runs on the blocking pool,
+    /// never on an async worker.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, RagError> {
         match self {
-            Embedder::Local(m) => m.embed(texts),
+            Embedder::Local(m) => {
+                let (m, texts) = (std::sync::Arc::clone(m), texts.to_vec());
+                tokio::task::spawn_blocking(move || m.embed(&texts))
+                    .await
+                    .map_err(|e| RagError::Model(format!("the encoder's task failed: {e}")))?
+            }
             Embedder::Remote(m) => m.embed(texts).await,
         }
     }

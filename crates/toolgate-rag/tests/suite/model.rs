@@ -74,7 +74,7 @@ async fn second_open_embeds_nothing_unchanged() {
     let path = dir.path().join("vectors.db");
     let open = || {
         ToolSearch::new(
-            Some(Embedder::Local(Box::new(
+            Some(Embedder::Local(std::sync::Arc::new(
                 LocalEmbedder::load(model_dir()).unwrap(),
             ))),
             Some(VectorCache::open(&path).unwrap()),

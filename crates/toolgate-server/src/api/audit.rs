@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_audit::{AuditOutcome, AuditQuery, StoredRecord};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::audit::{AuditOutcome, AuditQuery, StoredRecord};
 
 use super::extract::blocking;
 use super::extract::{ApiQuery, bounded_limit};

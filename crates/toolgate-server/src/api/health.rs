@@ -72,7 +72,7 @@ async fn check_approvals(state: &AppState) -> Result<(), String> {
 /// when the request authenticates (or the anonymous grant applies).
 pub async fn ready(
     State(state): State<AppState>,
-    caller: Option<Extension<Caller>>,
+    caller: Option<Extension<toolgate_gateway::Caller>>,
 ) -> Result<Json<Value>, ApiError> {
     let (audit, approvals) = tokio::join!(check_audit(&state), check_approvals(&state));
     let shown = |r: &Result<(), String>| match r {

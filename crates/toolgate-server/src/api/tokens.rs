@@ -152,7 +152,7 @@ pub async fn create(
             operator: params.operator,
             note: params.note,
             expires_in_ms: params.expires_in_secs.map(|s| s * 1000),
-            created_by: caller.principal,
+            created_by: caller.principal.clone(),
         })
         .await?;
     refresh(&state).await;

@@ -1,36 +1,28 @@
 //! The authenticated caller, put in each request's extensions by `authenticate`, and the
 //! extractors handlers use to require one ([`Caller`]) or an operator ([`Operator`]).
 
-use std::sync::Arc;
-
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use toolgate_gateway::Identity;
 use toolgate_protocol::ErrorCode;
 
 use crate::error::ApiError;
 
-/// Who a request acts as.
+/// Who a request acts as ([`toolgate_gateway::Caller`]), as a handler takes it: from the
+/// request's extensions, where `authenticate` put it. Reads as the gateway's caller.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Caller {
-    pub principal: String,
-    pub role: String,
-    /// May decide approvals and read the audit.
-    pub operator: bool,
-    /// Who vouched for the caller (issuer, subject, claims); `None` for the anonymous grant
-    /// and local development.
-    pub identity: Option<Arc<Identity>>,
-}
+pub struct Caller(pub toolgate_gateway::Caller);
 
 impl Caller {
     /// A caller known by name only (no credential behind it).
     pub fn named(principal: impl Into<String>, role: impl Into<String>, operator: bool) -> Self {
-        Caller {
-            principal: principal.into(),
-            role: role.into(),
-            operator,
-            identity: None,
-        }
+        Caller(toolgate_gateway::Caller::named(principal, role, operator))
+    }
+}
+
+impl std::ops::Deref for Caller {
+    type Target = toolgate_gateway::Caller;
+    fn deref(&self) -> &toolgate_gateway::Caller {
+        &self.0
     }
 }
 
@@ -46,8 +38,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         // Absent only on a public route, where no handler asks for a caller.
         parts
             .extensions
-            .get::<Caller>()
+            .get::<toolgate_gateway::Caller>()
             .cloned()
+            .map(Caller)
             .ok_or_else(|| ApiError::unauthenticated("this endpoint requires a caller"))
     }
 }

@@ -26,14 +26,14 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// A caller admitted by one of toolgate's own tokens; `subject` names the token.
 fn own_caller(principal: &str, role: &str, operator: bool, subject: &str) -> Caller {
-    Caller {
+    Caller(toolgate_gateway::Caller {
         identity: Some(std::sync::Arc::new(Identity {
             issuer: OWN_ISSUER.to_owned(),
             subject: subject.to_owned(),
             claims: json!({}),
         })),
-        ..Caller::named(principal, role, operator)
-    }
+        ..toolgate_gateway::Caller::named(principal, role, operator)
+    })
 }
 
 /// Why a request was not admitted: the error body, and what `WWW-Authenticate` adds to
@@ -208,7 +208,8 @@ async fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller,
     Err(ApiError::unauthenticated("this server requires a bearer token").into())
 }
 
-/// Middleware: puts a [`Caller`] in the request's extensions, or answers 401 (403 for a
+/// Middleware: puts the [`toolgate_gateway::Caller`] in the request's extensions (where the
+/// handlers' [`Caller`] and the MCP endpoint find it), or answers 401 (403 for a
 /// token without the required scope) with a `WWW-Authenticate` header pointing at the
 /// protected-resource metadata.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -216,13 +217,13 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     // refused, but a caller that can be resolved is attached (readiness shows operators more).
     if crate::api::is_public(req.uri().path()) {
         if let Ok(caller) = resolve(&state, req.headers().get(header::AUTHORIZATION)).await {
-            req.extensions_mut().insert(caller);
+            req.extensions_mut().insert(caller.0);
         }
         return next.run(req).await;
     }
     match resolve(&state, req.headers().get(header::AUTHORIZATION)).await {
         Ok(caller) => {
-            req.extensions_mut().insert(caller);
+            req.extensions_mut().insert(caller.0);
             next.run(req).await
         }
         Err(refusal) => refusal.into_response(&state),

@@ -7,7 +7,7 @@
 //! # Which requests
 //! A POST is answered here only when all of these hold; anything else — or any doubt — goes
 //! to rmcp untouched (the body, once read, is put back byte for byte):
-//! - the session is known to be [quiet](super::listening) (initialized, and its client
+//! - the session is known to be [quiet](toolgate_mcp_server::listening) (initialized, and its client
 //!   declared neither sampling, elicitation nor roots and set no log level: a federated
 //!   server's requests and log messages would reach it on the call's stream);
 //! - the server is not shutting down (from then on rmcp decides, as for any other request);
@@ -39,10 +39,10 @@
 //!   answered with an empty event stream;
 //! - the session is deleted (`DELETE /mcp`), again answered with an empty event stream.
 
-use super::span::{Arrival, ServerOp, Transport, request_id, tool_error};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use toolgate_mcp_server::span::{Arrival, ServerOp, Transport, request_id, tool_error};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -59,11 +59,11 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{CallOrigin, ToolCall, run_call};
-use super::handler::{Lifecycle, http_caller};
-use super::listening::ListeningSessions;
-use crate::auth::Caller;
 use crate::state::AppState;
+use toolgate_gateway::Caller;
+use toolgate_mcp_server::call::{CallOrigin, ToolCall, run_call};
+use toolgate_mcp_server::handler::{Lifecycle, http_caller};
+use toolgate_mcp_server::listening::ListeningSessions;
 
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";

@@ -25,8 +25,8 @@ use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 use super::fast::{FastCalls, Route};
-use super::handler::{Identity, Lifecycle, McpHandler, McpOptions};
 use crate::state::AppState;
+use toolgate_mcp_server::handler::{Identity, Lifecycle, McpHandler, McpOptions};
 
 type McpService = StreamableHttpService<McpHandler, LocalSessionManager>;
 

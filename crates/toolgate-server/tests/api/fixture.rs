@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use toolgate_audit::Durability;
 use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::Risk;
 use toolgate_registry::{Catalog, PinBook};
@@ -19,7 +20,6 @@ use toolgate_server::config::TokenConfig;
 use toolgate_server::state::McpStatus;
 use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
 use toolgate_store::approvals::ApprovalStore;
-use toolgate_store::audit::Durability;
 
 use crate::checked;
 

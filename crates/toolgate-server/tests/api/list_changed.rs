@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use toolgate_gateway::Caller;
 use toolgate_protocol::Risk;
-use toolgate_server::auth::Caller;
 use toolgate_server::mcp::{McpOptions, serve_io};
 
 use super::fixture::{TestServer, scripted};

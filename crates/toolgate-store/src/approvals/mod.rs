@@ -46,8 +46,7 @@ mod view;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,18 +59,8 @@ pub use sqlite::SqliteApprovals;
 pub use store::ApprovalStore;
 pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, invisible, visible_text, visible_value};
 
-/// Milliseconds since the Unix epoch. Injected so tests can move time.
-pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
-
-/// The wall clock, in milliseconds since the Unix epoch.
-pub fn system_clock() -> Clock {
-    Arc::new(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0)
-    })
-}
+pub use crate::clock::{Clock, system_clock};
+pub(crate) use schema::create_tables;
 
 /// Where a request stands. `Expired` is also reported for a pending request read after its
 /// expiry, before [`ApprovalStore::expire_due`] has marked it.

@@ -61,7 +61,7 @@ pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, sta
 /// Column list matching [`RawGrant::from_row`].
 pub(super) const GRANT_COLUMNS: &str = "id, scope, principal, session, tool, args_hash, pattern, created_by, created_at_ms, approval_id";
 
-pub(super) fn create_tables(conn: &Connection) -> StoreResult<()> {
+pub(crate) fn create_tables(conn: &Connection) -> StoreResult<()> {
     conn.execute_batch(CREATE_TABLES)?;
     // Databases made before schema 4 lack who vouched for the caller, before schema 5 the
     // channel a decision came through; another process may be adding the columns at the same

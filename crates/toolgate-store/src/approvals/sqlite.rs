@@ -10,25 +10,27 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::backend::ApprovalBackend;
 use super::decide::{check_approval, check_open, grant_row, not_found};
-use super::schema::{self, APPROVAL_COLUMNS, GRANT_COLUMNS, RawApproval, RawGrant};
+use super::schema::{APPROVAL_COLUMNS, GRANT_COLUMNS, RawApproval, RawGrant};
 use super::{ApprovalRequest, ApprovalStatus, Decision, Grant, NewApproval};
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
 /// The approval tables of one SQLite database.
 #[derive(Clone)]
 pub struct SqliteApprovals {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl SqliteApprovals {
-    /// Opens the database at `db`, creating the tables if they do not exist.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        schema::create_tables(&conn)?;
-        Ok(SqliteApprovals {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The tables in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteApprovals { conn: db }
     }
 }
 

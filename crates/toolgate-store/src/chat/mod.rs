@@ -21,7 +21,7 @@
 //! processes or two replicas racing cannot both win.
 
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ pub use postgres::PgChatPosts;
 pub use sqlite::SqliteChatPosts;
 
 use crate::StoreResult;
-use crate::approvals::{Clock, system_clock};
+use crate::clock::{Clock, system_clock};
 
 /// One approval request's message in one chat of one channel.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,11 +9,11 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::{ChatPost, ChatPostBackend};
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
 /// Created on every open; several processes may run this concurrently.
-const CREATE_TABLE: &str = "
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS approval_posts (
     approval_id   TEXT NOT NULL,
     channel       TEXT NOT NULL,
@@ -38,17 +38,19 @@ const COLUMNS: &str =
 /// The chat posts in the embedded database.
 #[derive(Clone)]
 pub struct SqliteChatPosts {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl SqliteChatPosts {
-    /// Opens the database at `db`, creating it and the table if needed.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.execute_batch(CREATE_TABLE)?;
-        Ok(SqliteChatPosts {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The tables in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteChatPosts { conn: db }
     }
 }
 

@@ -12,7 +12,7 @@
 //! Nothing here logs, and nothing from this table goes to the audit log.
 
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub use postgres::{CredentialKey, PgCredentials};
 pub use sqlite::SqliteCredentials;
 
 use crate::StoreResult;
-use crate::approvals::{Clock, system_clock};
+use crate::clock::{Clock, system_clock};
 
 /// A stored credential document. Shown as `[redacted]`; read it with
 /// [`CredentialSecret::expose`].

@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::{CredentialBackend, CredentialRecord, CredentialSecret};
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-const CREATE_TABLE: &str = "
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mcp_credentials (
     server        TEXT NOT NULL,
     resource      TEXT NOT NULL,
@@ -25,19 +25,19 @@ CREATE TABLE IF NOT EXISTS mcp_credentials (
 
 /// OAuth credentials of MCP servers in the embedded database.
 pub struct SqliteCredentials {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl SqliteCredentials {
-    /// Opens the database at `db` (creating it and the table if needed) and restricts the
-    /// database files to the owner.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.execute_batch(CREATE_TABLE)?;
-        restrict_db_files(db)?;
-        Ok(SqliteCredentials {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The table in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteCredentials { conn: db }
     }
 }
 
@@ -116,34 +116,4 @@ fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CredentialRecord
         secret: CredentialSecret::new(row.get::<_, String>(4)?),
         updated_at_ms: row.get(5)?,
     })
-}
-
-/// `0600` on the database and, when they exist, its `-wal` and `-shm` files.
-#[cfg(unix)]
-fn restrict_db_files(db: &Path) -> StoreResult<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut paths = vec![db.to_path_buf()];
-    for suffix in ["-wal", "-shm"] {
-        let mut p = db.as_os_str().to_owned();
-        p.push(suffix);
-        paths.push(p.into());
-    }
-    for path in paths {
-        match std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(StoreError::io(
-                    format!("restricting permissions of {}", path.display()),
-                    e,
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn restrict_db_files(_db: &Path) -> StoreResult<()> {
-    Ok(())
 }

@@ -24,7 +24,7 @@
 //!   replayed, never repeated.
 
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,8 +39,8 @@ pub use postgres::PgIdempotency;
 pub use sqlite::SqliteIdempotency;
 
 use crate::StoreResult;
-use crate::approvals::{Clock, system_clock};
 use crate::changes::{Change, ChangeFeed};
+use crate::clock::{Clock, system_clock};
 
 /// How long a reservation holds without renewal.
 pub const LEASE: Duration = Duration::from_secs(30);

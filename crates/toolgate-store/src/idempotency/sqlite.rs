@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{IdempotencyBackend, IdempotentEntry, KeyRef, Reservation, TryClaim, decode};
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-const CREATE_TABLES: &str = "
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     principal     TEXT NOT NULL,
     tool          TEXT NOT NULL,
@@ -34,17 +34,19 @@ CREATE TABLE IF NOT EXISTS idempotency_reservations (
 
 /// The idempotency tables of one SQLite database.
 pub struct SqliteIdempotency {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl SqliteIdempotency {
-    /// Opens the database at `db`, creating the tables if they do not exist.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.execute_batch(CREATE_TABLES)?;
-        Ok(SqliteIdempotency {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The tables in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteIdempotency { conn: db }
     }
 }
 

@@ -18,7 +18,6 @@ pub mod tls;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -198,7 +197,7 @@ impl PgPool {
 /// A PostgreSQL error as a store error: connection failures are `Unavailable` (retryable,
 /// and the store recovers by itself once the server answers again), unique violations a
 /// `Conflict`, anything else a database error with its SQLSTATE.
-pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
+pub fn pg_error(e: tokio_postgres::Error) -> StoreError {
     use tokio_postgres::error::SqlState;
     let code = e.code().cloned();
     // No SQLSTATE: the connection failed (closed, refused, timed out) — or the client
@@ -236,12 +235,12 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
 }
 
 /// Milliseconds as PostgreSQL's `BIGINT`.
-pub(crate) fn ms(value: u64) -> i64 {
+pub fn ms(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 /// A `BIGINT` read back as milliseconds (never negative in our tables).
-pub(crate) fn from_ms(value: i64) -> u64 {
+pub fn from_ms(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
@@ -289,89 +288,5 @@ mod tests {
             let e = bad.parse::<PgUrl>().unwrap_err().to_string();
             assert!(e.contains("postgres://"), "{bad}: {e}");
         }
-    }
-}
-
-/// What the stores of one process share on PostgreSQL: the pool and the change feed its
-/// listener fills.
-#[derive(Debug, Clone)]
-pub struct PgBackend {
-    pub pool: PgPool,
-    pub feed: crate::changes::ChangeFeed,
-}
-
-impl PgBackend {
-    /// Connects to `url`, applies pending schema steps under the advisory lock (refusing a
-    /// schema newer than this binary), and starts the change feed's listener, which runs
-    /// until `stop` fires.
-    pub async fn open(url: &PgUrl, stop: tokio_util::sync::CancellationToken) -> StoreResult<Self> {
-        let pool = PgPool::new(url)?;
-        migrate::migrate(&pool, false).await?;
-        let feed = crate::changes::ChangeFeed::new();
-        notify::spawn_listener(url.clone(), feed.clone(), stop);
-        Ok(PgBackend { pool, feed })
-    }
-
-    /// The approvals of this database.
-    pub fn approvals(&self) -> crate::ApprovalStore {
-        crate::ApprovalStore::with_backend(
-            Arc::new(crate::approvals::PgApprovals::new(self.pool.clone())),
-            self.feed.clone(),
-            true,
-        )
-    }
-
-    /// The offloaded results of this database.
-    pub fn results(&self) -> crate::ResultStore {
-        crate::ResultStore::with_backend(Arc::new(crate::results::PgResults::new(
-            self.pool.clone(),
-        )))
-    }
-
-    /// The MCP OAuth credentials of this database, encrypted under `key`.
-    pub fn credentials(
-        &self,
-        key: Option<crate::credentials::CredentialKey>,
-    ) -> crate::CredentialStore {
-        crate::CredentialStore::with_backend(Arc::new(crate::credentials::PgCredentials::new(
-            self.pool.clone(),
-            key,
-        )))
-    }
-
-    /// The pinned tool definitions of this database.
-    pub fn pins(&self) -> crate::pins::PgPins {
-        crate::pins::PgPins::new(self.pool.clone())
-    }
-
-    /// The MCP session states of this database.
-    pub fn sessions(&self) -> crate::sessions::PgSessions {
-        crate::sessions::PgSessions::new(self.pool.clone())
-    }
-
-    /// The quota buckets every replica on this database shares.
-    pub fn quotas(&self) -> crate::quotas::PgBuckets {
-        crate::quotas::PgBuckets::new(self.pool.clone())
-    }
-
-    /// The bearer tokens issued on this database.
-    pub fn tokens(&self) -> crate::tokens::TokenStore {
-        crate::tokens::TokenStore::with_backend(Arc::new(crate::tokens::PgTokens::new(
-            self.pool.clone(),
-        )))
-    }
-
-    /// The approval channels' chat posts on this database.
-    pub fn chat_posts(&self) -> crate::ChatPosts {
-        crate::ChatPosts::with_backend(Arc::new(crate::chat::PgChatPosts::new(self.pool.clone())))
-    }
-
-    /// The idempotency keys of this database.
-    pub fn idempotency(&self) -> crate::IdempotencyStore {
-        crate::IdempotencyStore::with_backend(
-            Arc::new(crate::idempotency::PgIdempotency::new(self.pool.clone())),
-            self.feed.clone(),
-            true,
-        )
     }
 }

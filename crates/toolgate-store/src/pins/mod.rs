@@ -11,7 +11,7 @@
 //! [`PinBook`]: toolgate_registry::PinBook
 
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use serde_json::Value;
 use toolgate_registry::{PinError, PinRecord, SeenDefinition};

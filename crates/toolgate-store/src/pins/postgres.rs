@@ -13,7 +13,7 @@ use toolgate_registry::{PinBook, PinError, PinRecord, PinVerdict};
 
 use super::{COLUMNS, RawPin, encode, storage};
 use crate::StoreResult;
-use crate::approvals::{Clock, system_clock};
+use crate::clock::{Clock, system_clock};
 use crate::pg::{PgPool, from_ms, ms, pg_error};
 
 /// Pinned tool definitions in one PostgreSQL database.

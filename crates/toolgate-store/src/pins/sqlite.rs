@@ -4,7 +4,6 @@
 //! transaction; as a [`PinBook`] every statement runs on the blocking pool.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
@@ -14,10 +13,10 @@ use toolgate_registry::{PinBook, PinError, PinRecord, PinVerdict};
 
 use super::{COLUMNS, RawPin, encode, storage};
 use crate::StoreResult;
-use crate::approvals::{Clock, system_clock};
-use crate::db::open_db;
+use crate::clock::{Clock, system_clock};
+use crate::db::EmbeddedDb;
 
-const CREATE_TABLE: &str = "
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tool_pins (
     name              TEXT PRIMARY KEY,
     pinned_hash       TEXT NOT NULL,
@@ -33,7 +32,7 @@ CREATE TABLE IF NOT EXISTS tool_pins (
 /// Pinned tool definitions in SQLite.
 #[derive(Clone)]
 pub struct PinStore {
-    conn: Arc<Mutex<Connection>>,
+    conn: EmbeddedDb,
     clock: Clock,
 }
 
@@ -44,14 +43,18 @@ impl std::fmt::Debug for PinStore {
 }
 
 impl PinStore {
-    /// Opens the database at `db`, creating the pin table if it does not exist.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.execute_batch(CREATE_TABLE)?;
-        Ok(PinStore {
-            conn: Arc::new(Mutex::new(conn)),
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The pins in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        PinStore {
+            conn: db,
             clock: system_clock(),
-        })
+        }
     }
 
     /// Replaces the wall clock (milliseconds since the Unix epoch).
@@ -60,52 +63,54 @@ impl PinStore {
         self
     }
 
-    /// A poisoned lock only means another thread panicked mid-call; SQLite rolled back its
-    /// unfinished transaction, so the connection is still usable.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Compares `spec` with its pin; see [`PinBook::observe`].
     pub fn observe_spec(&self, spec: &ToolSpec) -> StoreResult<PinVerdict> {
         let now = (self.clock)();
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let current = load(&tx, &spec.name)?;
-        let out = observe(current.as_ref(), spec, now);
-        if let Some(record) = &out.write {
-            save(&tx, record)?;
-        }
-        tx.commit()?;
-        Ok(out.verdict)
+        self.conn.with_conn(|conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let current = load(&tx, &spec.name)?;
+            let out = observe(current.as_ref(), spec, now);
+            if let Some(record) = &out.write {
+                save(&tx, record)?;
+            }
+            tx.commit()?;
+            Ok(out.verdict)
+        })
     }
 
     /// The record for `name`, if it was ever pinned.
     pub fn record(&self, name: &str) -> StoreResult<Option<PinRecord>> {
-        load(&self.conn(), name)
+        self.conn.with_conn(|conn| load(conn, name))
     }
 
     /// Every record, sorted by name.
     pub fn records(&self) -> StoreResult<Vec<PinRecord>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM tool_pins ORDER BY name"))?;
-        let rows = stmt.query_map([], raw_pin)?;
-        rows.map(|raw| raw?.into_record()).collect()
+        self.conn.with_conn(|conn| {
+            let mut stmt =
+                conn.prepare(&format!("SELECT {COLUMNS} FROM tool_pins ORDER BY name"))?;
+            let rows = stmt.query_map([], raw_pin)?;
+            rows.map(|raw| raw?.into_record()).collect()
+        })
     }
 
     /// Re-pins `name` to its pending change with hash `seen_hash`; see
     /// [`PinBook::approve_change`].
     pub fn approve(&self, name: &str, seen_hash: &str, by: &str) -> Result<PinRecord, PinError> {
         let now = (self.clock)();
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+        let mut approved = None;
+        self.conn
+            .with_conn(|conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let current = load(&tx, name)?;
+                approved = Some(approve(current, name, seen_hash, by, now));
+                if let Some(Ok(record)) = &approved {
+                    save(&tx, record)?;
+                    tx.commit()?;
+                }
+                Ok(())
+            })
             .map_err(storage)?;
-        let current = load(&tx, name).map_err(storage)?;
-        let record = approve(current, name, seen_hash, by, now)?;
-        save(&tx, &record).map_err(storage)?;
-        tx.commit().map_err(storage)?;
-        Ok(record)
+        approved.unwrap_or_else(|| Err(PinError::Storage("no pin decision was taken".into())))
     }
 }
 

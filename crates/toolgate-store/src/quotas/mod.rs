@@ -14,7 +14,7 @@
 
 mod memory;
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use async_trait::async_trait;
 

@@ -4,9 +4,10 @@
 //! a CLI call is a new process.
 //!
 //! Each take is one `BEGIN IMMEDIATE` transaction (read the TAT, write the new one) on the
-//! blocking pool, timed by the wall clock (the processes share no monotonic one). The
-//! connection commits with `synchronous = NORMAL`: in WAL mode a commit is not synced, so a
-//! power loss may refill a bucket by its last few calls, and a take costs no fsync.
+//! blocking pool, timed by the wall clock (the processes share no monotonic one). A take
+//! commits with `synchronous = NORMAL` (set for its transaction on the pooled connection, and
+//! back to `FULL` after): in WAL mode such a commit is not synced, so a power loss may refill
+//! a bucket by its last few calls, and a take costs no fsync.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,9 +17,9 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{Admission, QuotaBuckets, Rate, gcra};
 use crate::StoreResult;
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 
-const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS quota_buckets (
+pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS quota_buckets (
     key TEXT PRIMARY KEY,
     tat_us INTEGER NOT NULL
 ) WITHOUT ROWID;";
@@ -26,7 +27,7 @@ const CREATE_TABLES: &str = "CREATE TABLE IF NOT EXISTS quota_buckets (
 /// Buckets in the embedded database, shared by the processes that open it.
 #[derive(Clone)]
 pub struct SqliteBuckets {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl std::fmt::Debug for SqliteBuckets {
@@ -36,14 +37,15 @@ impl std::fmt::Debug for SqliteBuckets {
 }
 
 impl SqliteBuckets {
-    /// Opens (creating the table if needed) the buckets in the database at `db`.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(CREATE_TABLES)?;
-        Ok(SqliteBuckets {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The tables in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteBuckets { conn: db }
     }
 }
 
@@ -59,33 +61,41 @@ impl QuotaBuckets for SqliteBuckets {
         let key = key.to_owned();
         self.conn
             .run("quota buckets", move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let tat: Option<i64> = tx
-                    .query_row(
-                        "SELECT tat_us FROM quota_buckets WHERE key = ?1",
-                        params![key],
-                        |r| r.get(0),
-                    )
-                    .optional()?;
-                let tat = tat.map_or(0, |t| u64::try_from(t).unwrap_or(0));
-                let admission = match gcra(tat, now_us(), rate) {
-                    Ok(next) => {
-                        tx.execute(
-                            "INSERT INTO quota_buckets (key, tat_us) VALUES (?1, ?2) \
-                             ON CONFLICT(key) DO UPDATE SET tat_us = excluded.tat_us",
-                            params![key, i64::try_from(next).unwrap_or(i64::MAX)],
-                        )?;
-                        Admission::Admitted
-                    }
-                    Err(wait) => Admission::Refused {
-                        retry_after_us: wait,
-                    },
-                };
-                tx.commit()?;
-                Ok(admission)
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                let taken = take(conn, &key, rate);
+                conn.pragma_update(None, "synchronous", "FULL")?;
+                taken
             })
             .await
     }
+}
+
+/// One take: read the bucket's TAT and write the next one in a `BEGIN IMMEDIATE` transaction.
+fn take(conn: &mut rusqlite::Connection, key: &str, rate: Rate) -> StoreResult<Admission> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tat: Option<i64> = tx
+        .query_row(
+            "SELECT tat_us FROM quota_buckets WHERE key = ?1",
+            params![key],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let tat = tat.map_or(0, |t| u64::try_from(t).unwrap_or(0));
+    let admission = match gcra(tat, now_us(), rate) {
+        Ok(next) => {
+            tx.execute(
+                "INSERT INTO quota_buckets (key, tat_us) VALUES (?1, ?2) \
+                 ON CONFLICT(key) DO UPDATE SET tat_us = excluded.tat_us",
+                params![key, i64::try_from(next).unwrap_or(i64::MAX)],
+            )?;
+            Admission::Admitted
+        }
+        Err(wait) => Admission::Refused {
+            retry_after_us: wait,
+        },
+    };
+    tx.commit()?;
+    Ok(admission)
 }
 
 #[cfg(test)]

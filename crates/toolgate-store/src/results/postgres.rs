@@ -22,7 +22,7 @@ impl PgResults {
 }
 
 fn now_ms() -> u64 {
-    (crate::approvals::system_clock())()
+    (crate::clock::system_clock())()
 }
 
 #[async_trait]

@@ -9,7 +9,7 @@
 //! which token it replaced.
 
 mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 pub use postgres::PgTokens;
 pub use sqlite::SqliteTokens;
 
-use crate::approvals::{Clock, system_clock};
+use crate::clock::{Clock, system_clock};
 use crate::{StoreError, StoreResult};
 
 /// Prefix that makes a toolgate token recognisable (and maskable) in logs.

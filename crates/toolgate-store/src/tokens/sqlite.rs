@@ -6,10 +6,10 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::{TokenBackend, TokenRecord};
-use crate::db::{SharedConn, open_db};
+use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-const CREATE_TABLE: &str = "
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS api_tokens (
     id              TEXT PRIMARY KEY,
     sha256          TEXT NOT NULL UNIQUE,
@@ -31,17 +31,19 @@ const COLUMNS: &str = "id, sha256, principal, role, operator, note, created_at_m
 
 /// Issued tokens in the embedded database.
 pub struct SqliteTokens {
-    conn: SharedConn,
+    conn: EmbeddedDb,
 }
 
 impl SqliteTokens {
-    /// Opens the database at `db`, creating it and the table if needed.
+    /// Opens the database at `db` on a pool of its own (creating it and every table if
+    /// needed). A process with several stores opens one [`EmbeddedDb`] and uses [`Self::new`].
     pub fn open(db: &Path) -> StoreResult<Self> {
-        let conn = open_db(db)?;
-        conn.execute_batch(CREATE_TABLE)?;
-        Ok(SqliteTokens {
-            conn: SharedConn::new(conn),
-        })
+        Ok(Self::new(EmbeddedDb::open(db)?))
+    }
+
+    /// The tables in `db`, whose schema the pool created.
+    pub fn new(db: EmbeddedDb) -> Self {
+        SqliteTokens { conn: db }
     }
 }
 

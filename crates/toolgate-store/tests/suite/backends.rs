@@ -4,7 +4,8 @@
 //! test of it.
 
 use tokio_util::sync::CancellationToken;
-use toolgate_store::pg::{PgBackend, PgUrl};
+use toolgate_store::PgBackend;
+use toolgate_store::pg::PgUrl;
 use toolgate_store::{
     ApprovalStore, ChatPosts, CredentialStore, IdempotencyStore, ResultStore, TokenStore,
 };
@@ -40,7 +41,7 @@ impl Backend {
     pub(crate) async fn results(&self) -> ResultStore {
         match self {
             Backend::Sqlite(dir) => ResultStore::open(&dir.path().join("results")).unwrap(),
-            Backend::Postgres(scratch) => pg(scratch).await.results(),
+            Backend::Postgres(scratch) => pg(scratch).await.results().unwrap(),
         }
     }
 
@@ -76,7 +77,9 @@ impl Backend {
 
     /// PostgreSQL's quota buckets (a new pool each call); the embedded store keeps them in
     /// memory, per process.
-    pub(crate) async fn quota_buckets(&self) -> toolgate_store::quotas::PgBuckets {
+    pub(crate) async fn quota_buckets(
+        &self,
+    ) -> std::sync::Arc<dyn toolgate_store::quotas::QuotaBuckets> {
         match self {
             Backend::Sqlite(_) => panic!("the embedded store keeps quota buckets in memory"),
             Backend::Postgres(scratch) => pg(scratch).await.quotas(),
@@ -101,11 +104,12 @@ impl Backend {
     }
 }
 
-async fn pg(scratch: &Scratch) -> PgBackend {
+async fn pg(scratch: &Scratch) -> toolgate_store::Store {
     let url: PgUrl = scratch.url().parse().unwrap();
-    PgBackend::open(&url, CancellationToken::new())
+    let backend = PgBackend::open(&url, CancellationToken::new())
         .await
-        .unwrap_or_else(|e| panic!("cannot open the PostgreSQL store at {url}: {e}"))
+        .unwrap_or_else(|e| panic!("cannot open the PostgreSQL store at {url}: {e}"));
+    toolgate_store::Store::postgres(backend)
 }
 
 /// `on_both_backends!(case_a, case_b)` in a module of `async fn case(Backend)`s.

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use tokio_postgres::NoTls;
 use tokio_util::sync::CancellationToken;
+use toolgate_store::PgBackend;
 use toolgate_store::credentials::{
     CredentialKey, CredentialRecord, CredentialSecret, PgCredentials,
 };
-use toolgate_store::pg::{PgBackend, PgUrl};
+use toolgate_store::pg::PgUrl;
 use toolgate_store::{CredentialStore, StoreError};
 use toolgate_testkit::pg::Scratch;
 
@@ -136,7 +137,7 @@ async fn pg() -> (Scratch, PgBackend) {
 async fn in_postgresql_the_secret_is_encrypted_and_bound_to_its_row() {
     let (scratch, backend) = pg().await;
     let key = CredentialKey::parse(KEY).unwrap();
-    let store = backend.credentials(Some(key.clone()));
+    let store = toolgate_store::Store::postgres(backend.clone()).credentials(Some(key.clone()));
     let token = "ghp_SuperSecretAccessToken0123456789";
     store
         .save(
@@ -187,7 +188,7 @@ async fn in_postgresql_the_secret_is_encrypted_and_bound_to_its_row() {
     ));
     let other_key = CredentialKey::parse(&"ab".repeat(32)).unwrap();
     assert!(matches!(
-        backend
+        toolgate_store::Store::postgres(backend.clone())
             .credentials(Some(other_key))
             .load("gh", "https://gh.example/mcp")
             .await,

@@ -197,10 +197,10 @@ async fn a_damaged_row_is_reported_not_trusted() {
 
 async fn pg_pins(scratch: &toolgate_testkit::pg::Scratch) -> toolgate_store::pins::PgPins {
     let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
-    toolgate_store::pg::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
+    let backend = toolgate_store::PgBackend::open(&url, tokio_util::sync::CancellationToken::new())
         .await
-        .unwrap()
-        .pins()
+        .unwrap();
+    toolgate_store::pins::PgPins::new(backend.pool)
 }
 
 /// Two replicas on one PostgreSQL store: a definition first seen on A is the pin on B, a

@@ -12,7 +12,7 @@ use crate::suite::backends::Backend;
 async fn buckets(b: &Backend) -> Arc<dyn QuotaBuckets> {
     match b {
         Backend::Sqlite(_) => Arc::new(MemoryBuckets::default()),
-        Backend::Postgres(_) => Arc::new(b.quota_buckets().await),
+        Backend::Postgres(_) => b.quota_buckets().await,
     }
 }
 

@@ -372,7 +372,7 @@ impl JwtAuthority {
             .and_then(Value::as_str)
             .unwrap_or(&name)
             .to_owned();
-        Ok(Caller {
+        Ok(Caller(toolgate_gateway::Caller {
             principal,
             role,
             operator,
@@ -381,6 +381,6 @@ impl JwtAuthority {
                 subject,
                 claims: Value::Object(claims),
             })),
-        })
+        }))
     }
 }

@@ -1,0 +1,10 @@
+mod audit_chain;
+mod audit_cluster;
+mod audit_export;
+mod audit_fixtures;
+mod audit_identity;
+mod audit_keyed;
+mod audit_query;
+mod audit_verify;
+mod redact;
+mod redact_credentials;
