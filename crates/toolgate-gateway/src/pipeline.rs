@@ -73,6 +73,7 @@ impl GatewayDeps {
         durability: Durability,
     ) -> StoreResult<Self> {
         let db = dir.join("toolgate.db");
+        let store = toolgate_store::Store::open_embedded(&db, &dir.join("results"))?;
         Ok(GatewayDeps {
             catalog,
             audit: Arc::new(AuditLog::open(
@@ -80,9 +81,9 @@ impl GatewayDeps {
                 &db,
                 durability,
             )?),
-            approvals: Arc::new(ApprovalStore::open(&db)?),
-            results: Arc::new(ResultStore::open(&dir.join("results"))?),
-            idempotency: Arc::new(IdempotencyStore::open(&db)?),
+            approvals: Arc::new(store.approvals()),
+            results: Arc::new(store.results()?),
+            idempotency: Arc::new(store.idempotency()),
             redactor: Arc::new(Redactor::default()),
             approver: None,
             quota_buckets: Arc::new(MemoryBuckets::default()),

@@ -92,24 +92,31 @@ impl Store {
     pub async fn open(location: &StoreLocation, stop: CancellationToken) -> StoreResult<Store> {
         let backend = match location {
             StoreLocation::Embedded { db, results } => {
-                let path = db.clone();
-                let db = tokio::task::spawn_blocking(move || EmbeddedDb::open(&path))
+                let (db, results) = (db.clone(), results.clone());
+                return tokio::task::spawn_blocking(move || Store::open_embedded(&db, &results))
                     .await
                     .map_err(|e| {
                         crate::StoreError::Unavailable(format!(
                             "opening the embedded database failed: {e}"
                         ))
-                    })??;
-                Backend::Embedded {
-                    db,
-                    results: results.clone(),
-                }
+                    })?;
             }
             StoreLocation::Postgres(url) => {
                 Backend::Postgres(Box::new(PgBackend::open(url, stop).await?))
             }
         };
         Ok(Store { backend })
+    }
+
+    /// The embedded store (`db`, created with every table if needed; offloaded results in
+    /// `results`), opened on this thread.
+    pub fn open_embedded(db: &Path, results: &Path) -> StoreResult<Store> {
+        Ok(Store {
+            backend: Backend::Embedded {
+                db: EmbeddedDb::open(db)?,
+                results: results.to_path_buf(),
+            },
+        })
     }
 
     /// A store over an already opened PostgreSQL backend.

@@ -60,7 +60,6 @@ pub use store::ApprovalStore;
 pub use view::{MAX_VISIBLE_RUN, hides_text, hides_value, invisible, visible_text, visible_value};
 
 pub use crate::clock::{Clock, system_clock};
-pub(crate) use schema::create_tables;
 
 /// Where a request stands. `Expired` is also reported for a pending request read after its
 /// expiry, before [`ApprovalStore::expire_due`] has marked it.

@@ -4,54 +4,11 @@
 //! The stored `status` is never `expired`-adjusted here; callers pass `now_ms` to report a
 //! pending request past its expiry as expired.
 
-use rusqlite::{Connection, Row};
+use rusqlite::Row;
 use serde_json::Value;
 
 use super::{ApprovalRequest, ApprovalStatus, DecisionScope, Grant};
 use crate::{StoreError, StoreResult};
-
-/// Created on every open; several processes may run this concurrently.
-pub(super) const CREATE_TABLES: &str = "
-CREATE TABLE IF NOT EXISTS approvals (
-    id                    TEXT PRIMARY KEY,
-    created_at_ms         INTEGER NOT NULL,
-    expires_at_ms         INTEGER NOT NULL,
-    status                TEXT NOT NULL,
-    principal             TEXT NOT NULL,
-    session               TEXT NOT NULL,
-    role                  TEXT NOT NULL,
-    tool                  TEXT NOT NULL,
-    risk                  TEXT NOT NULL,
-    args_hash             TEXT NOT NULL,
-    arguments             TEXT NOT NULL,
-    requires_confirmation INTEGER NOT NULL,
-    decided_by            TEXT,
-    decided_at_ms         INTEGER,
-    scope                 TEXT,
-    pattern               TEXT,
-    reason                TEXT,
-    consumed              INTEGER NOT NULL DEFAULT 0,
-    issuer                TEXT,
-    subject               TEXT,
-    decided_via           TEXT
-);
-CREATE INDEX IF NOT EXISTS approvals_by_call
-    ON approvals (principal, tool, args_hash, created_at_ms);
-CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals (status, created_at_ms);
-CREATE TABLE IF NOT EXISTS approval_grants (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    scope         TEXT NOT NULL,
-    principal     TEXT NOT NULL,
-    session       TEXT,
-    tool          TEXT NOT NULL,
-    args_hash     TEXT,
-    pattern       TEXT,
-    created_by    TEXT NOT NULL,
-    created_at_ms INTEGER NOT NULL,
-    approval_id   TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS approval_grants_by_tool ON approval_grants (principal, tool);
-";
 
 /// Column list matching [`RawApproval::from_row`].
 pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, status, principal, \
@@ -60,26 +17,6 @@ pub(super) const APPROVAL_COLUMNS: &str = "id, created_at_ms, expires_at_ms, sta
 
 /// Column list matching [`RawGrant::from_row`].
 pub(super) const GRANT_COLUMNS: &str = "id, scope, principal, session, tool, args_hash, pattern, created_by, created_at_ms, approval_id";
-
-pub(crate) fn create_tables(conn: &Connection) -> StoreResult<()> {
-    conn.execute_batch(CREATE_TABLES)?;
-    // Databases made before schema 4 lack who vouched for the caller, before schema 5 the
-    // channel a decision came through; another process may be adding the columns at the same
-    // moment (then ours fails as a duplicate, which is fine).
-    for column in ["issuer", "subject", "decided_via"] {
-        let present = conn
-            .prepare("SELECT 1 FROM pragma_table_info('approvals') WHERE name = ?1")?
-            .exists([column])?;
-        if !present
-            && let Err(e) =
-                conn.execute_batch(&format!("ALTER TABLE approvals ADD COLUMN {column} TEXT"))
-            && !e.to_string().contains("duplicate column")
-        {
-            return Err(e.into());
-        }
-    }
-    Ok(())
-}
 
 /// One `approvals` row as stored.
 pub(super) struct RawApproval {

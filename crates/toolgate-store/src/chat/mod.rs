@@ -21,7 +21,7 @@
 //! processes or two replicas racing cannot both win.
 
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -12,26 +12,6 @@ use super::{ChatPost, ChatPostBackend};
 use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-/// Created on every open; several processes may run this concurrently.
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS approval_posts (
-    approval_id   TEXT NOT NULL,
-    channel       TEXT NOT NULL,
-    chat          TEXT NOT NULL,
-    message_ref   TEXT,
-    claimed_at_ms INTEGER NOT NULL,
-    closed        TEXT,
-    closed_at_ms  INTEGER,
-    PRIMARY KEY (approval_id, channel, chat)
-);
-CREATE INDEX IF NOT EXISTS approval_posts_by_message
-    ON approval_posts (channel, chat, message_ref);
-CREATE INDEX IF NOT EXISTS approval_posts_open
-    ON approval_posts (channel, claimed_at_ms) WHERE closed IS NULL;
-CREATE INDEX IF NOT EXISTS approval_posts_closed
-    ON approval_posts (closed_at_ms) WHERE closed IS NOT NULL;
-";
-
 const COLUMNS: &str =
     "approval_id, channel, chat, message_ref, claimed_at_ms, closed, closed_at_ms";
 

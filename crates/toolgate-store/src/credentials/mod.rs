@@ -12,7 +12,7 @@
 //! Nothing here logs, and nothing from this table goes to the audit log.
 
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;

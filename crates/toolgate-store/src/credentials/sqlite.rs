@@ -11,18 +11,6 @@ use super::{CredentialBackend, CredentialRecord, CredentialSecret};
 use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS mcp_credentials (
-    server        TEXT NOT NULL,
-    resource      TEXT NOT NULL,
-    issuer        TEXT,
-    client_id     TEXT NOT NULL,
-    secret        TEXT NOT NULL,
-    updated_at_ms INTEGER NOT NULL,
-    PRIMARY KEY (server, resource)
-);
-";
-
 /// OAuth credentials of MCP servers in the embedded database.
 pub struct SqliteCredentials {
     conn: EmbeddedDb,

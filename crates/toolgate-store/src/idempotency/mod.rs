@@ -24,7 +24,7 @@
 //!   replayed, never repeated.
 
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -11,27 +11,6 @@ use super::{IdempotencyBackend, IdempotentEntry, KeyRef, Reservation, TryClaim, 
 use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS idempotency_keys (
-    principal     TEXT NOT NULL,
-    tool          TEXT NOT NULL,
-    key           TEXT NOT NULL,
-    args_hash     TEXT NOT NULL,
-    outcome       TEXT NOT NULL,
-    created_at_ms INTEGER NOT NULL,
-    PRIMARY KEY (principal, tool, key)
-);
-CREATE TABLE IF NOT EXISTS idempotency_reservations (
-    principal      TEXT NOT NULL,
-    tool           TEXT NOT NULL,
-    key            TEXT NOT NULL,
-    args_hash      TEXT NOT NULL,
-    owner          TEXT NOT NULL,
-    lease_until_ms INTEGER NOT NULL,
-    PRIMARY KEY (principal, tool, key)
-);
-";
-
 /// The idempotency tables of one SQLite database.
 pub struct SqliteIdempotency {
     conn: EmbeddedDb,

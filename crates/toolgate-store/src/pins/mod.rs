@@ -11,7 +11,7 @@
 //! [`PinBook`]: toolgate_registry::PinBook
 
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use serde_json::Value;
 use toolgate_registry::{PinError, PinRecord, SeenDefinition};

@@ -16,19 +16,6 @@ use crate::StoreResult;
 use crate::clock::{Clock, system_clock};
 use crate::db::EmbeddedDb;
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS tool_pins (
-    name              TEXT PRIMARY KEY,
-    pinned_hash       TEXT NOT NULL,
-    pinned_definition TEXT NOT NULL,
-    pinned_at_ms      INTEGER NOT NULL,
-    pinned_by         TEXT NOT NULL,
-    seen_hash         TEXT,
-    seen_definition   TEXT,
-    seen_at_ms        INTEGER
-);
-";
-
 /// Pinned tool definitions in SQLite.
 #[derive(Clone)]
 pub struct PinStore {

@@ -14,7 +14,7 @@
 
 mod memory;
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use async_trait::async_trait;
 

@@ -19,11 +19,6 @@ use super::{Admission, QuotaBuckets, Rate, gcra};
 use crate::StoreResult;
 use crate::db::EmbeddedDb;
 
-pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS quota_buckets (
-    key TEXT PRIMARY KEY,
-    tat_us INTEGER NOT NULL
-) WITHOUT ROWID;";
-
 /// Buckets in the embedded database, shared by the processes that open it.
 #[derive(Clone)]
 pub struct SqliteBuckets {

@@ -9,7 +9,7 @@
 //! which token it replaced.
 
 mod postgres;
-pub(crate) mod sqlite;
+mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -9,23 +9,6 @@ use super::{TokenBackend, TokenRecord};
 use crate::db::EmbeddedDb;
 use crate::{StoreError, StoreResult};
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS api_tokens (
-    id              TEXT PRIMARY KEY,
-    sha256          TEXT NOT NULL UNIQUE,
-    principal       TEXT NOT NULL,
-    role            TEXT NOT NULL,
-    operator        INTEGER NOT NULL,
-    note            TEXT,
-    created_at_ms   INTEGER NOT NULL,
-    created_by      TEXT NOT NULL,
-    expires_at_ms   INTEGER,
-    revoked_at_ms   INTEGER,
-    last_used_at_ms INTEGER,
-    replaces        TEXT
-);
-";
-
 const COLUMNS: &str = "id, sha256, principal, role, operator, note, created_at_ms, created_by, \
      expires_at_ms, revoked_at_ms, last_used_at_ms, replaces";
 
