@@ -16,10 +16,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use toolgate_protocol::{ExportFormat, export};
 
-use crate::client::{EventSink, ModelClient, ModelError};
+use crate::client::{EventSink, ModelError};
 use crate::config::ModelConfig;
 use crate::http::{ApiKey, Http};
-use crate::providers::{str_of, u64_of};
+use crate::providers::{Wire, str_of, u64_of};
 use crate::sse::read_events;
 use crate::types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,
@@ -220,46 +220,37 @@ pub fn parse_message(v: &Value) -> Result<ModelResponse, ModelError> {
 }
 
 #[async_trait]
-impl ModelClient for AnthropicClient {
-    fn provider(&self) -> &'static str {
-        PROVIDER
+impl Wire for AnthropicClient {
+    const PROVIDER: &'static str = PROVIDER;
+    const FORMAT: ExportFormat = ExportFormat::Anthropic;
+    const PATH: &'static str = "messages";
+    const ANSWER: &'static str = "the message";
+
+    fn http(&self) -> &Http {
+        &self.http
     }
 
     fn model(&self) -> &str {
         &self.model
     }
 
-    fn tool_format(&self) -> ExportFormat {
-        ExportFormat::Anthropic
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        AnthropicClient::headers(self)
     }
 
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, false);
-        let v = self
-            .http
-            .post_json(
-                "messages",
-                &crate::http::traced(self.headers()?, request),
-                &body,
-                "the message",
-            )
-            .await?;
-        parse_message(&v)
+    fn body(&self, request: &ModelRequest, stream: bool) -> Value {
+        AnthropicClient::body(self, request, stream)
     }
 
-    async fn stream(
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_message(answer)
+    }
+
+    async fn read_stream(
         &self,
-        request: &ModelRequest,
+        resp: reqwest::Response,
         sink: EventSink<'_>,
     ) -> Result<ModelResponse, ModelError> {
-        let resp = self
-            .http
-            .post(
-                "messages",
-                &crate::http::traced(self.headers()?, request),
-                &self.body(request, true),
-            )
-            .await?;
         let mut blocks: BTreeMap<usize, Value> = BTreeMap::new();
         let mut partial_json: BTreeMap<usize, String> = BTreeMap::new();
         let mut stop = String::new();

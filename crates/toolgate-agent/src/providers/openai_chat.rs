@@ -15,10 +15,10 @@ use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use toolgate_protocol::{ExportFormat, export};
 
-use crate::client::{EventSink, ModelClient, ModelError};
+use crate::client::{EventSink, ModelError};
 use crate::config::ModelConfig;
 use crate::http::{ApiKey, Http};
-use crate::providers::{fallback_call_id, str_of, u64_of};
+use crate::providers::{Wire, fallback_call_id, str_of, u64_of};
 use crate::sse::read_events;
 use crate::types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, StopReason, StreamEvent, ToolCall,
@@ -220,46 +220,37 @@ struct PartialCall {
 }
 
 #[async_trait]
-impl ModelClient for OpenAiChatClient {
-    fn provider(&self) -> &'static str {
-        "openai-chat"
+impl Wire for OpenAiChatClient {
+    const PROVIDER: &'static str = "openai-chat";
+    const FORMAT: ExportFormat = ExportFormat::OpenAiChat;
+    const PATH: &'static str = "chat/completions";
+    const ANSWER: &'static str = "the completion";
+
+    fn http(&self) -> &Http {
+        &self.http
     }
 
     fn model(&self) -> &str {
         &self.model
     }
 
-    fn tool_format(&self) -> ExportFormat {
-        ExportFormat::OpenAiChat
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        OpenAiChatClient::headers(self)
     }
 
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, false);
-        let v = self
-            .http
-            .post_json(
-                "chat/completions",
-                &crate::http::traced(self.headers()?, request),
-                &body,
-                "the completion",
-            )
-            .await?;
-        parse_completion(&v)
+    fn body(&self, request: &ModelRequest, stream: bool) -> Value {
+        OpenAiChatClient::body(self, request, stream)
     }
 
-    async fn stream(
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_completion(answer)
+    }
+
+    async fn read_stream(
         &self,
-        request: &ModelRequest,
+        resp: reqwest::Response,
         sink: EventSink<'_>,
     ) -> Result<ModelResponse, ModelError> {
-        let resp = self
-            .http
-            .post(
-                "chat/completions",
-                &crate::http::traced(self.headers()?, request),
-                &self.body(request, true),
-            )
-            .await?;
         let mut text = String::new();
         let mut refusal = String::new();
         let mut calls: BTreeMap<u64, PartialCall> = BTreeMap::new();

@@ -18,10 +18,10 @@ use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use toolgate_protocol::{ExportFormat, export};
 
-use crate::client::{EventSink, ModelClient, ModelError};
+use crate::client::{EventSink, ModelError};
 use crate::config::ModelConfig;
 use crate::http::{ApiKey, Http};
-use crate::providers::{fallback_call_id, str_of, u64_of};
+use crate::providers::{Wire, fallback_call_id, str_of, u64_of};
 use crate::sse::read_events;
 use crate::types::{
     AssistantTurn, Message, ModelRequest, ModelResponse, NativeTurn, StopReason, StreamEvent,
@@ -248,46 +248,37 @@ pub fn parse_response(v: &Value) -> Result<ModelResponse, ModelError> {
 }
 
 #[async_trait]
-impl ModelClient for OpenAiResponsesClient {
-    fn provider(&self) -> &'static str {
-        PROVIDER
+impl Wire for OpenAiResponsesClient {
+    const PROVIDER: &'static str = PROVIDER;
+    const FORMAT: ExportFormat = ExportFormat::OpenAiResponses;
+    const PATH: &'static str = "responses";
+    const ANSWER: &'static str = "the response";
+
+    fn http(&self) -> &Http {
+        &self.http
     }
 
     fn model(&self) -> &str {
         &self.model
     }
 
-    fn tool_format(&self) -> ExportFormat {
-        ExportFormat::OpenAiResponses
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        OpenAiResponsesClient::headers(self)
     }
 
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = self.body(request, false);
-        let v = self
-            .http
-            .post_json(
-                "responses",
-                &crate::http::traced(self.headers()?, request),
-                &body,
-                "the response",
-            )
-            .await?;
-        parse_response(&v)
+    fn body(&self, request: &ModelRequest, stream: bool) -> Value {
+        OpenAiResponsesClient::body(self, request, stream)
     }
 
-    async fn stream(
+    fn parse(answer: &Value) -> Result<ModelResponse, ModelError> {
+        parse_response(answer)
+    }
+
+    async fn read_stream(
         &self,
-        request: &ModelRequest,
+        resp: reqwest::Response,
         sink: EventSink<'_>,
     ) -> Result<ModelResponse, ModelError> {
-        let resp = self
-            .http
-            .post(
-                "responses",
-                &crate::http::traced(self.headers()?, request),
-                &self.body(request, true),
-            )
-            .await?;
         // item id → call id, for argument deltas that name only the item.
         let mut call_ids: BTreeMap<String, String> = BTreeMap::new();
         let mut done_items: BTreeMap<u64, Value> = BTreeMap::new();
