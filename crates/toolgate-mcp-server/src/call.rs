@@ -1,6 +1,6 @@
 //! `tools/call` as one `Gateway::call`, the same whatever carried it (rmcp's sessions,
 //! stateless requests and stdio through [`run_tool_call`]; the JSON answers of
-//! [`super::fast`] through [`run_call`] directly). In order:
+//! the server's fast path, `toolgate_server::mcp::fast`, through [`run_call`] directly). In order:
 //! 1. the request becomes a [`CallRequest`]: principal and role from the caller, session from
 //!    the transport, arguments as JSON, cancellation from the request's token (fired by
 //!    `notifications/cancelled`, by the end of the session or stdio stream, and by a
@@ -77,7 +77,7 @@ pub struct CallOrigin<'a> {
     /// The call's cancellation token.
     pub cancel: CancellationToken,
     /// `None` when nothing can reach the client while the call runs (the JSON answers of
-    /// `super::fast`): no progress, no caller link, approvals never waited for.
+    /// `toolgate_server::mcp::fast`): no progress, no caller link, approvals never waited for.
     pub client: Option<CallingClient<'a>>,
 }
 

@@ -39,7 +39,7 @@ use toolgate_gateway::Caller;
 pub struct McpOptions {
     pub extras: Arc<dyn McpExtras>,
     /// Sessions whose client hears from running tools (shared by every session's handler
-    /// and the JSON answers of [`super::fast`]).
+    /// and the JSON answers of the server's fast path, `toolgate_server::mcp::fast`).
     pub listening: Arc<ListeningSessions>,
     /// Stateless calls waiting for their client's next round (SEP-2322).
     pub rounds: Arc<Rounds<Envelope>>,

@@ -1,7 +1,7 @@
 //! Which sessions' clients hear from running tools: the client declared sampling,
 //! elicitation or roots at `initialize`, or asked for log messages (`logging/setLevel`).
 //! Their calls keep rmcp's path (an SSE stream per call, on which a federated server's
-//! requests and log messages reach the client); [`super::fast`] answers with one JSON
+//! requests and log messages reach the client); the server's fast path (`toolgate_server::mcp::fast`) answers with one JSON
 //! object only the calls of sessions known to be quiet — a session is known once its
 //! `notifications/initialized` was handled, so a call racing ahead of it takes rmcp's path
 //! too. A session leaves when it is deleted.

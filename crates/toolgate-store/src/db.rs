@@ -74,7 +74,7 @@ pub const POOL_SIZE: usize = 4;
 
 /// The embedded database of one process: a pool of at most [`POOL_SIZE`] connections with the
 /// store's pragmas, the schema of every table created once on open. Cheap to clone; every
-/// clone draws from the same pool. Statements run through [`EmbeddedDb::run`] on the blocking
+/// clone draws from the same pool. Statements run through `EmbeddedDb::run` on the blocking
 /// pool, never on a tokio worker.
 #[derive(Clone)]
 pub struct EmbeddedDb(Arc<Pool>);

@@ -1,7 +1,7 @@
 //! The three APIs. Each provider maps [`ModelRequest`] onto its documented wire format and
 //! reads answers as untyped JSON, so an unknown item type or field never fails a response.
-//! What differs between them is their [`Wire`]; the client around it — one POST, traced,
-//! through the retrying [`Http`], answered whole or streamed — is written once, here.
+//! What differs between them is their `Wire`; the client around it — one POST, traced,
+//! through the retrying `Http`, answered whole or streamed — is written once, here.
 
 mod anthropic;
 mod openai_chat;
