@@ -216,14 +216,14 @@ impl Runtime {
         &self,
         operators: Arc<dyn toolgate_channels::OperatorCheck>,
         public_url: Option<String>,
-    ) -> anyhow::Result<Option<Arc<toolgate_channels::Hub>>> {
+    ) -> anyhow::Result<Option<Arc<toolgate_channels::ApprovalChannels>>> {
         let channels = &self.config.file.approvals.channels;
         if channels.is_empty() {
             return Ok(None);
         }
-        let hub = toolgate_channels::Hub::new(
+        let hub = toolgate_channels::ApprovalChannels::new(
             channels,
-            toolgate_channels::HubDeps {
+            toolgate_channels::ChannelsDeps {
                 approvals: Arc::clone(self.gateway.desk().store()),
                 posts: self.stores.chat_posts(),
                 decisions: Arc::clone(self.gateway.decisions()),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use toolgate_net::EgressPolicy;
 
+use crate::approval_channels::ChannelsError;
 use crate::config::{ChannelConfig, ChannelKind, UpdateMode};
-use crate::hub::HubError;
 use crate::secret::Secret;
 use crate::select::Selector;
 use crate::service::ChatService;
@@ -47,7 +47,7 @@ pub fn client(egress: &EgressPolicy) -> Result<reqwest::Client, String> {
 pub(crate) fn service_of(
     config: &ChannelConfig,
     client: reqwest::Client,
-) -> Result<(Arc<dyn ChatService>, Inbound), HubError> {
+) -> Result<(Arc<dyn ChatService>, Inbound), ChannelsError> {
     let token = Secret::from_env(&config.name, &config.token_env, "the bot token")?;
     let base = config.api_base();
     Ok(match config.kind {

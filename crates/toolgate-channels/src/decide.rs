@@ -22,8 +22,8 @@ use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, DecisionScope};
 use toolgate_store::chat::ChatPost;
 
 use crate::action::{Action, ButtonData};
+use crate::approval_channels::{ApprovalChannels, Channel};
 use crate::card::{open_card, outcome_line};
-use crate::hub::{Channel, Hub};
 use crate::service::{Tap, TapInput};
 
 /// The typed name a decision needs, checked: `Ok(Some(name))` to pass as the decision's
@@ -72,7 +72,7 @@ struct Asked {
     replied: bool,
 }
 
-impl Hub {
+impl ApprovalChannels {
     /// Handles one tap from channel `index` and answers the user.
     pub async fn on_tap(&self, index: usize, tap: Tap) {
         let Some(channel) = self.channels.get(index) else {

@@ -33,7 +33,7 @@ fn why(e: &ServiceError) -> String {
 /// Checks every channel.
 pub async fn check(channels: &[ChannelConfig], egress: &EgressPolicy) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let client = match crate::hub::client(egress) {
+    let client = match crate::approval_channels::client(egress) {
         Ok(c) => c,
         Err(e) => {
             findings.push(Finding {
@@ -54,7 +54,7 @@ pub async fn check(channels: &[ChannelConfig], egress: &EgressPolicy) -> Vec<Fin
             });
             continue;
         }
-        let service = match crate::hub::service_of(config, client.clone()) {
+        let service = match crate::approval_channels::service_of(config, client.clone()) {
             Ok((service, _)) => service,
             Err(e) => {
                 findings.push(Finding {

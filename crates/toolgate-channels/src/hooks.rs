@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
 
-use crate::hub::{Hub, Inbound};
+use crate::approval_channels::{ApprovalChannels, Inbound};
 
 /// How a hook request was answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,7 @@ fn no_channel(kind: &str, name: &str) -> HookAnswer {
     )
 }
 
-impl Hub {
+impl ApprovalChannels {
     /// A Slack interaction: verified (signature, timestamp, replay), then handled.
     pub fn slack_hook(
         self: &Arc<Self>,

@@ -20,13 +20,13 @@
 )]
 
 pub mod action;
+pub mod approval_channels;
 pub mod card;
 mod channel;
 pub mod config;
 mod decide;
 pub mod doctor;
 pub mod hooks;
-pub mod hub;
 pub mod operators;
 pub mod secret;
 pub mod select;
@@ -34,8 +34,8 @@ pub mod service;
 pub mod slack;
 pub mod telegram;
 
+pub use approval_channels::{ApprovalChannels, ChannelsDeps, ChannelsError};
 pub use config::{ChannelConfig, ChannelKind, UpdateMode};
 pub use hooks::{HookAnswer, HookRefusal};
-pub use hub::{Hub, HubDeps, HubError};
 pub use operators::OperatorCheck;
 pub use service::ChatService;

@@ -50,7 +50,7 @@ pub struct AppState {
     jwt: Option<Arc<JwtAuthority>>,
     /// The approval channels (`[[approvals.channels]]`): started with the server, and the
     /// target of `/hooks/*`.
-    channels: Option<Arc<toolgate_channels::Hub>>,
+    channels: Option<Arc<toolgate_channels::ApprovalChannels>>,
 }
 
 pub struct Inner {
@@ -129,13 +129,13 @@ impl AppState {
     }
 
     /// Announces approvals in the hub's chats and takes their decisions (`/hooks/*`).
-    pub fn with_channels(mut self, hub: Arc<toolgate_channels::Hub>) -> Self {
+    pub fn with_channels(mut self, hub: Arc<toolgate_channels::ApprovalChannels>) -> Self {
         self.channels = Some(hub);
         self
     }
 
     /// The approval channels, when any is configured.
-    pub fn channels(&self) -> Option<&Arc<toolgate_channels::Hub>> {
+    pub fn channels(&self) -> Option<&Arc<toolgate_channels::ApprovalChannels>> {
         self.channels.as_ref()
     }
 

@@ -1,4 +1,4 @@
-//! [`Hub`]: every configured channel, one reconciling loop, and the entry points for what
+//! [`ApprovalChannels`]: every configured channel, one reconciling loop, and the entry points for what
 //! the services send back (long polling, the Slack and Telegram hooks).
 //!
 //! # Exactly once
@@ -46,7 +46,7 @@ const KEEP_CLOSED: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Why the hub could not be built.
 #[derive(Debug, thiserror::Error)]
-pub enum HubError {
+pub enum ChannelsError {
     #[error(transparent)]
     Secret(#[from] MissingSecret),
     #[error("channel `{0}`: {1}")]
@@ -54,7 +54,7 @@ pub enum HubError {
 }
 
 /// What the hub needs from the running system.
-pub struct HubDeps {
+pub struct ChannelsDeps {
     pub approvals: Arc<ApprovalStore>,
     pub posts: ChatPosts,
     /// Where taps decide (and refusals are recorded), as every front end decides.
@@ -65,7 +65,7 @@ pub struct HubDeps {
     pub public_url: Option<String>,
 }
 
-pub struct Hub {
+pub struct ApprovalChannels {
     pub(crate) channels: Vec<Channel>,
     pub(crate) approvals: Arc<ApprovalStore>,
     pub(crate) posts: ChatPosts,
@@ -80,9 +80,9 @@ pub struct Hub {
     paused: Mutex<HashMap<usize, Instant>>,
 }
 
-impl std::fmt::Debug for Hub {
+impl std::fmt::Debug for ApprovalChannels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hub")
+        f.debug_struct("ApprovalChannels")
             .field(
                 "channels",
                 &self.channels.iter().map(|c| &c.via).collect::<Vec<_>>(),
@@ -91,25 +91,28 @@ impl std::fmt::Debug for Hub {
     }
 }
 
-impl Hub {
+impl ApprovalChannels {
     /// Builds every channel: secrets from the environment (a missing one is an error naming
     /// its variable), API URLs checked against `[egress]`.
-    pub fn new(configs: &[ChannelConfig], deps: HubDeps) -> Result<Arc<Hub>, HubError> {
+    pub fn new(
+        configs: &[ChannelConfig],
+        deps: ChannelsDeps,
+    ) -> Result<Arc<ApprovalChannels>, ChannelsError> {
         crate::config::check_all(configs)
-            .map_err(|e| HubError::Channel(e.channel.clone(), e.problem))?;
-        let client = client(&deps.egress).map_err(|e| HubError::Channel("*".into(), e))?;
+            .map_err(|e| ChannelsError::Channel(e.channel.clone(), e.problem))?;
+        let client = client(&deps.egress).map_err(|e| ChannelsError::Channel("*".into(), e))?;
         let mut channels = Vec::new();
         for config in configs {
             let api = url::Url::parse(&config.api_base())
-                .map_err(|e| HubError::Channel(config.name.clone(), e.to_string()))?;
+                .map_err(|e| ChannelsError::Channel(config.name.clone(), e.to_string()))?;
             toolgate_net::check_url(&deps.egress, &api).map_err(|e| {
-                HubError::Channel(
+                ChannelsError::Channel(
                     config.name.clone(),
                     format!("api_url {}: refused by [egress]: {e}", config.api_base()),
                 )
             })?;
             if config.updates == UpdateMode::Webhook && deps.public_url.is_none() {
-                return Err(HubError::Channel(
+                return Err(ChannelsError::Channel(
                     config.name.clone(),
                     "updates = \"webhook\" needs [server] public_url (the address Telegram \
                      posts updates to)"
@@ -125,7 +128,7 @@ impl Hub {
                 inbound,
             });
         }
-        Ok(Arc::new(Hub {
+        Ok(Arc::new(ApprovalChannels {
             channels,
             approvals: deps.approvals,
             posts: deps.posts,
