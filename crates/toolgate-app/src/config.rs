@@ -566,6 +566,7 @@ mod tests {
                     ..Default::default()
                 },
                 search: None,
+                papers: None,
             }
         );
 
