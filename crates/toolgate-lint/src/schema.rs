@@ -1,4 +1,4 @@
-//! Parameter rules over a tool's input schema, walked to [`MAX_WALK`] levels: every
+//! Parameter rules over a tool's input schema, walked to 16 levels: every
 //! parameter described; a string that takes one of a few quoted values has an `enum`; a
 //! numeric quantity (a timeout, a size, a price) says its unit; a date or time says its
 //! format; `required` names only declared parameters (and exists); the schema is not too

@@ -182,3 +182,68 @@ fn retrieve_papers_is_off_by_default_and_answers_the_agent_loop_when_configured(
         "{result}"
     );
 }
+
+/// An MCP host reaches `retrieve_papers` through `toolgate serve --stdio` like any tool:
+/// listed with its schema, called, the papers in the result.
+#[test]
+fn retrieve_papers_answers_an_mcp_client_through_serve() {
+    use std::io::{BufRead, BufReader};
+
+    let a = arxiv_server();
+    let env = Env::with_config(&format!(
+        "[egress]\nallow_hosts = [\"127.0.0.1:{a}\"]\nallow_http = [\"127.0.0.1:{a}\"]\n\n\
+         [web.papers]\nsources = [\"arxiv\"]\narxiv_url = \"http://127.0.0.1:{a}/api/query\"\n"
+    ));
+    let mut child = env
+        .command()
+        .args(["serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "retrieve_papers", "arguments": {"id": "arXiv:1706.03762"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < 2 {
+        let line = lines
+            .next()
+            .expect("answers to tools/list and tools/call")
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 || v["id"] == 3 {
+            answers.insert(v["id"].as_u64().unwrap(), v);
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+
+    let listed = answers[&2]["result"]["tools"].as_array().unwrap();
+    let tool = listed
+        .iter()
+        .find(|t| t["name"] == "retrieve_papers")
+        .expect("retrieve_papers is listed");
+    assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool:#}");
+    let result = &answers[&3]["result"];
+    assert_ne!(result["isError"], true, "{result:#}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let data: serde_json::Value = serde_json::from_str(text).unwrap();
+    let data = data.get("data").unwrap_or(&data);
+    assert_eq!(data["id"], "arXiv:1706.03762", "{data:#}");
+    assert_eq!(
+        (&data["results"][0]["title"], &data["results"][0]["sources"]),
+        (&json!("Attention Is All You Need"), &json!(["arxiv"])),
+        "{data:#}"
+    );
+}
