@@ -11,6 +11,29 @@ use toolgate_protocol::ToolSpec;
 use crate::cli::LintArgs;
 use crate::output;
 
+/// Every definition in the catalog (quarantined and unavailable ones too), or one source's:
+/// `builtin` or an MCP server's name.
+pub async fn catalog_specs(
+    settings: &Config,
+    server: Option<&str>,
+) -> anyhow::Result<Vec<ToolSpec>> {
+    let runtime = Runtime::open(settings, RuntimeOptions::command()).await?;
+    let specs: Vec<ToolSpec> = runtime
+        .gateway()
+        .catalog()
+        .all()
+        .into_iter()
+        .map(|e| e.spec().clone())
+        .filter(|s| match server {
+            None => true,
+            Some("builtin") => !s.source.starts_with("mcp:"),
+            Some(server) => s.source.strip_prefix("mcp:") == Some(server),
+        })
+        .collect();
+    runtime.shutdown().await?;
+    Ok(specs)
+}
+
 pub async fn run(settings: &Config, args: LintArgs) -> anyhow::Result<i32> {
     let fail_on = match args.fail_on.as_str() {
         "error" => Some(Severity::Error),
@@ -25,20 +48,7 @@ pub async fn run(settings: &Config, args: LintArgs) -> anyhow::Result<i32> {
     if !(0.0..=1.0).contains(&args.confusable_threshold) {
         bail!("--confusable-threshold must be between 0 and 1");
     }
-    let runtime = Runtime::open(settings, RuntimeOptions::command()).await?;
-    let specs: Vec<ToolSpec> = runtime
-        .gateway()
-        .catalog()
-        .all()
-        .into_iter()
-        .map(|e| e.spec().clone())
-        .filter(|s| match args.server.as_deref() {
-            None => true,
-            Some("builtin") => !s.source.starts_with("mcp:"),
-            Some(server) => s.source.strip_prefix("mcp:") == Some(server),
-        })
-        .collect();
-    runtime.shutdown().await?;
+    let specs = catalog_specs(settings, args.server.as_deref()).await?;
     if let Some(server) = &args.server
         && specs.is_empty()
     {
