@@ -4,6 +4,7 @@
 //! The API key is read from the environment variable named by `api_key_env` when the client
 //! is built; it is never written anywhere, and every `Debug` of a client shows it redacted.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -110,9 +111,21 @@ pub struct ModelConfig {
     pub retry_max_ms: u64,
     /// The `anthropic-version` header.
     pub anthropic_version: String,
+    /// `[model.prices."NAME"]`: what each model costs, for `toolgate eval`'s cost columns.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, ModelPrice>,
 }
 
-// `temperature` is the only float; a NaN there is rejected by `check`.
+/// A model's price in USD per million tokens (`[model.prices."gpt-4.1-mini"]
+/// input_usd_per_mtok = 0.4, output_usd_per_mtok = 1.6`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    pub input_usd_per_mtok: f64,
+    pub output_usd_per_mtok: f64,
+}
+
+// `temperature` and the prices are the only floats; a NaN there is rejected by `check`.
 impl Eq for ModelConfig {}
 
 impl Default for ModelConfig {
@@ -134,6 +147,7 @@ impl Default for ModelConfig {
             retry_base_ms: 500,
             retry_max_ms: 30_000,
             anthropic_version: "2023-06-01".to_owned(),
+            prices: BTreeMap::new(),
         }
     }
 }
@@ -149,6 +163,15 @@ pub enum ModelConfigError {
     NotPositive,
     #[error("[model] temperature must be between 0 and 2")]
     Temperature(f32),
+    #[error(
+        "[model.prices.\"{model}\"] {key} = {value} is not a price: give USD per million tokens, \
+         0 or more"
+    )]
+    Price {
+        model: String,
+        key: &'static str,
+        value: f64,
+    },
 }
 
 impl ModelConfig {
@@ -169,7 +192,26 @@ impl ModelConfig {
         if let Some(t) = self.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
             return Err(ModelConfigError::Temperature(t));
         }
+        for (model, price) in &self.prices {
+            for (key, value) in [
+                ("input_usd_per_mtok", price.input_usd_per_mtok),
+                ("output_usd_per_mtok", price.output_usd_per_mtok),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(ModelConfigError::Price {
+                        model: model.clone(),
+                        key,
+                        value,
+                    });
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The price of `model` from `[model.prices]`, if listed.
+    pub fn price_of(&self, model: &str) -> Option<ModelPrice> {
+        self.prices.get(model).copied()
     }
 
     pub fn base_url(&self) -> &str {
@@ -278,6 +320,40 @@ mod tests {
         assert_eq!(
             with(|c| c.temperature = Some(2.5)),
             Err(ModelConfigError::Temperature(2.5))
+        );
+        let negative = with(|c| {
+            c.prices.insert(
+                "m".into(),
+                ModelPrice {
+                    input_usd_per_mtok: 1.0,
+                    output_usd_per_mtok: -2.0,
+                },
+            );
+        })
+        .unwrap_err();
+        assert_eq!(
+            negative.to_string(),
+            "[model.prices.\"m\"] output_usd_per_mtok = -2 is not a price: give USD per million \
+             tokens, 0 or more"
+        );
+    }
+
+    #[test]
+    fn prices_are_read_per_model() {
+        let c: ModelConfig = toml::from_str(
+            "model = \"a\"\n[prices.\"gpt-4.1-mini\"]\ninput_usd_per_mtok = 0.4\n\
+             output_usd_per_mtok = 1.6\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.price_of("gpt-4.1-mini"), c.price_of("a")),
+            (
+                Some(ModelPrice {
+                    input_usd_per_mtok: 0.4,
+                    output_usd_per_mtok: 1.6
+                }),
+                None
+            )
         );
     }
 }

@@ -28,6 +28,22 @@ pub enum FakeStop {
     Refusal,
 }
 
+/// The token counts a scripted answer reports (10 in, 5 out unless a test says otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FakeUsage {
+    pub input: u64,
+    pub output: u64,
+}
+
+impl Default for FakeUsage {
+    fn default() -> Self {
+        FakeUsage {
+            input: 10,
+            output: 5,
+        }
+    }
+}
+
 /// One scripted model answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FakeTurn {
@@ -36,6 +52,8 @@ pub struct FakeTurn {
     pub calls: Vec<(String, String, String)>,
     pub refusal: Option<String>,
     pub stop: FakeStop,
+    /// Reported in each API's `usage` (streamed or not).
+    pub usage: FakeUsage,
 }
 
 impl FakeTurn {
@@ -46,6 +64,7 @@ impl FakeTurn {
             calls: Vec::new(),
             refusal: None,
             stop: FakeStop::EndTurn,
+            usage: FakeUsage::default(),
         }
     }
 
@@ -59,6 +78,7 @@ impl FakeTurn {
                 .collect(),
             refusal: None,
             stop: FakeStop::ToolUse,
+            usage: FakeUsage::default(),
         }
     }
 
@@ -69,6 +89,7 @@ impl FakeTurn {
             calls: Vec::new(),
             refusal: Some(text.into()),
             stop: FakeStop::Refusal,
+            usage: FakeUsage::default(),
         }
     }
 
@@ -77,6 +98,14 @@ impl FakeTurn {
         FakeTurn {
             stop: FakeStop::MaxTokens,
             ..FakeTurn::text(text)
+        }
+    }
+
+    /// The same answer reporting `input` and `output` tokens.
+    pub fn with_usage(self, input: u64, output: u64) -> Self {
+        FakeTurn {
+            usage: FakeUsage { input, output },
+            ..self
         }
     }
 }
@@ -331,7 +360,8 @@ fn chat_completion(turn: &FakeTurn, model: &str) -> Value {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "message": message, "logprobs": null,
                      "finish_reason": chat_finish(turn)}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+        "usage": {"prompt_tokens": turn.usage.input, "completion_tokens": turn.usage.output,
+                  "total_tokens": turn.usage.input + turn.usage.output,
                   "completion_tokens_details": {"reasoning_tokens": 0}},
         "system_fingerprint": "fp_fake", "service_tier": "default",
     })
@@ -380,7 +410,8 @@ fn chat_stream(turn: &FakeTurn, model: &str) -> Vec<(Option<&'static str>, Strin
         None,
         json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
                "model": model, "choices": [],
-               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+               "usage": {"prompt_tokens": turn.usage.input, "completion_tokens": turn.usage.output,
+                         "total_tokens": turn.usage.input + turn.usage.output}})
         .to_string(),
     ));
     out.push((None, "[DONE]".into()));
@@ -421,7 +452,8 @@ fn responses_object(turn: &FakeTurn, model: &str, n: u64) -> Value {
         "status": if incomplete { "incomplete" } else { "completed" },
         "incomplete_details": if incomplete { json!({"reason": "max_output_tokens"}) } else { Value::Null },
         "output": responses_output(turn, n),
-        "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+        "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output,
+                  "total_tokens": turn.usage.input + turn.usage.output},
         "parallel_tool_calls": true, "tool_choice": "auto", "metadata": {},
     })
 }
@@ -564,7 +596,8 @@ fn anthropic_message(turn: &FakeTurn, model: &str, n: u64) -> Value {
         "id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": model,
         "content": anthropic_blocks(turn, n),
         "stop_reason": anthropic_stop(turn), "stop_sequence": null,
-        "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 0},
+        "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output,
+                  "cache_read_input_tokens": 0},
     })
 }
 
@@ -575,7 +608,7 @@ fn anthropic_stream(turn: &FakeTurn, model: &str, n: u64) -> Vec<(Option<&'stati
         "message_start",
         json!({"type": "message_start", "message": {"id": format!("msg_{n}"), "type": "message",
                "role": "assistant", "model": model, "content": [], "stop_reason": null,
-               "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+               "usage": {"input_tokens": turn.usage.input, "output_tokens": 1}}}),
     );
     ev("ping", json!({"type": "ping"}));
     for (index, block) in anthropic_blocks(turn, n).iter().enumerate() {
@@ -633,7 +666,7 @@ fn anthropic_stream(turn: &FakeTurn, model: &str, n: u64) -> Vec<(Option<&'stati
         "message_delta",
         json!({"type": "message_delta",
                "delta": {"stop_reason": anthropic_stop(turn), "stop_sequence": null},
-               "usage": {"output_tokens": 5}}),
+               "usage": {"output_tokens": turn.usage.output}}),
     );
     ev("message_stop", json!({"type": "message_stop"}));
     out

@@ -47,7 +47,7 @@ pub mod types;
 
 pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};
 pub use client::{EventSink, ModelClient, ModelError};
-pub use config::{ModelConfig, ModelConfigError, Provider, connect, connect_with_key};
+pub use config::{ModelConfig, ModelConfigError, ModelPrice, Provider, connect, connect_with_key};
 pub use select::{AllVisible, StepView, ToolSelector, visible_tools};
 pub use session::{HistoryBackend, HistoryStore, SavedSession, SessionError};
 pub use types::{

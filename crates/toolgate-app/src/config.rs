@@ -563,6 +563,7 @@ mod tests {
                     ..Default::default()
                 },
                 search: None,
+                papers: None,
             }
         );
 

@@ -1,12 +1,15 @@
-//! The `[web]` table: [`WebConfig`] with [`UrlReadConfig`] (`[web.url_read]`) and an optional
-//! [`SearchConfig`] (`[web.search]`). Every key is optional; unknown keys are rejected.
+//! The `[web]` table: [`WebConfig`] with [`UrlReadConfig`] (`[web.url_read]`), an optional
+//! [`SearchConfig`] (`[web.search]`) and an optional [`PapersConfig`] (`[web.papers]`). Every
+//! key is optional; unknown keys are rejected.
 //!
-//! Both tools are off by default — reaching the open web is the operator's choice, as the
+//! The tools are off by default — reaching the open web is the operator's choice, as the
 //! browser tools are: `url_read` with `[web.url_read] enabled = true`, `web_search` when
-//! `[web.search]` names a backend. Where requests may go, how many redirects are
+//! `[web.search]` names a backend, `retrieve_papers` when `[web.papers]` is present. Where requests may go, how many redirects are
 //! followed and the connect timeout come from `[egress]`, not from here.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::papers::config::{PaperSourceKind, PapersConfig};
 
 /// The `[web]` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +19,9 @@ pub struct WebConfig {
     /// `None`: `web_search` is not registered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchConfig>,
+    /// `None`: `retrieve_papers` is not registered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub papers: Option<PapersConfig>,
 }
 
 /// `[web.url_read]`.
@@ -126,7 +132,10 @@ mod tests {
     fn an_empty_table_enables_nothing() {
         let cfg: WebConfig = toml::from_str("").unwrap();
         assert_eq!(cfg, WebConfig::default());
-        assert_eq!((cfg.url_read.enabled, cfg.search), (false, None));
+        assert_eq!(
+            (cfg.url_read.enabled, cfg.search, cfg.papers),
+            (false, None, None)
+        );
     }
 
     #[test]
@@ -149,10 +158,27 @@ mod tests {
                 count: 3,
                 ..SearchConfig::new(SearchBackendKind::Brave)
             }),
+            papers: None,
         };
         assert_eq!(cfg, want);
         let text = toml::to_string(&cfg).unwrap();
         assert_eq!(toml::from_str::<WebConfig>(&text).unwrap(), want);
+    }
+
+    #[test]
+    fn an_empty_papers_table_asks_arxiv_and_openalex() {
+        let cfg: WebConfig = toml::from_str("[papers]\n").unwrap();
+        assert_eq!(cfg.papers, Some(PapersConfig::default()));
+        let cfg: WebConfig = toml::from_str(
+            "[papers]\nsources = [\"crossref\", \"semantic_scholar\"]\nmailto = \"a@b.org\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.papers.unwrap().sources,
+            [PaperSourceKind::Crossref, PaperSourceKind::SemanticScholar]
+        );
+        let e = toml::from_str::<WebConfig>("[papers]\nsources = [\"scholar\"]\n").unwrap_err();
+        assert!(e.to_string().contains("unknown variant `scholar`"), "{e}");
     }
 
     #[test]

@@ -34,4 +34,6 @@ pub enum WebError {
     KeyNotSet { var: String },
     #[error("[web] cannot build the HTTP client: {0}")]
     Client(EgressError),
+    #[error(transparent)]
+    Papers(#[from] crate::papers::PapersConfigError),
 }

@@ -1,5 +1,6 @@
 //! Web tools of toolgate (R-ACT-3): `url_read` reads a page through the egress guard
-//! (R-MCP-4) and returns readable text; `web_search` asks a configured search service.
+//! (R-MCP-4) and returns readable text; `web_search` asks a configured search service;
+//! `retrieve_papers` asks scholarly indexes (arXiv, OpenAlex, Semantic Scholar, Crossref).
 //!
 //! Every request goes through a client built by `toolgate_net`: names are resolved once and
 //! checked, literal and non-public addresses refused unless `[egress]` allows them, every
@@ -8,7 +9,8 @@
 //!
 //! Fetched text is untrusted: `url_read` returns it inside
 //! `<untrusted-content source="…">…</untrusted-content>` ([`wrap_untrusted`]) and
-//! `web_search` says so next to its results.
+//! `web_search` and `retrieve_papers` say so next to their results (and `retrieve_papers`
+//! wraps each abstract).
 //!
 //! # Layout
 //! - [`config`]: [`WebConfig`], the `[web]` table.
@@ -16,6 +18,9 @@
 //! - [`read`]: [`UrlReadTool`] — fetch (caps, timeout, cancel), charset, convert, html, text.
 //! - [`search`]: [`WebSearchTool`] over a [`SearchBackend`] — [`SearxngBackend`],
 //!   [`BraveBackend`]; [`ApiKey`] keeps the key out of logs and errors.
+//! - [`papers`]: [`RetrievePapersTool`] over [`PaperSource`]s — arXiv, OpenAlex, Semantic
+//!   Scholar, Crossref — merged and de-duplicated; rate limits waited on an injected
+//!   [`Clock`].
 //! - [`untrusted`]: [`wrap_untrusted`], the delimiter around fetched text.
 //! - [`error`]: [`WebError`], a `[web]` setting that cannot be used.
 //!
@@ -28,6 +33,7 @@
 //! let config = WebConfig {
 //!     url_read: UrlReadConfig { enabled: true, ..UrlReadConfig::default() },
 //!     search: None, // web_search stays off until [web.search] names a backend
+//!     papers: None, // retrieve_papers stays off until [web.papers] is present
 //! };
 //! let tools = web_tools(&config, &EgressPolicy::default()).unwrap();
 //! let names: Vec<_> = tools.iter().map(|t| t.spec().name.as_str()).collect();
@@ -44,6 +50,7 @@ mod cause;
 pub mod config;
 pub mod error;
 mod markup;
+pub mod papers;
 pub mod read;
 pub mod search;
 pub mod tools;
@@ -51,6 +58,10 @@ pub mod untrusted;
 
 pub use config::{SearchBackendKind, SearchConfig, UrlReadConfig, WebConfig};
 pub use error::WebError;
+pub use papers::{
+    Clock, PaperSource, PaperSourceKind, PapersConfig, PapersConfigError, PapersError,
+    RetrievePapersTool,
+};
 pub use read::UrlReadTool;
 pub use search::{
     ApiKey, BraveBackend, SearchBackend, SearchError, SearchResult, SearxngBackend, WebSearchTool,

@@ -1,5 +1,6 @@
 //! [`web_tools`]: the `[web]` table → the tools to register: `url_read` when enabled,
-//! `web_search` when `[web.search]` is present; nothing by default. Every setting is checked here, so a
+//! `web_search` when `[web.search]` is present, `retrieve_papers` when `[web.papers]` is;
+//! nothing by default. Every setting is checked here, so a
 //! bad one stops startup with a message naming the key instead of failing a later call.
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use url::Url;
 
 use crate::config::{SearchBackendKind, SearchConfig, WebConfig};
 use crate::error::WebError;
+use crate::papers::{TokioClock, papers_tool};
 use crate::read::UrlReadTool;
 use crate::search::{
     ApiKey, BRAVE_BASE_URL, BraveBackend, SearchBackend, SearxngBackend, WebSearchTool,
@@ -39,13 +41,17 @@ pub fn web_tools_with(
         tools.push(Arc::new(tool));
     }
     if let Some(search) = &config.search {
-        let backend = search_backend(search, egress, lookup, env)?;
+        let backend = search_backend(search, egress, Arc::clone(&lookup), env)?;
         tools.push(Arc::new(WebSearchTool::new(
             backend,
             search.count,
             search.max_count,
             Duration::from_secs(search.timeout_secs),
         )));
+    }
+    if let Some(papers) = &config.papers {
+        let clock = Arc::new(TokioClock::default());
+        tools.push(Arc::new(papers_tool(papers, egress, lookup, clock, env)?));
     }
     Ok(tools)
 }

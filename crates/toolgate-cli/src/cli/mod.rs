@@ -320,6 +320,25 @@ pub enum ToolsCommand {
         #[arg(long)]
         by: Option<String>,
     },
+    /// Check every tool definition in the catalog (built-ins and each MCP server's) against
+    /// the schema-design rules and find confusable pairs; each finding with a fix.
+    Lint(LintArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Only the tools of this MCP server (`builtin` for toolgate's own).
+    #[arg(long)]
+    pub server: Option<String>,
+    /// text | json | sarif
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// BM25 similarity (0–1) from which two tools are reported as confusable.
+    #[arg(long, default_value_t = 0.8)]
+    pub confusable_threshold: f32,
+    /// Exit 2 when a finding is at least this severe: error | warning | note | never.
+    #[arg(long, default_value = "error")]
+    pub fail_on: String,
 }
 
 #[derive(Debug, Args)]

@@ -139,6 +139,7 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     checks.extend(mcp_servers(settings).await);
     checks.extend(telemetry(settings).await);
     checks.extend(approval_channels(settings).await);
+    checks.push(tool_definitions(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
         output::json(&json!({ "ok": ok, "checks": checks }))?;
@@ -157,6 +158,40 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
         output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// The catalog's definitions under `tools lint`'s rules, summarised: a warn when a finding is
+/// a warning or an error (a model will guess or confuse tools), never a fail.
+async fn tool_definitions(settings: &Config) -> Check {
+    let name = "tool definitions";
+    let specs = match super::tools_lint::catalog_specs(settings, None).await {
+        Ok(specs) => specs,
+        Err(e) => {
+            return check(
+                name,
+                Status::Warn,
+                format!("cannot read the catalog: {e:#}"),
+            );
+        }
+    };
+    let findings = toolgate_lint::lint_catalog(&specs, &toolgate_lint::LintOptions::default());
+    let counts = toolgate_lint::render::counts(&findings);
+    let status = if counts["error"] + counts["warning"] > 0 {
+        Status::Warn
+    } else {
+        Status::Ok
+    };
+    check(
+        name,
+        status,
+        format!(
+            "{} tools: {} errors, {} warnings, {} notes (details: toolgate tools lint)",
+            specs.len(),
+            counts["error"],
+            counts["warning"],
+            counts["note"]
+        ),
+    )
 }
 
 /// `[[approvals.channels]]`: each channel's secrets set, its token accepted by the service,

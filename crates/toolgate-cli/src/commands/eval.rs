@@ -1,7 +1,9 @@
 //! `toolgate eval bfcl`: scores the configured model on BFCL categories with the
 //! BFCL-compatible AST checker (toolgate-eval), or scores a file of decoded outputs.
-//! Prints accuracy per category and the failures (id, error kind, why). Exit status: 0 the
-//! evaluation ran (whatever the accuracy); 1 it could not (no data, no `[model]`, bad flags).
+//! Prints accuracy per category — beside it the tokens the answers used and, with the model
+//! in `[model.prices]`, the run's cost and pass@1 per dollar — and the failures (id, error
+//! kind, why). Exit status: 0 the evaluation ran (whatever the accuracy); 1 it could not (no
+//! data, no `[model]`, bad flags).
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -10,8 +12,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use toolgate_agent::ModelClient;
-use toolgate_eval::bfcl::run::{Produced, Report, RunOptions, parse_output_line, run_model, score};
-use toolgate_eval::bfcl::{BfclData, Case, Category, CheckOptions};
+use toolgate_eval::bfcl::run::{
+    Answer, Produced, Report, RunOptions, parse_output_line, run_model, score,
+};
+use toolgate_eval::bfcl::{BfclData, Case, Category, CheckOptions, CostFigures, Price};
 
 use crate::cli::{BfclArgs, EvalCommand};
 use crate::output;
@@ -58,7 +62,8 @@ async fn bfcl(settings: &Config, args: BfclArgs) -> anyhow::Result<i32> {
             )
         }
     };
-    let report = score(&cases, &produced, options);
+    let mut report = score(&cases, &produced, options);
+    report.price = price(settings, &args);
     if args.json {
         output::json(&report.to_json())?;
     } else {
@@ -67,11 +72,21 @@ async fn bfcl(settings: &Config, args: BfclArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// The evaluated model's price from `[model.prices]`.
+fn price(settings: &Config, args: &BfclArgs) -> Option<Price> {
+    let model = settings.file.model.clone();
+    let name = args.model.as_deref().unwrap_or(&model.model);
+    model.price_of(name).map(|p| Price {
+        input_usd_per_mtok: p.input_usd_per_mtok,
+        output_usd_per_mtok: p.output_usd_per_mtok,
+    })
+}
+
 async fn ask_model(
     settings: &Config,
     args: &BfclArgs,
     cases: &[Case],
-) -> anyhow::Result<HashMap<String, Produced>> {
+) -> anyhow::Result<HashMap<String, Answer>> {
     let mut model = settings.file.model.clone();
     if let Some(m) = &args.model {
         model.model.clone_from(m);
@@ -101,7 +116,7 @@ async fn ask_model(
         .collect())
 }
 
-fn read_outputs(path: &PathBuf) -> anyhow::Result<HashMap<String, Produced>> {
+fn read_outputs(path: &PathBuf) -> anyhow::Result<HashMap<String, Answer>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read --outputs {}", path.display()))?;
     let mut out = HashMap::new();
@@ -117,12 +132,12 @@ fn read_outputs(path: &PathBuf) -> anyhow::Result<HashMap<String, Produced>> {
     Ok(out)
 }
 
-fn save_outputs(path: &PathBuf, cases: &[Case], produced: &[Produced]) -> anyhow::Result<()> {
+fn save_outputs(path: &PathBuf, cases: &[Case], answers: &[Answer]) -> anyhow::Result<()> {
     let mut file = std::io::BufWriter::new(
         std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?,
     );
-    for (case, p) in cases.iter().zip(produced) {
-        let line = match p {
+    for (case, a) in cases.iter().zip(answers) {
+        let mut line = match &a.produced {
             Produced::Calls(calls) => {
                 let output: Vec<_> = calls.iter().map(|c| c.to_py()).collect();
                 serde_json::json!({"id": case.entry.id, "output": output})
@@ -131,6 +146,9 @@ fn save_outputs(path: &PathBuf, cases: &[Case], produced: &[Produced]) -> anyhow
                 serde_json::json!({"id": case.entry.id, "output": why})
             }
         };
+        if let Some(tokens) = a.tokens {
+            line["usage"] = serde_json::to_value(tokens)?;
+        }
         writeln!(file, "{line}")?;
     }
     file.flush()?;
@@ -145,33 +163,66 @@ fn percent(passed: usize, total: usize) -> String {
     }
 }
 
+/// The cost columns of a row: tokens in, out, per solved entry; cost; pass@1 per dollar.
+fn cost_cells(cost: &CostFigures) -> Vec<String> {
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".to_owned());
+    vec![
+        cost.input_tokens.to_string(),
+        cost.output_tokens.to_string(),
+        or_dash(cost.tokens_per_solved.map(|t| format!("{t:.0}"))),
+        or_dash(cost.cost_usd.map(|c| format!("${c:.4}"))),
+        or_dash(cost.pass_at_1_per_usd.map(|r| format!("{r:.2}"))),
+    ]
+}
+
 fn print_report(report: &Report, show: usize) {
+    // The cost columns appear once any answer reported its tokens.
+    let metered = report.overall_tokens().0 > 0;
+    let row = |name: &str, total: usize, passed: usize, cost: CostFigures, note: String| {
+        let mut cells = vec![
+            name.to_owned(),
+            total.to_string(),
+            passed.to_string(),
+            percent(passed, total),
+        ];
+        if metered {
+            cells.extend(cost_cells(&cost));
+        }
+        cells.push(note);
+        cells
+    };
     let mut rows: Vec<Vec<String>> = report
         .categories
         .iter()
         .map(|(c, s)| {
-            vec![
-                c.name().to_owned(),
-                s.total.to_string(),
-                s.passed.to_string(),
-                percent(s.passed, s.total),
-                if s.missing > 0 {
-                    format!("{} without output", s.missing)
-                } else {
-                    String::new()
-                },
-            ]
+            let note = if s.missing > 0 {
+                format!("{} without output", s.missing)
+            } else {
+                String::new()
+            };
+            row(c.name(), s.total, s.passed, report.cost(s), note)
         })
         .collect();
     let (passed, total) = report.overall();
-    rows.push(vec![
-        "overall".into(),
-        total.to_string(),
-        passed.to_string(),
-        percent(passed, total),
+    rows.push(row(
+        "overall",
+        total,
+        passed,
+        report.overall_cost(),
         String::new(),
-    ]);
-    output::table(&["category", "total", "passed", "accuracy", ""], &rows);
+    ));
+    let mut header = vec!["category", "total", "passed", "accuracy"];
+    if metered {
+        header.extend([
+            "tokens in",
+            "tokens out",
+            "tokens/solved",
+            "cost",
+            "pass@1/$",
+        ]);
+    }
+    header.push("");
+    output::table(&header, &rows);
     for (category, s) in &report.categories {
         if s.failures.is_empty() {
             continue;

@@ -18,4 +18,5 @@ pub mod serve;
 pub mod store;
 pub mod token;
 pub mod tools;
+pub mod tools_lint;
 pub mod tools_search;

@@ -29,6 +29,9 @@ pub async fn run(settings: &Config, cmd: ToolsCommand) -> anyhow::Result<i32> {
     if let ToolsCommand::Search(args) = cmd {
         return crate::commands::tools_search::run(settings, args).await;
     }
+    if let ToolsCommand::Lint(args) = cmd {
+        return crate::commands::tools_lint::run(settings, args).await;
+    }
     let runtime = Runtime::open(settings, RuntimeOptions::command().with_rag(true)).await?;
     let shown = show(settings, runtime.gateway(), runtime.rag(), cmd).await;
     runtime.shutdown().await?;
@@ -127,7 +130,7 @@ async fn show(
             return crate::commands::approve_change::run(settings, &name, yes, by).await;
         }
         // Answered by `run` before the catalog is listed.
-        ToolsCommand::Search(_) => {}
+        ToolsCommand::Search(_) | ToolsCommand::Lint(_) => {}
         ToolsCommand::Export {
             format,
             query,

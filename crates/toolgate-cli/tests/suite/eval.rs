@@ -119,6 +119,132 @@ fn the_configured_model_is_scored_per_category_with_failures_listed() {
     );
 }
 
+/// Three answers with known token counts (3,000 in, 100 out in all), one of them right, at
+/// $2 / $8 per million tokens: the run cost $0.0068, pass@1 per dollar is (1/3) / 0.0068,
+/// 3,100 tokens per solved entry. The saved outputs keep the counts, so scoring the file
+/// again (text report) gives the same figures.
+#[test]
+fn cost_is_reported_beside_accuracy_from_the_answers_token_counts() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(
+                FakeTurn::calls(&[(
+                    "c1",
+                    "calculate_triangle_area",
+                    r#"{"base": 10, "height": 5, "unit": "units"}"#,
+                )])
+                .with_usage(1200, 30),
+            ),
+            Reply::Turn(
+                FakeTurn::calls(&[("c2", "math_factorial", r#"{"number": "5"}"#)])
+                    .with_usage(800, 20),
+            ),
+            Reply::Turn(FakeTurn::text("About 6.4.").with_usage(1000, 50)),
+        ]))
+        .unwrap();
+    let port = server.addr.port();
+    let env = Env::with_config(&format!(
+        "[model]\nprovider = \"openai-chat\"\nmodel = \"fake-model\"\n\
+         base_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\n\n\
+         [model.prices.\"fake-model\"]\ninput_usd_per_mtok = 2.0\noutput_usd_per_mtok = 8.0\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n",
+        server.base_url()
+    ));
+    let data = data_dir();
+    let saved = env.ws.join("saved.jsonl").display().to_string();
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "bfcl",
+            "--category",
+            "simple_python",
+            "--limit",
+            "3",
+            "--concurrency",
+            "1",
+            "--json",
+            "--data",
+            &data,
+            "--save",
+            &saved,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:#?}");
+    let report = r.json();
+    let want = serde_json::json!({
+        "metered": 3,
+        "input_tokens": 3000,
+        "output_tokens": 100,
+        "tokens_per_solved": 3100.0,
+        "cost_usd": 0.0068,
+        "pass_at_1_per_usd": (1.0 / 3.0) / 0.0068,
+    });
+    assert_eq!(report["overall"]["cost"], want);
+    assert_eq!(report["categories"]["simple_python"]["cost"], want);
+    assert_eq!(
+        report["categories"]["simple_python"]["failures"][0]["tokens"],
+        serde_json::json!({"input_tokens": 800, "output_tokens": 20})
+    );
+
+    let r = run(
+        &env,
+        &[
+            "eval",
+            "bfcl",
+            "--category",
+            "simple_python",
+            "--limit",
+            "3",
+            "--outputs",
+            &saved,
+            "--underscore-names",
+            "--data",
+            &data,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:#?}");
+    let lines: Vec<Vec<&str>> = r
+        .stdout
+        .lines()
+        .take(3)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            vec![
+                "category",
+                "total",
+                "passed",
+                "accuracy",
+                "tokens",
+                "in",
+                "tokens",
+                "out",
+                "tokens/solved",
+                "cost",
+                "pass@1/$"
+            ],
+            vec![
+                "simple_python",
+                "3",
+                "1",
+                "33.3%",
+                "3000",
+                "100",
+                "3100",
+                "$0.0068",
+                "49.02"
+            ],
+            vec![
+                "overall", "3", "1", "33.3%", "3000", "100", "3100", "$0.0068", "49.02"
+            ],
+        ]
+    );
+}
+
 #[test]
 fn undecodable_calls_fail_ast_entries_and_count_as_no_call_for_irrelevance() {
     let rt = tokio::runtime::Runtime::new().unwrap();

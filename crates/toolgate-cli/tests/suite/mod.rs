@@ -15,6 +15,7 @@ mod eval;
 mod exports;
 mod harness;
 mod hidden_tools;
+mod lint;
 mod mcp;
 mod mcp_chain;
 mod mcp_conformance;

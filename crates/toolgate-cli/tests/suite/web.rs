@@ -1,12 +1,16 @@
 //! The web tools wired into the binary: off by default, `url_read` reading a local page when
-//! `[web.url_read]` enables it and `[egress]` allows the address, refused when it does not.
+//! `[web.url_read]` enables it and `[egress]` allows the address, refused when it does not;
+//! `retrieve_papers` called by the agent loop against a local arXiv fake.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
 use serde_json::json;
+use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
 
-use super::harness::{Env, failure, success};
+use super::harness::{Env, Run, failure, success};
+
+const KEY_VAR: &str = "TOOLGATE_TEST_MODEL_KEY";
 
 /// Serves one small HTML page on 127.0.0.1 to every connection; returns the port.
 fn page_server() -> u16 {
@@ -69,5 +73,177 @@ fn url_read_is_off_by_default_and_reads_an_allowed_page_when_enabled() {
             ),
             "retryable": false
         }))
+    );
+}
+
+/// Serves arXiv's Atom answer (one entry) to every connection; returns the port.
+fn arxiv_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
+                <feed xmlns=\"http://www.w3.org/2005/Atom\"><entry>\
+                <id>http://arxiv.org/abs/1706.03762v7</id>\
+                <published>2017-06-12T17:57:34Z</published>\
+                <title>Attention Is All You Need</title>\
+                <summary>The dominant sequence transduction models.</summary>\
+                <author><name>Ashish Vaswani</name></author>\
+                <link href=\"http://arxiv.org/abs/1706.03762v7\" rel=\"alternate\" type=\"text/html\"/>\
+                <link title=\"pdf\" href=\"http://arxiv.org/pdf/1706.03762v7\" rel=\"related\"/>\
+                </entry></feed>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/atom+xml\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// `retrieve_papers` is off by default; with `[web.papers]` the agent loop calls it through
+/// the gateway like any tool, and the model's next request carries the papers, the abstract
+/// inside an untrusted-content block.
+#[test]
+fn retrieve_papers_is_off_by_default_and_answers_the_agent_loop_when_configured() {
+    let off = Env::new();
+    let listed = off.run(&["tools", "show", "retrieve_papers", "--json"]);
+    assert_ne!(listed.code, 0, "{listed:?}");
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let model = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "call_1",
+                "retrieve_papers",
+                r#"{"query": "attention transformer", "limit": 1}"#,
+            )])),
+            Reply::Turn(FakeTurn::text("Vaswani et al., 2017.")),
+        ]))
+        .unwrap();
+    let (m, a) = (model.addr.port(), arxiv_server());
+    let env = Env::with_config(&format!(
+        "[model]\nprovider = \"openai-chat\"\nmodel = \"fake-model\"\nbase_url = \"{}\"\n\
+         api_key_env = \"{KEY_VAR}\"\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{m}\", \"127.0.0.1:{a}\"]\n\
+         allow_http = [\"127.0.0.1:{m}\", \"127.0.0.1:{a}\"]\n\n\
+         [web.papers]\nsources = [\"arxiv\"]\narxiv_url = \"http://127.0.0.1:{a}/api/query\"\n",
+        model.base_url()
+    ));
+    let out = env
+        .command()
+        .env(KEY_VAR, "sk-test-model-key-0123456789")
+        .args(["run", "Which paper introduced the Transformer?"])
+        .output()
+        .unwrap();
+    let run = Run::from_output(out);
+    run.assert_code(0);
+    assert_eq!(run.stdout, "Vaswani et al., 2017.\n", "{run:#?}");
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[0]
+            .tool_names()
+            .contains(&"retrieve_papers".to_owned()),
+        "{:?}",
+        requests[0].tool_names()
+    );
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_owned();
+    let data: serde_json::Value = serde_json::from_str(&result).unwrap();
+    let data = data.get("data").unwrap_or(&data);
+    assert_eq!(
+        data["results"],
+        json!([{
+            "title": "Attention Is All You Need",
+            "authors": ["Ashish Vaswani"],
+            "year": 2017,
+            "venue": null,
+            "abstract": "<untrusted-content source=\"http://arxiv.org/abs/1706.03762v7\">\n\
+                         The dominant sequence transduction models.\n</untrusted-content>",
+            "doi": null,
+            "arxiv_id": "1706.03762",
+            "landing_url": "http://arxiv.org/abs/1706.03762v7",
+            "pdf_url": "http://arxiv.org/pdf/1706.03762v7",
+            "sources": ["arxiv"],
+        }]),
+        "{result}"
+    );
+}
+
+/// An MCP host reaches `retrieve_papers` through `toolgate serve --stdio` like any tool:
+/// listed with its schema, called, the papers in the result.
+#[test]
+fn retrieve_papers_answers_an_mcp_client_through_serve() {
+    use std::io::{BufRead, BufReader};
+
+    let a = arxiv_server();
+    let env = Env::with_config(&format!(
+        "[egress]\nallow_hosts = [\"127.0.0.1:{a}\"]\nallow_http = [\"127.0.0.1:{a}\"]\n\n\
+         [web.papers]\nsources = [\"arxiv\"]\narxiv_url = \"http://127.0.0.1:{a}/api/query\"\n"
+    ));
+    let mut child = env
+        .command()
+        .args(["serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "retrieve_papers", "arguments": {"id": "arXiv:1706.03762"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < 2 {
+        let line = lines
+            .next()
+            .expect("answers to tools/list and tools/call")
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 || v["id"] == 3 {
+            answers.insert(v["id"].as_u64().unwrap(), v);
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+
+    let listed = answers[&2]["result"]["tools"].as_array().unwrap();
+    let tool = listed
+        .iter()
+        .find(|t| t["name"] == "retrieve_papers")
+        .expect("retrieve_papers is listed");
+    assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool:#}");
+    let result = &answers[&3]["result"];
+    assert_ne!(result["isError"], true, "{result:#}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let data: serde_json::Value = serde_json::from_str(text).unwrap();
+    let data = data.get("data").unwrap_or(&data);
+    assert_eq!(data["id"], "arXiv:1706.03762", "{data:#}");
+    assert_eq!(
+        (&data["results"][0]["title"], &data["results"][0]["sources"]),
+        (&json!("Attention Is All You Need"), &json!(["arxiv"])),
+        "{data:#}"
     );
 }

@@ -8,6 +8,8 @@
 //! - [`output`]: [`Call`], one decoded call of a model's output; [`parse_output`].
 //! - [`checker`]: [`check`], the verdict on one output.
 //! - [`verdict`]: [`Verdict`], [`Failure`], [`ErrorKind`] (the official `error_type`s).
+//! - [`cost`]: [`Tokens`], [`Price`] and the [`CostFigures`] (cost per run, pass@1 per
+//!   dollar, tokens per solved entry) reported beside accuracy.
 //! - [`mutate`]: the ground truth as output and mutations of it (agreement test, bench).
 //! - [`prompt`]: the function docs as tool definitions ([`prompt::tool_specs`]).
 //! - `run` (feature `runner`, on by default): asking a model every entry (`run_model`),
@@ -17,6 +19,7 @@
 
 pub mod category;
 pub mod checker;
+pub mod cost;
 pub mod data;
 mod java;
 mod js;
@@ -31,6 +34,7 @@ pub mod verdict;
 
 pub use category::{Category, CheckKind, Language, UnknownCategory};
 pub use checker::{CheckOptions, check};
+pub use cost::{CostFigures, Price, Tokens};
 pub use data::{
     AnswerError, BfclData, Case, DATA_ENV, DataError, Entry, ExpectedCall, FunctionDoc, Message,
 };

@@ -32,6 +32,7 @@ fn search_is_registered_only_when_configured() {
             base_url: Some("https://searx.example.org".into()),
             ..SearchConfig::new(SearchBackendKind::Searxng)
         }),
+        papers: None,
     };
     let no_read = WebConfig {
         url_read: UrlReadConfig::default(),
@@ -44,10 +45,12 @@ fn search_is_registered_only_when_configured() {
             api_key_env: Some("K".into()),
             ..SearchConfig::new(SearchBackendKind::Brave)
         }),
+        papers: None,
     };
     let read_only = WebConfig {
         url_read: read,
         search: None,
+        papers: None,
     };
     assert_eq!(
         [
@@ -101,6 +104,7 @@ fn unusable_settings_name_the_key() {
                 ..UrlReadConfig::default()
             },
             search: None,
+            papers: None,
         },
     ];
     let got: Vec<_> = cases
