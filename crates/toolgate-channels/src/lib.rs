@@ -2,12 +2,12 @@
 //! the operators are — Telegram and Slack — with the console's complete, redacted preview,
 //! decided there by chat users mapped to operator principals, and recorded with the
 //! principal and the channel. Exactly once across chats, the console, restarts and replicas
-//! (see [`hub`]).
+//! (see [`approval_channels`]).
 //!
 //! - [`config`]: the table; secrets only as environment variable names ([`secret`]).
 //! - [`card`]: what a message shows; [`action`]: what its buttons carry.
 //! - [`service`]: the [`ChatService`] trait; [`telegram`] and [`slack`] implement it.
-//! - [`hub`]: the reconciling loop; `decide`: a tap → a decision;
+//! - [`approval_channels`]: [`ApprovalChannels`], the reconciling loop; `decide`: a tap → a decision;
 //!   [`hooks`]: what the services POST to `toolgate serve`.
 //! - [`doctor`]: each channel's token and chats checked.
 //!
