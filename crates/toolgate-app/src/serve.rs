@@ -135,7 +135,8 @@ impl Runtime {
         })
         .with_max_argument_bytes(settings.file.limits.max_argument_bytes)
         .with_mcp_options(self.mcp_options())
-        .with_tokens(book);
+        .with_tokens(book)
+        .with_definition_check(Arc::new(definition_findings));
         if let Some(hub) = channels {
             state = state.with_channels(hub);
         }
@@ -166,4 +167,17 @@ impl Runtime {
         }
         served.context("serving MCP on stdin/stdout")
     }
+}
+
+/// The linter's findings about one definition (the rules that need no other tool; the
+/// confusable pairs are `toolgate tools lint`'s, over the whole catalog), as the API shows
+/// them on `GET /v1/tools/{name}` and the console on a tool's page.
+fn definition_findings(spec: &toolgate_protocol::ToolSpec) -> Vec<serde_json::Value> {
+    toolgate_lint::lint_catalog(
+        std::slice::from_ref(spec),
+        &toolgate_lint::LintOptions::default(),
+    )
+    .into_iter()
+    .filter_map(|finding| serde_json::to_value(finding).ok())
+    .collect()
 }

@@ -63,6 +63,22 @@ export function mount(el, ctx) {
     return [h('h3', {}, 'Pin'), h('p', { class: 'prose pin-detail' }, ...text)];
   }
 
+  // What in the definition will make a model guess (the linter's findings, docs/lint.md),
+  // each with its fix; absent when the server runs no check.
+  function lintDetail(findings) {
+    if (!Array.isArray(findings)) return null;
+    if (!findings.length) {
+      return [h('h3', {}, 'Definition check'), h('p', { class: 'muted lint-none' }, 'No findings: nothing here should make a model guess.')];
+    }
+    const tone = { error: 'outcome-bad', warning: 'outcome-warn', note: '' };
+    return [h('h3', {}, `Definition check (${findings.length})`),
+      h('ul', { class: 'lint-findings' }, ...findings.map((f) => h('li', { class: 'lint-finding', 'data-rule': f.rule },
+        h('span', { class: `pill ${tone[f.severity] ?? ''}` }, f.severity), ' ',
+        h('span', { class: 'mono small' }, f.rule), f.path ? [' ', h('span', { class: 'mono muted small' }, f.path)] : null,
+        h('div', { class: 'prose' }, f.message),
+        h('div', { class: 'muted small' }, 'Fix: ', f.fix))))];
+  }
+
   function detailRow(t) {
     const d = details.get(t.name);
     let content;
@@ -71,6 +87,7 @@ export function mount(el, ctx) {
     else content = h('div', { class: 'detail-grid' },
       h('div', {}, h('h3', {}, 'Description'), h('p', { class: 'prose' }, d.description || '—'),
         pinDetail(t.name, d.pin),
+        lintDetail(d.lint),
         d.annotations && Object.keys(d.annotations).length ? [h('h3', {}, 'Annotations'), jsonBlock(d.annotations)] : null),
       h('div', {}, h('h3', {}, 'Input schema'), jsonBlock(d.input_schema ?? d.inputSchema ?? d.parameters ?? {})));
     return h('tr', { class: 'detail' }, h('td', { colspan: 6 }, content));

@@ -32,6 +32,11 @@ use crate::config::ServerConfig;
 /// Set by whoever runs the MCP client; this crate does not depend on it.
 pub type McpStatus = Arc<dyn Fn() -> Vec<Value> + Send + Sync>;
 
+/// What a tool definition will make a model guess (the linter's findings for one definition,
+/// as JSON objects: rule, severity, message, fix). Set by whoever assembles the server; this
+/// crate does not depend on the linter.
+pub type DefinitionCheck = Arc<dyn Fn(&toolgate_protocol::ToolSpec) -> Vec<Value> + Send + Sync>;
+
 /// Cheap to clone; handlers take it by value.
 #[derive(Clone)]
 pub struct AppState {
@@ -39,6 +44,7 @@ pub struct AppState {
     machinery: Arc<Machinery>,
     max_argument_bytes: usize,
     mcp_status: Option<McpStatus>,
+    definition_check: Option<DefinitionCheck>,
     /// What `/mcp` offers besides the catalog's tools (the federated servers' prompts,
     /// resources, …); tools only by default.
     mcp_options: crate::mcp::McpOptions,
@@ -97,6 +103,7 @@ impl AppState {
             }),
             max_argument_bytes: LimitsConfig::default().max_argument_bytes,
             mcp_status: None,
+            definition_check: None,
             mcp_options: crate::mcp::McpOptions::default(),
             tokens: None,
             jwt,
@@ -155,6 +162,20 @@ impl AppState {
     pub fn with_mcp_status(mut self, status: McpStatus) -> Self {
         self.mcp_status = Some(status);
         self
+    }
+
+    /// How `GET /v1/tools/{name}` (and the console's tool page) checks a definition.
+    pub fn with_definition_check(mut self, check: DefinitionCheck) -> Self {
+        self.definition_check = Some(check);
+        self
+    }
+
+    /// The findings about `spec`'s definition; empty without a check.
+    pub fn definition_findings(&self, spec: &toolgate_protocol::ToolSpec) -> Vec<Value> {
+        self.definition_check
+            .as_ref()
+            .map(|f| f(spec))
+            .unwrap_or_default()
     }
 
     /// The federated MCP servers' status; empty when none is federated.

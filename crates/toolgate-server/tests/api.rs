@@ -40,6 +40,8 @@ mod pins;
 mod routes;
 #[path = "api/shutdown.rs"]
 mod shutdown;
+#[path = "api/tool_lint.rs"]
+mod tool_lint;
 #[path = "api/webhook.rs"]
 mod webhook;
 #[path = "api/wire.rs"]

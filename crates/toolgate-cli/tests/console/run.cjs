@@ -148,6 +148,13 @@ async function keyboard(page) {
   assert.equal(await page.locator('tr.row.selected').getAttribute('data-key'), 'write_file');
   await page.locator('tr.detail h3', { hasText: 'Input schema' }).waitFor();
   assert.match(await page.locator('tr.detail pre.json').last().textContent(), /"path"/);
+  // The definition check: exactly the API's findings, each with its fix.
+  const findings = (await http('GET', '/v1/tools/write_file', cfg.operatorToken)).body.lint;
+  assert.ok(Array.isArray(findings), 'GET /v1/tools/{name} carries `lint`');
+  assert.equal(await page.locator('tr.detail li.lint-finding').count(), findings.length);
+  assert.deepEqual(await page.locator('tr.detail li.lint-finding').evaluateAll((li) => li.map((e) => e.dataset.rule)),
+    findings.map((f) => f.rule));
+  if (!findings.length) await page.locator('tr.detail .lint-none').waitFor();
   await page.locator('#tools-filter').fill('');
   await keys(page, 'Escape');
   await page.evaluate(() => window.scrollTo(0, 0));

@@ -133,6 +133,7 @@ pub async fn show(
         .map_err(|e| ApiError::internal(format!("serialising tool `{name}`: {e}")))?;
     doc["availability"] = json!(entry.availability);
     doc["pin"] = pin_detail(&state, &snap, entry).await;
+    doc["lint"] = Value::Array(state.definition_findings(entry.spec()));
     Ok(Json(doc))
 }
 

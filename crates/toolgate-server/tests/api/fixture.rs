@@ -17,7 +17,7 @@ use toolgate_gateway::{Gateway, GatewayConfig, GatewayDeps};
 use toolgate_protocol::Risk;
 use toolgate_registry::{Catalog, PinBook};
 use toolgate_server::config::TokenConfig;
-use toolgate_server::state::McpStatus;
+use toolgate_server::state::{DefinitionCheck, McpStatus};
 use toolgate_server::{AppState, Inner, ServeError, ServerConfig};
 use toolgate_store::approvals::ApprovalStore;
 
@@ -65,6 +65,8 @@ pub struct Setup {
     pub pins: Option<Arc<dyn PinBook>>,
     /// The federated MCP servers' status `/v1/ready` shows operators (default: none).
     pub mcp_status: Option<McpStatus>,
+    /// How `GET /v1/tools/{name}` checks a definition (default: none).
+    pub definition_check: Option<DefinitionCheck>,
 }
 
 impl Default for Setup {
@@ -80,6 +82,7 @@ impl Default for Setup {
             audit_jsonl: None,
             pins: None,
             mcp_status: None,
+            definition_check: None,
         }
     }
 }
@@ -174,6 +177,9 @@ impl TestServer {
         .with_tokens(tokens);
         if let Some(status) = setup.mcp_status {
             state = state.with_mcp_status(status);
+        }
+        if let Some(check) = setup.definition_check {
+            state = state.with_definition_check(check);
         }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(toolgate_server::serve(

@@ -124,7 +124,26 @@ pub fn schemas() -> Value {
                 "source": {"type": "string"},
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "availability": r("Availability"),
-                "pin": r("Pin")
+                "pin": r("Pin"),
+                "lint": {
+                    "type": "array",
+                    "items": r("LintFinding"),
+                    "description": "What in this definition will make a model guess (`toolgate tools lint`, docs/lint.md); empty when nothing was found."
+                }
+            }
+        },
+        "LintFinding": {
+            "type": "object",
+            "description": "One finding of the tool-definition linter, with its concrete fix.",
+            "required": ["tool", "rule", "severity", "message", "fix"],
+            "properties": {
+                "tool": {"type": "string"},
+                "rule": {"type": "string", "description": "The rule's id (docs/lint.md)."},
+                "severity": {"type": "string", "enum": ["error", "warning", "note"]},
+                "path": {"type": "string", "description": "JSON pointer into the input schema, when the finding is about a parameter."},
+                "message": {"type": "string"},
+                "fix": {"type": "string", "description": "What to change."},
+                "related": {"type": "string", "description": "The other tool of a confusable pair."}
             }
         },
         "CallRequest": {
