@@ -336,6 +336,10 @@ pub struct LintArgs {
     /// BM25 similarity (0–1) from which two tools are reported as confusable.
     #[arg(long, default_value_t = 0.8)]
     pub confusable_threshold: f32,
+    /// The encoder's cosine (0–1) from which two tools are reported as confusable, when an
+    /// embedding model is configured or pulled (`[rag]`; BM25 alone otherwise).
+    #[arg(long, default_value_t = 0.9)]
+    pub encoder_threshold: f32,
     /// Exit 2 when a finding is at least this severe: error | warning | note | never.
     #[arg(long, default_value = "error")]
     pub fail_on: String,

@@ -4,8 +4,9 @@
 
 use anyhow::bail;
 use toolgate_app::{Config, Runtime, RuntimeOptions};
+use toolgate_lint::confusable::pairs_by_vectors;
 use toolgate_lint::render;
-use toolgate_lint::{LintOptions, Severity, lint_catalog};
+use toolgate_lint::{ConfusablePair, LintOptions, Severity, lint_catalog};
 use toolgate_protocol::ToolSpec;
 
 use crate::cli::LintArgs;
@@ -48,6 +49,9 @@ pub async fn run(settings: &Config, args: LintArgs) -> anyhow::Result<i32> {
     if !(0.0..=1.0).contains(&args.confusable_threshold) {
         bail!("--confusable-threshold must be between 0 and 1");
     }
+    if !(0.0..=1.0).contains(&args.encoder_threshold) {
+        bail!("--encoder-threshold must be between 0 and 1");
+    }
     let specs = catalog_specs(settings, args.server.as_deref()).await?;
     if let Some(server) = &args.server
         && specs.is_empty()
@@ -56,7 +60,7 @@ pub async fn run(settings: &Config, args: LintArgs) -> anyhow::Result<i32> {
     }
     let options = LintOptions {
         confusable_threshold: args.confusable_threshold,
-        ..LintOptions::default()
+        extra_pairs: encoder_pairs(settings, &specs, args.encoder_threshold).await?,
     };
     let findings = lint_catalog(&specs, &options);
     match args.format.as_str() {
@@ -79,4 +83,27 @@ pub async fn run(settings: &Config, args: LintArgs) -> anyhow::Result<i32> {
     }
     let failed = fail_on.is_some_and(|level| findings.iter().any(|f| f.severity <= level));
     Ok(if failed { 2 } else { 0 })
+}
+
+/// Pairs too alike by Tool RAG's encoder (cosine of the texts it embeds for retrieval), when
+/// `[rag]` has an embedding model (configured, or the default one pulled) and is not
+/// `mode = "bm25"`; none otherwise — BM25's pairs are always found.
+async fn encoder_pairs(
+    settings: &Config,
+    specs: &[ToolSpec],
+    threshold: f32,
+) -> anyhow::Result<Vec<ConfusablePair>> {
+    if settings.file.rag.mode()? == toolgate_rag::Mode::Bm25 || specs.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let Some(embedder) = toolgate_app::rag::embedder(settings, &settings.file.rag)? else {
+        return Ok(Vec::new());
+    };
+    let texts: Vec<String> = specs
+        .iter()
+        .map(|s| toolgate_rag::ToolDoc::from_spec(s).embedding_text())
+        .collect();
+    let vectors = embedder.embed(&texts).await?;
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    Ok(pairs_by_vectors(&names, &vectors, threshold))
 }

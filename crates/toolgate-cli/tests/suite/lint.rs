@@ -75,3 +75,46 @@ fn bad_flags_and_an_unknown_server_are_explained() {
     r.assert_code(0);
     assert!(r.json()["tools"].as_u64().unwrap() > 0);
 }
+
+/// With an embedding model (`[rag] model_dir`, the packaged test model), pairs are also found
+/// by the encoder's cosine: at a threshold low enough, the built-in `read_file` and
+/// `write_file` are reported with "encoder" in the message; at 1.0 none is.
+#[test]
+fn confusable_pairs_come_from_the_encoder_too_when_a_model_is_configured() {
+    let config = format!(
+        "[rag]\nmodel_dir = {:?}\nmode = \"hybrid\"\n",
+        toolgate_testkit::packaged_model_dir()
+    );
+    let env = Env::with_config(&config);
+    let encoder_findings = |threshold: &str| {
+        let r = env.run(&[
+            "tools",
+            "lint",
+            "--format",
+            "json",
+            "--confusable-threshold",
+            "1",
+            "--encoder-threshold",
+            threshold,
+        ]);
+        r.assert_code(0);
+        r.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["rule"] == "confusable" && f["message"].as_str().unwrap().contains("encoder")
+            })
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let low = encoder_findings("0.3");
+    assert!(
+        low.iter().any(|f| {
+            let pair = [f["tool"].as_str().unwrap(), f["related"].as_str().unwrap()];
+            pair.contains(&"read_file") && pair.contains(&"write_file")
+        }),
+        "{low:#?}"
+    );
+    assert!(encoder_findings("1").is_empty());
+}
