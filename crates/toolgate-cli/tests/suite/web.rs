@@ -183,59 +183,49 @@ fn retrieve_papers_is_off_by_default_and_answers_the_agent_loop_when_configured(
     );
 }
 
-/// An MCP host reaches `retrieve_papers` through `toolgate serve --stdio` like any tool:
-/// listed with its schema, called, the papers in the result.
+/// An MCP host — the official Python SDK's client — spawns `toolgate serve --stdio` and
+/// reaches `retrieve_papers` like any tool: listed with its annotations, called, the papers
+/// in the result.
 #[test]
 fn retrieve_papers_answers_an_mcp_client_through_serve() {
-    use std::io::{BufRead, BufReader};
-
     let a = arxiv_server();
     let env = Env::with_config(&format!(
         "[egress]\nallow_hosts = [\"127.0.0.1:{a}\"]\nallow_http = [\"127.0.0.1:{a}\"]\n\n\
          [web.papers]\nsources = [\"arxiv\"]\narxiv_url = \"http://127.0.0.1:{a}/api/query\"\n"
     ));
-    let mut child = env
-        .command()
-        .args(["serve", "--stdio"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
+    let mut server = env.command();
+    server.args(["serve", "--stdio"]);
+    let spec = json!({
+        "command": server.get_program().to_string_lossy(),
+        "args": server.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+        "env": server
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_string_lossy().into_owned(), v?.to_string_lossy().into_owned())))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+        "cwd": server.get_current_dir().map(|d| d.to_string_lossy().into_owned()),
+    });
+    let client =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/stdio_call_client.py");
+    let out = std::process::Command::new(super::harness::peer_python())
+        .arg(client)
+        .args(["--spec", &spec.to_string(), "--tool", "retrieve_papers"])
+        .args(["--args", &json!({"id": "arXiv:1706.03762"}).to_string()])
+        .output()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for message in [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "retrieve_papers", "arguments": {"id": "arXiv:1706.03762"}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut answers = std::collections::BTreeMap::new();
-    while answers.len() < 2 {
-        let line = lines
-            .next()
-            .expect("answers to tools/list and tools/call")
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["id"] == 2 || v["id"] == 3 {
-            answers.insert(v["id"].as_u64().unwrap(), v);
-        }
-    }
-    drop(stdin);
-    let _ = child.wait();
-
-    let listed = answers[&2]["result"]["tools"].as_array().unwrap();
-    let tool = listed
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tool = report["tools"]
+        .as_array()
+        .unwrap()
         .iter()
         .find(|t| t["name"] == "retrieve_papers")
         .expect("retrieve_papers is listed");
     assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool:#}");
-    let result = &answers[&3]["result"];
+    let result = &report["result"];
     assert_ne!(result["isError"], true, "{result:#}");
     let text = result["content"][0]["text"].as_str().unwrap();
     let data: serde_json::Value = serde_json::from_str(text).unwrap();
