@@ -35,7 +35,7 @@ use toolgate_store::CredentialStore;
 
 use crate::auth::{AuthConfig, AuthContext};
 use crate::config::{Endpoint, ProtocolChoice, ServerConfig};
-use crate::handler::McpClientHandler;
+use crate::inbound::McpClientHandler;
 use crate::transport::ChildTransport;
 use crate::{ConfigError, ConnectError, TransportKind};
 

@@ -31,11 +31,11 @@ use rmcp::service::{Peer, RoleClient};
 
 use crate::config::{NamePrefix, Naming};
 use crate::connect::error_chain;
-use crate::handler::MAX_INPUT_ROUNDS;
 use crate::hub::McpHub;
+use crate::inbound::MAX_INPUT_ROUNDS;
 use crate::offers::{Offers, template_matches};
-use crate::server::McpServer;
 use crate::subscribe;
+use crate::supervisor::McpServer;
 use toolgate_core::CallerLink;
 
 /// Which server holds a name, its own name for it, and what a role's globs match.

@@ -13,7 +13,7 @@ use toolgate_store::CredentialStore;
 use crate::config::{ServerConfig, validate_servers};
 use crate::elicit::Elicitor;
 use crate::sandbox::StdioSandbox;
-use crate::server::{McpServer, RetryPolicy};
+use crate::supervisor::{McpServer, RetryPolicy};
 use crate::{ConfigError, McpEvent, ServerStatus};
 
 const EVENT_BUFFER: usize = 1024;

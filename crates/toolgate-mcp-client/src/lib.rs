@@ -12,8 +12,10 @@
 //! - [`tool`]: [`McpTool`], a server's tool as a toolgate `Tool` (naming, risk, calls with
 //!   timeout and cancellation).
 //! - [`content`]: an MCP `CallToolResult` as a `ToolOutput`, every content type kept.
-//! - `server`: one supervised server — restarts with backoff, re-lists on `list_changed`,
-//!   marks its tools unavailable while down.
+//! - `supervisor`: one supervised server — restarts with backoff, re-lists on
+//!   `list_changed`, marks its tools unavailable while down.
+//! - `inbound`: what toolgate answers when a server talks first (progress, logs, list
+//!   changes, resource updates, sampling and elicitation passed to the caller).
 //! - [`hub`]: [`McpHub`], all servers started in parallel; status, events, shutdown;
 //!   [`HubOptions`] (backoff and the egress policy).
 //! - [`sandbox`]: [`SandboxSpec`], a stdio server's `sandbox` table, and [`StdioSandbox`],
@@ -51,15 +53,15 @@ pub mod content;
 pub mod elicit;
 pub mod error;
 pub mod federation;
-mod handler;
 pub mod hub;
+mod inbound;
 mod link;
 mod offers;
 pub mod sandbox;
-mod server;
 mod span;
 pub mod status;
 mod subscribe;
+mod supervisor;
 pub mod tool;
 pub mod transport;
 
@@ -70,6 +72,6 @@ pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};
 pub use sandbox::{SandboxChoice, SandboxSpec, SandboxedCommand, StdioSandbox};
-pub use server::RetryPolicy;
 pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
+pub use supervisor::RetryPolicy;
 pub use tool::McpTool;

@@ -28,7 +28,7 @@ use toolgate_protocol::{Annotations, Risk, ToolOutput, ToolSpec};
 use crate::config::Naming;
 use crate::connect::error_chain;
 use crate::content::tool_output;
-use crate::handler::{MAX_INPUT_ROUNDS, McpClientHandler};
+use crate::inbound::{MAX_INPUT_ROUNDS, McpClientHandler};
 use crate::link::{Connected, ServerLink};
 use crate::span::ClientOp;
 use crate::transport::Limit;

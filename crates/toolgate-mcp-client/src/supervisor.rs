@@ -22,7 +22,7 @@ use toolgate_store::CredentialStore;
 
 use crate::config::{ServerConfig, ToolFilter};
 use crate::connect::{Connection, StderrTail, connect, error_chain, transport_kind};
-use crate::handler::McpClientHandler;
+use crate::inbound::McpClientHandler;
 use crate::link::{AbortOnDrop, Connected, ServerLink};
 use crate::offers::Offers;
 use crate::sandbox::{SandboxChoice, SandboxSpec, StdioSandbox};
