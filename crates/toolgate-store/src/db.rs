@@ -174,7 +174,9 @@ impl EmbeddedDb {
 
 /// A connection lent out by the pool. It comes back when the work ends — after an error or a
 /// panic too: SQLite rolled back any transaction the work left unfinished when its
-/// `Transaction` was dropped, so the connection is still usable.
+/// `Transaction` was dropped, so the connection is still usable. After a panic its
+/// `synchronous` is set back to `FULL`: a use that lowered it for itself (a quota take) must
+/// not leave the next store's commits unsynced.
 struct Lent<'a> {
     db: &'a EmbeddedDb,
     conn: Option<Connection>,
@@ -183,6 +185,14 @@ struct Lent<'a> {
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            if std::thread::panicking() {
+                // Best effort: a connection that cannot take the pragma is dropped instead.
+                if conn.pragma_update(None, "synchronous", "FULL").is_err() {
+                    lock(&self.db.0.idle).open -= 1;
+                    self.db.0.returned.notify_one();
+                    return;
+                }
+            }
             lock(&self.db.0.idle).connections.push(conn);
             self.db.0.returned.notify_one();
         }
@@ -309,9 +319,19 @@ mod tests {
         assert!(lock(&db.0.idle).open <= POOL_SIZE);
 
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = db.with_conn(|_| -> StoreResult<()> { panic!("a store's bug") });
+            let _ = db.with_conn(|conn| -> StoreResult<()> {
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                panic!("a store's bug")
+            });
         }));
         assert!(panicked.is_err());
+        // Every pooled connection commits synced again (FULL = 2), the panicked one too.
+        for _ in 0..POOL_SIZE {
+            let level: i64 = db
+                .with_conn(|conn| Ok(conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?))
+                .expect("read");
+            assert_eq!(level, 2);
+        }
         let idle = lock(&db.0.idle);
         assert_eq!(
             idle.connections.len(),
