@@ -115,11 +115,7 @@ impl PaperSource for ArxivSource {
 
     async fn search(&self, query: &PaperQuery) -> Result<Vec<Paper>, PapersError> {
         let papers = self.fetch(self.search_url(query)).await?;
-        Ok(papers
-            .into_iter()
-            .filter(|p| query.filters.admits(p))
-            .take(usize::try_from(query.limit).unwrap_or(usize::MAX))
-            .collect())
+        Ok(query.keep(papers, |_, _| true))
     }
 
     async fn lookup(&self, id: &PaperId) -> Result<Option<Paper>, PapersError> {

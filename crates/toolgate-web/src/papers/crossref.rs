@@ -140,14 +140,7 @@ impl PaperSource for CrossrefSource {
             return Ok(Vec::new());
         };
         let answer: Answer<Items> = decode_json(NAME, &body)?;
-        Ok(answer
-            .message
-            .items
-            .into_iter()
-            .map(paper)
-            .filter(|p| query.filters.admits(p))
-            .take(usize::try_from(query.limit).unwrap_or(usize::MAX))
-            .collect())
+        Ok(query.keep(answer.message.items.into_iter().map(paper), |_, _| true))
     }
 
     async fn lookup(&self, id: &PaperId) -> Result<Option<Paper>, PapersError> {

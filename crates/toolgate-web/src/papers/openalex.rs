@@ -13,7 +13,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::http::{Get, PaperHttp, decode_json};
-use super::paper::{Paper, PaperId, PaperQuery, bare_doi};
+use super::paper::{Filters, Paper, PaperId, PaperQuery, bare_doi};
 use super::source::{PaperSource, PapersError};
 
 const NAME: &str = "openalex";
@@ -153,13 +153,7 @@ impl PaperSource for OpenAlexSource {
             return Ok(Vec::new());
         };
         let page: Page = decode_json(NAME, &body)?;
-        Ok(page
-            .results
-            .into_iter()
-            .map(paper)
-            .filter(|p| query.filters.admits(p) && query.filters.venue_matches(p))
-            .take(usize::try_from(query.limit).unwrap_or(usize::MAX))
-            .collect())
+        Ok(query.keep(page.results.into_iter().map(paper), Filters::venue_matches))
     }
 
     async fn lookup(&self, id: &PaperId) -> Result<Option<Paper>, PapersError> {

@@ -14,6 +14,22 @@ pub struct PaperQuery {
     pub limit: u32,
 }
 
+impl PaperQuery {
+    /// A backend's answer narrowed as the query asks: the papers the filters admit and
+    /// `also` keeps (what that backend's API could not filter itself), at most `limit`.
+    pub fn keep(
+        &self,
+        papers: impl IntoIterator<Item = Paper>,
+        also: impl Fn(&Filters, &Paper) -> bool,
+    ) -> Vec<Paper> {
+        papers
+            .into_iter()
+            .filter(|p| self.filters.admits(p) && also(&self.filters, p))
+            .take(usize::try_from(self.limit).unwrap_or(usize::MAX))
+            .collect()
+    }
+}
+
 /// Optional narrowing, each applied by the backend where its API can, else afterwards.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filters {

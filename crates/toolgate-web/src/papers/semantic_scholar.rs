@@ -11,7 +11,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::http::{Get, PaperHttp, decode_json};
-use super::paper::{Paper, PaperId, PaperQuery, bare_doi};
+use super::paper::{Filters, Paper, PaperId, PaperQuery, bare_doi};
 use super::source::{PaperSource, PapersError};
 use crate::search::ApiKey;
 
@@ -135,13 +135,7 @@ impl PaperSource for SemanticScholarSource {
             return Ok(Vec::new());
         };
         let page: Page = decode_json(NAME, &body)?;
-        Ok(page
-            .data
-            .into_iter()
-            .map(paper)
-            .filter(|p| query.filters.admits(p) && query.filters.author_matches(p))
-            .take(usize::try_from(query.limit).unwrap_or(usize::MAX))
-            .collect())
+        Ok(query.keep(page.data.into_iter().map(paper), Filters::author_matches))
     }
 
     async fn lookup(&self, id: &PaperId) -> Result<Option<Paper>, PapersError> {
