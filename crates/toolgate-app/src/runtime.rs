@@ -230,6 +230,7 @@ impl Runtime {
                 egress: self.config.file.egress.clone(),
                 operators,
                 public_url,
+                clock: toolgate_store::system_clock(),
             },
         )?;
         Ok(Some(hub))

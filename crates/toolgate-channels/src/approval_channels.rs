@@ -17,14 +17,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolgate_gateway::approve::Decisions;
 use toolgate_net::EgressPolicy;
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::{ApprovalStore, ChatPosts, StoreResult};
+use toolgate_store::{ApprovalStore, ChatPosts, Clock, StoreResult};
 
 use crate::card::{closed_card, open_card};
 pub use crate::channel::client;
@@ -63,6 +63,8 @@ pub struct ChannelsDeps {
     pub operators: Arc<dyn OperatorCheck>,
     /// `[server] public_url` (Telegram webhooks are registered under it).
     pub public_url: Option<String>,
+    /// The wall clock the leases and pauses are measured on (the one `posts` reads).
+    pub clock: Clock,
 }
 
 pub struct ApprovalChannels {
@@ -72,13 +74,17 @@ pub struct ApprovalChannels {
     pub(crate) decisions: Arc<Decisions>,
     pub(crate) operators: Arc<dyn OperatorCheck>,
     public_url: Option<String>,
+    clock: Clock,
     wake: Notify,
-    /// Cards known to be claimed (by anyone) recently: not claimed again until the lease
-    /// could have lapsed.
-    claimed: Mutex<HashMap<(String, usize, String), Instant>>,
-    /// Channels the service asked to slow down: no card is posted there before this.
-    paused: Mutex<HashMap<usize, Instant>>,
+    /// Cards known to be claimed (by anyone) recently, with when (ms): not claimed again
+    /// until the lease could have lapsed.
+    claimed: Mutex<HashMap<ClaimKey, u64>>,
+    /// Channels the service asked to slow down: no card is posted there before this (ms).
+    paused: Mutex<HashMap<usize, u64>>,
 }
+
+/// One card: (request, channel index, chat).
+type ClaimKey = (String, usize, String);
 
 impl std::fmt::Debug for ApprovalChannels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -128,17 +134,23 @@ impl ApprovalChannels {
                 inbound,
             });
         }
-        Ok(Arc::new(ApprovalChannels {
+        Ok(ApprovalChannels::assemble(channels, deps))
+    }
+
+    /// The hub over channels already built.
+    pub(crate) fn assemble(channels: Vec<Channel>, deps: ChannelsDeps) -> Arc<ApprovalChannels> {
+        Arc::new(ApprovalChannels {
             channels,
             approvals: deps.approvals,
             posts: deps.posts,
             decisions: deps.decisions,
             operators: deps.operators,
             public_url: deps.public_url,
+            clock: deps.clock,
             wake: Notify::new(),
             claimed: Mutex::new(HashMap::new()),
             paused: Mutex::new(HashMap::new()),
-        }))
+        })
     }
 
     /// Starts the loop and each channel's listener; everything stops with `shutdown`.
@@ -277,7 +289,7 @@ impl ApprovalChannels {
                 .claimed
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if claimed.get(&key).is_some_and(|at| at.elapsed() < LEASE) {
+            if claimed.get(&key).is_some_and(|at| !self.lapsed(*at)) {
                 return Ok(());
             }
         }
@@ -318,21 +330,32 @@ impl ApprovalChannels {
         Ok(())
     }
 
+    fn now_ms(&self) -> u64 {
+        (self.clock)()
+    }
+
+    /// Whether a claim made at `at` (ms) could have lapsed by now.
+    fn lapsed(&self, at: u64) -> bool {
+        self.now_ms().saturating_sub(at) >= millis(LEASE)
+    }
+
     fn pause(&self, index: usize, wait: Duration) {
+        let until = self.now_ms().saturating_add(millis(wait));
         self.paused
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(index, Instant::now() + wait);
+            .insert(index, until);
     }
 
-    /// When the channel's pause ends, if it is paused now.
-    fn paused_until(&self, index: usize) -> Option<Instant> {
+    /// When the channel's pause ends (ms), if it is paused now.
+    fn paused_until(&self, index: usize) -> Option<u64> {
+        let now = self.now_ms();
         let mut paused = self
             .paused
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match paused.get(&index) {
-            Some(until) if *until > Instant::now() => Some(*until),
+            Some(until) if *until > now => Some(*until),
             Some(_) => {
                 paused.remove(&index);
                 None
@@ -341,16 +364,17 @@ impl ApprovalChannels {
         }
     }
 
-    fn remember_claim(&self, key: (String, usize, String)) {
+    fn remember_claim(&self, key: ClaimKey) {
+        let now = self.now_ms();
         let mut claimed = self
             .claimed
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        claimed.retain(|_, at| at.elapsed() < LEASE);
-        claimed.insert(key, Instant::now());
+        claimed.retain(|_, at| !self.lapsed(*at));
+        claimed.insert(key, now);
     }
 
-    fn forget_claim(&self, key: &(String, usize, String)) {
+    fn forget_claim(&self, key: &ClaimKey) {
         self.claimed
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -387,3 +411,10 @@ impl ApprovalChannels {
         self.channels.iter().position(|c| c.config.name == name)
     }
 }
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

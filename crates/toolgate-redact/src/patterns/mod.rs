@@ -176,16 +176,17 @@ impl TokenPatterns {
             let again = match self.outcome(rule, whole) {
                 Outcome::Mask(r) => {
                     spans.push(at + r.start..at + r.end);
-                    // A label's name may have taken in a token before it (`ghp_….AccountKey=…`:
-                    // a label's name runs over `.`, `_` and `-`): the head is searched too.
-                    // It ends at the label's operator, so no label matches inside it again.
-                    // Only labels have a name that runs on; a scheme's or a header's head is
-                    // a fixed word (`Authorization: Bearer `) and is not searched.
-                    let named = matches!(
+                    // A head that is not a fixed word may have taken in a token before the
+                    // secret (`ghp_….AccountKey=…`: a label's name runs over `.`, `_` and
+                    // `-`; `<xoxp-….piToken>…`: an element's name does too; a URL's user
+                    // before its password): the head is searched too. It is strictly shorter
+                    // than the match, so the search ends. A scheme's or a header's head is a
+                    // fixed word (`Authorization: Bearer `) and is not searched.
+                    let fixed_head = matches!(
                         RULES[rule].secret,
-                        Secret::Label | Secret::ServiceLabel | Secret::GenericLabel
+                        Secret::Scheme | Secret::Header | Secret::Whole | Secret::KubeData
                     );
-                    if named && r.start > 0 {
+                    if !fixed_head && r.start > 0 {
                         self.scan(&whole[..r.start], at, spans);
                     }
                     // A value after a label or scheme is searched too: what the label took
@@ -374,6 +375,33 @@ mod tests {
         let masked = patterns.mask(&text);
         assert!(!masked.contains(token), "{masked}");
         assert!(!masked.contains("wd:440"), "{masked}");
+    }
+
+    /// Found by the `redact` fuzz smoke in CI (seed 1796660878): an XML element's name took
+    /// in the Slack token before it (`<xoxp-….piToken>RY`), and the token was kept while the
+    /// element's text was masked.
+    #[test]
+    fn a_token_inside_an_elements_name_is_masked() {
+        let patterns = TokenPatterns::new();
+        let token = "xoxp-DKRYfmt07D";
+        for text in [
+            format!("<{token}.piToken>RY"),
+            format!("<{token}.piToken>value"),
+            format!("x <{token}_password> hunter2"),
+        ] {
+            let masked = patterns.mask(&text);
+            assert!(!masked.contains(token), "{text} → {masked}");
+        }
+    }
+
+    /// A URL's user before its password is searched too: a token there is masked.
+    #[test]
+    fn a_token_as_a_urls_user_before_its_password_is_masked() {
+        let patterns = TokenPatterns::new();
+        let token = "ghp_SaRYfmt07ELSZgnu18FMTahov29GNUbipw3A";
+        let text = format!("https://{token}:x-oauth-basic@github.com/o/r.git");
+        let masked = patterns.mask(&text);
+        assert!(!masked.contains(token), "{masked}");
     }
 
     /// Found by the `redact` fuzz target: a Telegram token ending in `-` has no word

@@ -65,28 +65,30 @@ fn a_decision_in_the_console_and_the_chat_at_once_resolves_once() {
 }
 
 /// toolgate killed with a request pending and its card posted: a tap made while it was down
-/// decides after the restart, and the card is not posted again. A lost connection to the
-/// service delays the announcement, never duplicates it.
+/// decides after the restart, and the card is not posted again. (A lost answer, a kill
+/// between the post and its record, and flood control are the channels' own tests, on an
+/// injected clock.)
 #[test]
 fn after_a_kill_and_restart_the_same_card_decides() {
     let fake = Fake::telegram();
     let env = Env::with_config(&telegram_config(&fake));
     let log = env.root().join("serve.log");
     let mut served = serve(&env, &log);
-    fake.post("/_test/outage", &json!({"ms": 3000}));
     let call = waiting_call(
         &env,
         "write_file",
         &json!({"path": "k.txt", "content": "kept"}),
     );
     let id = pending_id(&env);
-    // A post that got no answer may have reached the service: its claim is kept for the
-    // lease (30 s) before the card is posted again, so the outage delays it, never doubles it.
-    let card = wait_within(Duration::from_secs(60), "the card after the outage", || {
-        let m = fake.messages();
-        (!m.is_empty()).then_some(m)
-    })[0]
-        .clone();
+    let card = fake.messages_when("the card", |m| !m.is_empty())[0].clone();
+    // The kill comes once the store holds the card's message: a kill between the post and
+    // that write leaves a card no tap can decide (refused, never misread; the card is
+    // posted again after the lease).
+    wait_for("the card recorded as posted", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|l| l.contains("approval announced"))
+    });
     assert_eq!(fake.messages().len(), 1);
 
     served.child.kill().expect("SIGKILL toolgate serve");
@@ -113,10 +115,7 @@ fn after_a_kill_and_restart_the_same_card_decides() {
         .iter()
         .filter(|r| r["method"] == "sendMessage" && r["status"] == 200)
         .count();
-    assert_eq!(
-        posted, 1,
-        "one successful sendMessage (the others were dropped by the outage)"
-    );
+    assert_eq!(posted, 1, "one sendMessage");
     assert_no_secret(&log);
 }
 
@@ -130,7 +129,7 @@ fn a_rate_limited_channel_waits_as_asked_then_posts_once() {
     let _served = serve(&env, &log);
     fake.post(
         "/_test/ratelimit",
-        &json!({"method": "sendMessage", "count": 1, "retry_after": 6}),
+        &json!({"method": "sendMessage", "count": 1, "retry_after": 2}),
     );
     let call = waiting_call(
         &env,
@@ -145,8 +144,8 @@ fn a_rate_limited_channel_waits_as_asked_then_posts_once() {
     })[0]
         .clone();
     assert!(
-        asked.elapsed() >= Duration::from_secs(4),
-        "posted {:?} after the request, inside Telegram's 6 s pause",
+        asked.elapsed() >= Duration::from_millis(1_500),
+        "posted {:?} after the request, inside Telegram's 2 s pause",
         asked.elapsed()
     );
     let attempts: Vec<Value> = fake
