@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_gateway::govern::READ_RESULT;
 use toolgate_gateway::{Arguments, CallEvent, CallRequest, Gateway};
-use toolgate_protocol::{ContentBlock, Envelope, ToolSpec};
+use toolgate_protocol::{ContentBlock, Envelope, Principal, Role, SessionId, ToolSpec};
 
 use toolgate_core::TraceContext;
 use toolgate_telemetry::spans;
@@ -41,9 +41,9 @@ use crate::types::{
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
     /// The gateway session of every call (audit, session-scoped approvals).
-    pub session_id: String,
-    pub role: String,
-    pub principal: String,
+    pub session_id: SessionId,
+    pub role: Role,
+    pub principal: Principal,
     pub system: Option<String>,
     /// Model calls per [`Agent::run`] before it stops with [`AgentError::StepLimit`].
     pub max_steps: u32,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use toolgate_mcp_client::{SandboxSpec, SandboxedCommand, StdioSandbox};
+use toolgate_mcp_client::{SandboxError, SandboxSpec, SandboxedCommand, StdioSandbox};
 use toolgate_tools::{ResourceLimits, SandboxLauncher, SandboxPolicy};
 
 use crate::assemble::inside;
@@ -32,13 +32,15 @@ pub(crate) struct ServerSandbox {
 }
 
 impl StdioSandbox for ServerSandbox {
-    fn available(&self) -> Result<(), String> {
+    fn available(&self) -> Result<(), SandboxError> {
         let support = toolgate_tools::Sandbox::probe();
         match support.is_complete() {
             true => Ok(()),
-            false => Err(support
-                .reason
-                .unwrap_or_else(|| "the sandbox is incomplete".to_owned())),
+            false => Err(SandboxError::Unavailable(
+                support
+                    .reason
+                    .unwrap_or_else(|| "the sandbox is incomplete".to_owned()),
+            )),
         }
     }
 
@@ -49,9 +51,10 @@ impl StdioSandbox for ServerSandbox {
         command: &str,
         args: &[String],
         _cwd: Option<&Path>,
-    ) -> Result<SandboxedCommand, String> {
-        self.available()
-            .map_err(|why| format!("{why}; `toolgate doctor` explains"))?;
+    ) -> Result<SandboxedCommand, SandboxError> {
+        self.available().map_err(|why| {
+            SandboxError::Unavailable(format!("{why}; `toolgate doctor` explains"))
+        })?;
         let resolve = |p: &std::path::PathBuf| {
             if p.is_absolute() {
                 p.clone()
@@ -62,15 +65,16 @@ impl StdioSandbox for ServerSandbox {
         let mut writable: Vec<_> = spec.writable.iter().map(resolve).collect();
         if writable.is_empty() {
             let state = self.data_dir.join("mcp").join(server);
-            std::fs::create_dir_all(&state)
-                .map_err(|e| format!("cannot create {}: {e}", state.display()))?;
+            std::fs::create_dir_all(&state).map_err(|e| {
+                SandboxError::Grant(format!("cannot create {}: {e}", state.display()))
+            })?;
             writable.push(state);
         }
         if let Some(missing) = writable.iter().find(|p| !p.is_dir()) {
-            return Err(format!(
+            return Err(SandboxError::Grant(format!(
                 "`sandbox.writable` entry {} is not a directory",
                 missing.display()
-            ));
+            )));
         }
         let mut policy = SandboxPolicy::new(writable[0].clone());
         policy.extra_write_paths = writable[1..].to_vec();
@@ -128,7 +132,7 @@ impl StdioSandbox for ServerSandbox {
             command,
             &args,
         )
-        .map_err(|e| format!("cannot locate the sandbox helper: {e}"))?;
+        .map_err(|e| SandboxError::Helper(e.to_string()))?;
         Ok(SandboxedCommand {
             program: program.to_string_lossy().into_owned(),
             args: argv
@@ -146,11 +150,11 @@ impl ServerSandbox {
         &self,
         server: &str,
         allow: &[toolgate_net::HostPattern],
-    ) -> Result<std::path::PathBuf, String> {
+    ) -> Result<std::path::PathBuf, SandboxError> {
         let mut proxies = self
             .proxies
             .lock()
-            .map_err(|_| "the egress proxies' lock is poisoned".to_owned())?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(proxy) = proxies.get(server) {
             return Ok(proxy.path().to_owned());
         }
@@ -162,7 +166,10 @@ impl ServerSandbox {
             allow.to_vec(),
             Arc::clone(&self.audit),
         )
-        .map_err(|e| format!("cannot start the egress proxy of {server}: {e}"))?;
+        .map_err(|e| SandboxError::Proxy {
+            server: server.to_owned(),
+            why: e.to_string(),
+        })?;
         let path = proxy.path().to_owned();
         proxies.insert(server.to_owned(), proxy);
         Ok(path)

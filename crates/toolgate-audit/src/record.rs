@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-use toolgate_protocol::{ErrorCode, Risk};
+use toolgate_protocol::{ErrorCode, Principal, Risk, Role, SessionId};
 
 /// When an append counts as done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,9 +101,9 @@ pub struct AuditRecord {
     /// RFC 3339 UTC with microseconds, e.g. `2026-01-02T03:04:05.123456Z`.
     pub ts: String,
     pub call_id: String,
-    pub session: String,
-    pub principal: String,
-    pub role: String,
+    pub session: SessionId,
+    pub principal: Principal,
+    pub role: Role,
     pub tool: String,
     /// Where the tool comes from (`builtin`, an MCP server name, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]

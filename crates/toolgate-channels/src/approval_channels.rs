@@ -106,7 +106,8 @@ impl ApprovalChannels {
     ) -> Result<Arc<ApprovalChannels>, ChannelsError> {
         crate::config::check_all(configs)
             .map_err(|e| ChannelsError::Channel(e.channel.clone(), e.problem))?;
-        let client = client(&deps.egress).map_err(|e| ChannelsError::Channel("*".into(), e))?;
+        let client =
+            client(&deps.egress).map_err(|e| ChannelsError::Channel("*".into(), e.to_string()))?;
         let mut channels = Vec::new();
         for config in configs {
             let api = url::Url::parse(&config.api_base())

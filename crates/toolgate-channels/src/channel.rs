@@ -32,7 +32,7 @@ pub(crate) struct Channel {
 
 /// The egress client for a channel: `[egress]`'s rules, no redirect, and room for a long
 /// poll.
-pub fn client(egress: &EgressPolicy) -> Result<reqwest::Client, String> {
+pub fn client(egress: &EgressPolicy) -> Result<reqwest::Client, toolgate_net::EgressError> {
     let policy = EgressPolicy {
         max_redirects: 0,
         request_timeout_secs: egress
@@ -40,7 +40,7 @@ pub fn client(egress: &EgressPolicy) -> Result<reqwest::Client, String> {
             .max(crate::telegram::poll::POLL_SECS + 15),
         ..egress.clone()
     };
-    toolgate_net::client(&policy).map_err(|e| e.to_string())
+    toolgate_net::client(&policy)
 }
 
 /// The service of one channel, its secrets read from the environment.

@@ -39,7 +39,7 @@ pub async fn check(channels: &[ChannelConfig], egress: &EgressPolicy) -> Vec<Fin
             findings.push(Finding {
                 name: "approvals: channels".into(),
                 ok: false,
-                detail: e,
+                detail: e.to_string(),
             });
             return findings;
         }

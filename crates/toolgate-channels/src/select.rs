@@ -32,7 +32,7 @@ impl Selector {
     }
 
     pub fn selects(&self, r: &ApprovalRequest) -> bool {
-        (self.roles.is_empty() || self.roles.contains(&r.role))
+        (self.roles.is_empty() || self.roles.iter().any(|role| *role == r.role))
             && self.tools.as_ref().is_none_or(|set| set.is_match(&r.tool))
             && (self.risks.is_empty() || self.risks.contains(&r.risk))
     }

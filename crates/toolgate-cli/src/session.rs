@@ -82,9 +82,9 @@ impl Session {
             anyhow::bail!("--tool-choice {name}: no such tool (see `toolgate tools list`)");
         }
         let options = AgentOptions {
-            session_id: id.clone(),
-            role: settings.role.clone(),
-            principal: format!("agent:{}", local_user()),
+            session_id: id.clone().into(),
+            role: settings.role.clone().into(),
+            principal: format!("agent:{}", local_user()).into(),
             system: model.system.clone(),
             max_steps: args.max_steps.unwrap_or(model.max_steps),
             stream: model.stream && !args.no_stream,

@@ -2,6 +2,7 @@
 
 use crate::caller::CallerLink;
 use tokio_util::sync::CancellationToken;
+use toolgate_protocol::{Principal, Role, SessionId};
 
 use crate::progress::ProgressSink;
 use crate::trace::TraceContext;
@@ -12,11 +13,11 @@ pub struct ToolContext {
     /// Unique id of this call (also the audit record's `call_id`).
     pub call_id: String,
     /// Conversation or CLI session the call belongs to.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Authenticated caller.
-    pub principal: String,
+    pub principal: Principal,
     /// Role the caller acts in.
-    pub role: String,
+    pub role: Role,
     /// Fires on cancellation or timeout; long-running tools must watch it.
     pub cancel: CancellationToken,
     /// Where the tool reports progress (passed on to the caller where the front end can).
@@ -32,9 +33,9 @@ impl ToolContext {
     pub fn for_test() -> Self {
         ToolContext {
             call_id: "call_test".to_owned(),
-            session_id: "test".to_owned(),
-            principal: "tester".to_owned(),
-            role: "default".to_owned(),
+            session_id: "test".into(),
+            principal: "tester".into(),
+            role: "default".into(),
             cancel: CancellationToken::new(),
             progress: ProgressSink::none(),
             caller: CallerLink::none(),

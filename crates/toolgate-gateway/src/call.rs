@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use toolgate_core::{CancellationToken, ProgressSink, ProgressUpdate, ToolContext};
-use toolgate_protocol::{CallError, Governance, ToolOutput};
+use toolgate_protocol::{CallError, Governance, Principal, Role, SessionId, ToolOutput};
 use toolgate_registry::Entry;
 
 use crate::approve::OnGiveUp;
@@ -115,9 +115,9 @@ impl std::fmt::Debug for Target {
 pub struct CallRequest {
     /// Unique call id; generated when empty.
     pub call_id: String,
-    pub session_id: String,
-    pub principal: String,
-    pub role: String,
+    pub session_id: SessionId,
+    pub principal: Principal,
+    pub role: Role,
     /// The tool's name, or the key of the prompt or resource ([`Target`]) the role's
     /// globs, quotas and rules match.
     pub tool: String,
@@ -162,9 +162,9 @@ impl CallRequest {
     pub fn new(tool: impl Into<String>, arguments: Arguments) -> Self {
         CallRequest {
             call_id: String::new(),
-            session_id: "default".to_owned(),
-            principal: "local".to_owned(),
-            role: "default".to_owned(),
+            session_id: "default".into(),
+            principal: "local".into(),
+            role: "default".into(),
             tool: tool.into(),
             target: Target::Tool,
             arguments,
@@ -179,17 +179,17 @@ impl CallRequest {
         }
     }
 
-    pub fn with_role(mut self, role: impl Into<String>) -> Self {
+    pub fn with_role(mut self, role: impl Into<Role>) -> Self {
         self.role = role.into();
         self
     }
 
-    pub fn with_principal(mut self, principal: impl Into<String>) -> Self {
+    pub fn with_principal(mut self, principal: impl Into<Principal>) -> Self {
         self.principal = principal.into();
         self
     }
 
-    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+    pub fn with_session(mut self, session: impl Into<SessionId>) -> Self {
         self.session_id = session.into();
         self
     }

@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
+use toolgate_protocol::{Principal, Role};
+
 use crate::call::Identity;
 
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Caller {
-    pub principal: String,
-    pub role: String,
+    pub principal: Principal,
+    pub role: Role,
     /// May decide approvals and read the audit.
     pub operator: bool,
     /// Who vouched for the caller (issuer, subject, claims); `None` for the anonymous grant
@@ -19,7 +21,7 @@ pub struct Caller {
 
 impl Caller {
     /// A caller known by name only (no credential behind it).
-    pub fn named(principal: impl Into<String>, role: impl Into<String>, operator: bool) -> Self {
+    pub fn named(principal: impl Into<Principal>, role: impl Into<Role>, operator: bool) -> Self {
         Caller {
             principal: principal.into(),
             role: role.into(),

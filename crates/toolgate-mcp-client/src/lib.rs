@@ -71,7 +71,7 @@ pub use config::{
 pub use elicit::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub use error::{ConfigError, ConnectError};
 pub use hub::{HubOptions, McpHub};
-pub use sandbox::{SandboxChoice, SandboxSpec, SandboxedCommand, StdioSandbox};
+pub use sandbox::{SandboxChoice, SandboxError, SandboxSpec, SandboxedCommand, StdioSandbox};
 pub use status::{McpEvent, ServerState, ServerStatus, TransportKind};
 pub use supervisor::RetryPolicy;
 pub use tool::McpTool;

@@ -234,11 +234,28 @@ pub struct SandboxedCommand {
     pub env: Vec<(String, String)>,
 }
 
+/// Why a server cannot be started confined.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// This machine cannot confine a process (no user namespaces, no bubblewrap, …): why.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A `sandbox.writable` or `readable` entry cannot be granted as written.
+    #[error("{0}")]
+    Grant(String),
+    /// The server's egress proxy could not be started.
+    #[error("cannot start the egress proxy of {server}: {why}")]
+    Proxy { server: String, why: String },
+    /// The sandbox helper (toolgate's own binary) could not be found.
+    #[error("cannot locate the sandbox helper: {0}")]
+    Helper(String),
+}
+
 /// Supplied by the embedding program; see the module docs.
 pub trait StdioSandbox: Send + Sync + std::fmt::Debug {
     /// Whether this machine can confine a server at all (`Err`: why not). A server without
     /// a `sandbox` key then runs unconfined, with a warning; one with a table fails.
-    fn available(&self) -> Result<(), String> {
+    fn available(&self) -> Result<(), SandboxError> {
         Ok(())
     }
 
@@ -251,7 +268,7 @@ pub trait StdioSandbox: Send + Sync + std::fmt::Debug {
         command: &str,
         args: &[String],
         cwd: Option<&Path>,
-    ) -> Result<SandboxedCommand, String>;
+    ) -> Result<SandboxedCommand, SandboxError>;
 }
 
 /// The variables a stdio server gets from toolgate's environment (besides its `env`).

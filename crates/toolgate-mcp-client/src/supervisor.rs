@@ -337,7 +337,7 @@ impl McpServer {
         }
         let wrapped = sandbox
             .wrap(&self.config.name, &spec, command, &self.config.args, cwd)
-            .map_err(ConnectError::Sandbox)?;
+            .map_err(|e| ConnectError::Sandbox(e.to_string()))?;
         let mut config = self.config.clone();
         config.command = Some(wrapped.program);
         config.args = wrapped.args;

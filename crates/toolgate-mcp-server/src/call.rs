@@ -65,7 +65,7 @@ pub async fn run_tool_call(
 pub struct ToolCall<'a> {
     pub caller: &'a Caller,
     /// The session the call is audited under.
-    pub session: String,
+    pub session: toolgate_protocol::SessionId,
     pub params: CallToolRequestParams,
     /// The caller's trace context, passed on to a federated server.
     pub trace: Option<TraceContext>,

@@ -30,7 +30,7 @@ use toolgate_gateway::Caller;
 #[derive(Clone)]
 pub struct Requester {
     pub caller: Caller,
-    pub session: String,
+    pub session: toolgate_protocol::SessionId,
     pub peer: Peer<RoleServer>,
     pub client: CallerLink,
 }

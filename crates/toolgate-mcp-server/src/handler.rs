@@ -134,7 +134,7 @@ impl McpHandler {
         };
         Ok(Requester {
             caller,
-            session,
+            session: session.into(),
             peer: context.peer.clone(),
             client,
         })
@@ -266,7 +266,7 @@ impl ServerHandler for McpHandler {
         tokio::spawn(notify_tool_changes(
             Arc::clone(&self.gateway),
             context.peer,
-            caller.role,
+            caller.role.into_string(),
             self.served.clone(),
             CHECK_EVERY,
             self.lifecycle.shutdown.child_token(),
@@ -367,7 +367,7 @@ impl ServerHandler for McpHandler {
                 });
             let call = StatelessCall {
                 caller: &caller,
-                session,
+                session: session.into(),
                 params: request,
                 trace,
                 capabilities: context.meta.client_capabilities().unwrap_or_default(),
@@ -386,7 +386,7 @@ impl ServerHandler for McpHandler {
         }
         let call = ToolCall {
             caller: &caller,
-            session,
+            session: session.into(),
             params: request,
             trace,
         };

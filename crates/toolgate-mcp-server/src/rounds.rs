@@ -50,7 +50,7 @@ pub struct Question {
 /// Who a round belongs to: only they may resume it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
-    pub principal: String,
+    pub principal: toolgate_protocol::Principal,
     /// The tool (or prompt) the request names.
     pub name: String,
 }
@@ -373,7 +373,7 @@ mod tests {
 
     fn owner(principal: &str) -> Owner {
         Owner {
-            principal: principal.to_owned(),
+            principal: principal.into(),
             name: "tool".to_owned(),
         }
     }

@@ -45,7 +45,7 @@ pub struct ProgressStream {
 /// One stateless `tools/call`: who sends it, what it declared, and where its progress goes.
 pub struct StatelessCall<'a> {
     pub caller: &'a Caller,
-    pub session: String,
+    pub session: toolgate_protocol::SessionId,
     pub params: CallToolRequestParams,
     /// The caller's trace context, passed on to a federated server.
     pub trace: Option<TraceContext>,

@@ -6,6 +6,7 @@
 //! - [`output`]: [`ToolOutput`] and [`ContentBlock`] — what a tool returns.
 //! - [`envelope`]: [`Envelope`], the `{ok, data | error}` shape every front end prints (R-EXE-2).
 //! - [`export`](mod@export): the five provider formats a catalog is exported in (R-REG-2).
+//! - [`identity`]: [`Principal`], [`Role`], [`SessionId`] — who acts, as what, where.
 //!
 //! ```
 //! use toolgate_protocol::{ExportFormat, Risk, ToolSpec, export};
@@ -27,6 +28,7 @@ pub mod canonical;
 pub mod envelope;
 pub mod error;
 pub mod export;
+pub mod identity;
 pub mod output;
 pub mod spec;
 
@@ -34,5 +36,6 @@ pub use canonical::canonical_json;
 pub use envelope::{Envelope, Governance};
 pub use error::{CallError, ErrorCode};
 pub use export::{ExportFormat, export};
+pub use identity::{Principal, Role, SessionId};
 pub use output::{ContentBlock, ToolOutput};
 pub use spec::{Annotations, Risk, SpecError, ToolSpec};

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 /// Re-exported so the binary can read `[egress]` without depending on toolgate-net itself.
 pub use toolgate_net::EgressPolicy;
+use toolgate_protocol::{Principal, Role};
 
 /// A bearer token, stored as the SHA-256 (hex) of the token: the config never holds a secret.
 /// Make one with `toolgate token create` (prints a token and this entry).
@@ -11,8 +12,8 @@ pub use toolgate_net::EgressPolicy;
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
     pub sha256: String,
-    pub principal: String,
-    pub role: String,
+    pub principal: Principal,
+    pub role: Role,
     /// May decide approvals and read the audit.
     #[serde(default)]
     pub operator: bool,
@@ -22,16 +23,16 @@ pub struct TokenConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnonymousConfig {
-    pub role: String,
+    pub role: Role,
     #[serde(default = "anonymous_principal")]
-    pub principal: String,
+    pub principal: Principal,
     /// May decide approvals and read the audit.
     #[serde(default)]
     pub operator: bool,
 }
 
-fn anonymous_principal() -> String {
-    "anonymous".to_owned()
+fn anonymous_principal() -> Principal {
+    "anonymous".into()
 }
 
 /// New approval requests are POSTed here as JSON.
@@ -195,7 +196,7 @@ pub enum ServerConfigError {
     #[error("[server] public_url `{0}` must start with http:// or https://")]
     PublicUrl(String),
     #[error("[server.oauth] {0}")]
-    OAuth(String),
+    OAuth(#[from] crate::auth::jwt::OAuthConfigError),
 }
 
 impl ServerConfig {
@@ -206,7 +207,7 @@ impl ServerConfig {
         for t in &self.tokens {
             if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(ServerConfigError::TokenHash {
-                    principal: t.principal.clone(),
+                    principal: t.principal.to_string(),
                 });
             }
             if t.principal.trim().is_empty() || t.role.trim().is_empty() {
@@ -215,7 +216,7 @@ impl ServerConfig {
             if let Some((_, other)) = seen.iter().find(|(h, _)| h.eq_ignore_ascii_case(&t.sha256)) {
                 return Err(ServerConfigError::DuplicateToken(
                     (*other).to_owned(),
-                    t.principal.clone(),
+                    t.principal.to_string(),
                 ));
             }
             seen.push((&t.sha256, &t.principal));
@@ -228,8 +229,7 @@ impl ServerConfig {
         {
             return Err(ServerConfigError::PublicUrl(u.clone()));
         }
-        crate::auth::jwt::check_config(&self.oauth, &self.egress)
-            .map_err(ServerConfigError::OAuth)?;
+        crate::auth::jwt::check_config(&self.oauth, &self.egress)?;
         Ok(())
     }
 
@@ -252,8 +252,8 @@ mod tests {
     fn token(hash: &str, principal: &str) -> TokenConfig {
         TokenConfig {
             sha256: hash.to_owned(),
-            principal: principal.to_owned(),
-            role: "default".to_owned(),
+            principal: principal.into(),
+            role: "default".into(),
             operator: false,
         }
     }

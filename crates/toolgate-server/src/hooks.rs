@@ -108,7 +108,7 @@ impl ServerOperators {
                 .tokens
                 .iter()
                 .filter(|t| t.operator)
-                .map(|t| t.principal.clone())
+                .map(|t| t.principal.to_string())
                 .collect(),
             book,
             listed,

@@ -11,6 +11,7 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use toolgate_mcp_client::federation::Target;
 use toolgate_mcp_client::{McpEvent, McpHub};
+use toolgate_protocol::SessionId;
 use toolgate_server::mcp::Requester;
 
 /// One session's subscriptions: (server, raw URI) → the URI the session used.
@@ -21,7 +22,7 @@ struct Session {
 
 #[derive(Default)]
 pub(super) struct Subscribers {
-    sessions: Mutex<BTreeMap<String, Session>>,
+    sessions: Mutex<BTreeMap<SessionId, Session>>,
 }
 
 impl Subscribers {
@@ -58,7 +59,7 @@ impl Subscribers {
         subscribers
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Session>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, BTreeMap<SessionId, Session>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -92,7 +93,7 @@ impl Subscribers {
     /// subscriptions of the sessions found gone, which nobody holds for them any more.
     async fn updated(&self, server: &str, uri: &str) -> Vec<(String, String)> {
         let key = (server.to_owned(), uri.to_owned());
-        let targets: Vec<(String, Peer<RoleServer>, String)> = self
+        let targets: Vec<(SessionId, Peer<RoleServer>, String)> = self
             .sessions()
             .iter()
             .filter_map(|(id, s)| {

@@ -15,7 +15,7 @@ async fn sample() -> (LogDir, AuditLog) {
         let mut r = record(i);
         r.tool = if i % 2 == 0 { "fetch" } else { "echo" }.into();
         r.principal = if i <= 3 { "alice" } else { "bob" }.into();
-        r.session = format!("s{}", i % 3);
+        r.session = format!("s{}", i % 3).into();
         if i % 2 == 1 {
             r.kind = RecordKind::Outcome;
             r.outcome = if i == 5 { "timeout" } else { "ok" }.parse().unwrap();

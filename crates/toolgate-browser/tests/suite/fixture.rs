@@ -179,7 +179,7 @@ impl Browser {
     pub fn new(cfg: &BrowserConfig, lookup: Arc<dyn Lookup>, session: &str) -> Browser {
         let tools = browser_tools_with_lookup(cfg, lookup);
         let mut ctx = ToolContext::for_test();
-        ctx.session_id = session.to_owned();
+        ctx.session_id = session.into();
         Browser {
             read: Arc::clone(&tools[0]),
             act: Arc::clone(&tools[1]),

@@ -61,6 +61,8 @@ struct FakeChat {
     /// Answers for the next posts (success when empty). A `Transport` error posts the card
     /// and loses the answer, as a connection dropped after the service acted does.
     next: Mutex<VecDeque<ServiceError>>,
+    /// When set, a post puts its card in the chat, then holds its answer until notified.
+    hold: Mutex<Option<Arc<tokio::sync::Notify>>>,
 }
 
 impl FakeChat {
@@ -87,6 +89,15 @@ impl ChatService for FakeChat {
         let n = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         let failure = self.next.lock().unwrap().pop_front();
         let message = format!("m{n}");
+        let hold = self.hold.lock().unwrap().clone();
+        if let Some(hold) = hold {
+            self.posted
+                .lock()
+                .unwrap()
+                .push((message.clone(), card.clone()));
+            hold.notified().await;
+            return Ok(message);
+        }
         match failure {
             None => {
                 self.posted
@@ -405,4 +416,64 @@ async fn two_loops_passing_at_once_post_one_card() {
     }
     assert_eq!(chat.posted().len(), 8, "one card per request");
     assert_eq!(chat.attempts(), 8);
+}
+
+/// A tap on a card that reached the chat before its message was recorded (the announcing
+/// pass between the service's answer and its write) waits for the record and decides: it
+/// is not refused as a stranger's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tap_while_the_card_is_being_recorded_waits_for_the_record_and_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chat, clock) = (Arc::new(FakeChat::default()), TestClock::new());
+    let p = start(dir.path(), &chat, &clock);
+    let request = ask(&p, "write_file").await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    *chat.hold.lock().unwrap() = Some(Arc::clone(&gate));
+    let hub = Arc::clone(&p.hub);
+    let announcing = tokio::spawn(async move { hub.pass().await });
+    while chat.posted().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    let (card, _) = chat.posted()[0].clone();
+    let hub = Arc::clone(&p.hub);
+    let id = request.id.clone();
+    let tapped = tokio::spawn(async move { hub.on_tap(0, tap_on(&card, &approve(&id))).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !tapped.is_finished(),
+        "answered before the card was recorded: {:?}",
+        chat.told()
+    );
+    gate.notify_one();
+    announcing.await.unwrap().unwrap();
+    tapped.await.unwrap();
+    assert_eq!(
+        status(&p, &request.id).await,
+        ApprovalStatus::Approved,
+        "{:?}",
+        chat.told()
+    );
+}
+
+/// A tap on a message that is no card, while no card is being recorded, is answered at once.
+#[tokio::test]
+async fn a_tap_on_another_message_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chat, clock) = (Arc::new(FakeChat::default()), TestClock::new());
+    let p = start(dir.path(), &chat, &clock);
+    let request = ask(&p, "write_file").await;
+    p.hub.pass().await.unwrap();
+    let started = std::time::Instant::now();
+    p.hub.on_tap(0, tap_on("m999", &approve(&request.id))).await;
+    assert!(
+        chat.told()[0].contains("not an approval card"),
+        "{:?}",
+        chat.told()
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(40),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(status(&p, &request.id).await, ApprovalStatus::Pending);
 }

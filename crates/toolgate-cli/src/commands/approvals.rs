@@ -105,7 +105,7 @@ pub async fn run(settings: &Config, cmd: ApprovalsCommand) -> anyhow::Result<i32
                             status(r),
                             r.tool.clone(),
                             r.risk.to_string(),
-                            r.principal.clone(),
+                            r.principal.to_string(),
                             if r.status == ApprovalStatus::Pending {
                                 expires_in(r)
                             } else {

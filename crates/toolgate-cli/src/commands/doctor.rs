@@ -375,9 +375,9 @@ async fn shell_sandbox(settings: &Config, mode: SandboxMode) -> Check {
     };
     let ctx = ToolContext {
         call_id: "doctor".to_owned(),
-        session_id: "doctor".to_owned(),
-        principal: format!("cli:{}", crate::user::local_user()),
-        role: settings.role.clone(),
+        session_id: "doctor".into(),
+        principal: format!("cli:{}", crate::user::local_user()).into(),
+        role: settings.role.clone().into(),
         cancel: CancellationToken::new(),
         progress: toolgate_core::ProgressSink::none(),
         caller: toolgate_core::CallerLink::none(),

@@ -96,8 +96,8 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
             let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
             let (record, secret) = store
                 .create(NewToken {
-                    principal,
-                    role,
+                    principal: principal.into(),
+                    role: role.into(),
                     operator,
                     note,
                     expires_in_ms: expires.map(|d| millis(d.into())),
@@ -123,8 +123,8 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
                     .map(|t| {
                         vec![
                             t.id.clone(),
-                            t.principal.clone(),
-                            t.role.clone(),
+                            t.principal.to_string(),
+                            t.role.to_string(),
                             if t.operator { "yes" } else { "" }.to_owned(),
                             state_name(t.state(now)).to_owned(),
                             t.expires_at_ms.map(time).unwrap_or_else(|| "never".into()),

@@ -62,9 +62,9 @@ fn escape_all(call: &mut Call) -> Vec<&'static str> {
         }
     };
     field("tool name", &mut r.tool);
-    field("session id", &mut r.session_id);
-    field("principal", &mut r.principal);
-    field("role", &mut r.role);
+    field("session id", r.session_id.as_mut_string());
+    field("principal", r.principal.as_mut_string());
+    field("role", r.role.as_mut_string());
     field("call id", &mut r.call_id);
     if let Some(key) = r.idempotency_key.as_mut() {
         field("idempotency key", key);

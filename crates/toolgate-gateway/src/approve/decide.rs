@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use toolgate_audit::{AuditLog, AuditOutcome, AuditRecord, RecordKind};
-use toolgate_protocol::ErrorCode;
+use toolgate_protocol::{ErrorCode, Principal};
 use toolgate_store::StoreError;
 use toolgate_store::approvals::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, Decision, DecisionScope,
@@ -45,7 +45,7 @@ impl Via {
 #[derive(Debug, Clone)]
 pub struct Decider {
     /// Recorded as the request's `decided_by` and as the record's principal.
-    pub principal: String,
+    pub principal: Principal,
     /// Whether they hold the operator right now; anyone else is refused, and the refusal
     /// recorded.
     pub operator: bool,
@@ -56,7 +56,7 @@ pub struct Decider {
 }
 
 impl Decider {
-    pub fn new(principal: impl Into<String>, operator: bool, via: Via) -> Self {
+    pub fn new(principal: impl Into<Principal>, operator: bool, via: Via) -> Self {
         Decider {
             principal: principal.into(),
             operator,
@@ -185,7 +185,7 @@ impl Decisions {
             approve: ask.approve,
             scope: ask.scope,
             pattern: ask.pattern,
-            decided_by: by.principal.clone(),
+            decided_by: by.principal.to_string(),
             reason: ask.reason,
             confirm: ask.confirm,
             via: match &by.via {
@@ -251,7 +251,7 @@ impl Decisions {
             call_id: format!("{}.decision.{}", request.id, crate::new_call_id()),
             session: request.session.clone(),
             principal: by.principal.clone(),
-            role: if by.operator { "operator" } else { "none" }.to_owned(),
+            role: if by.operator { "operator" } else { "none" }.into(),
             tool: request.tool.clone(),
             source: Some(format!("approvals:{}", by.via.label())),
             risk: Some(request.risk),
@@ -260,7 +260,7 @@ impl Decisions {
             error,
             result: None,
             duration_us: None,
-            approver: result.is_ok().then(|| by.principal.clone()),
+            approver: result.is_ok().then(|| by.principal.to_string()),
             approval_id: Some(request.id.clone()),
             issuer: None,
             subject: None,

@@ -153,9 +153,9 @@ impl ApprovalDesk {
             .create(NewApproval {
                 issuer: question.identity.map(|i| i.issuer.clone()),
                 subject: question.identity.map(|i| i.subject.clone()),
-                principal: question.principal.to_owned(),
-                session: question.session.to_owned(),
-                role: question.role.to_owned(),
+                principal: question.principal.into(),
+                session: question.session.into(),
+                role: question.role.into(),
                 tool: question.tool.to_owned(),
                 risk: question.risk,
                 args_hash,

@@ -66,7 +66,7 @@ fn asking(tool: &str, risk: Risk, args: serde_json::Value, session: &str) -> Cal
     call.decision = Some(Decision::Ask {
         confirm: risk == Risk::Dangerous,
     });
-    call.request.session_id = session.to_owned();
+    call.request.session_id = session.into();
     call
 }
 

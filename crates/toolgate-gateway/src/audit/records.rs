@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolgate_audit::{AuditOutcome, AuditRecord, RecordKind};
-use toolgate_protocol::ErrorCode;
+use toolgate_protocol::{ErrorCode, Role, SessionId};
 use toolgate_store::approvals::ApprovalRequest;
 
 /// A connection a sandbox's egress proxy relayed or refused.
@@ -32,9 +32,9 @@ pub fn egress(c: &EgressConnection<'_>) -> AuditRecord {
         kind: RecordKind::Outcome,
         ts: AuditRecord::now_ts(),
         call_id: crate::new_call_id(),
-        session: String::new(),
-        principal: format!("sandbox:{}", c.grant),
-        role: String::new(),
+        session: SessionId::default(),
+        principal: format!("sandbox:{}", c.grant).into(),
+        role: Role::default(),
         tool: "egress".to_owned(),
         source: Some("sandbox".to_owned()),
         risk: None,

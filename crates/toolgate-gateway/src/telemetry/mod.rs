@@ -84,7 +84,7 @@ impl Layer for TelemetryLayer {
                 &[
                     tool.clone(),
                     result.clone(),
-                    KeyValue::new(names::ROLE, call.request.role.clone()),
+                    KeyValue::new(names::ROLE, call.request.role.to_string()),
                 ],
             );
             m.call_duration
@@ -103,8 +103,8 @@ impl TelemetryLayer {
         let r = &call.request;
         let mut attrs = vec![
             KeyValue::new(names::GEN_AI_TOOL_CALL_ID, r.call_id.clone()),
-            KeyValue::new(names::ROLE, r.role.clone()),
-            KeyValue::new(names::PRINCIPAL, r.principal.clone()),
+            KeyValue::new(names::ROLE, r.role.to_string()),
+            KeyValue::new(names::PRINCIPAL, r.principal.to_string()),
         ];
         if let Some(entry) = &call.entry {
             let spec = entry.spec();

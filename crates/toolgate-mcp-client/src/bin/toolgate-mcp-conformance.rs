@@ -298,9 +298,9 @@ async fn exercise(
     for (n, (entry, args)) in calls.into_iter().enumerate() {
         let ctx = ToolContext {
             call_id: format!("conformance-{n}"),
-            session_id: SERVER.to_owned(),
-            principal: "conformance".to_owned(),
-            role: "default".to_owned(),
+            session_id: SERVER.into(),
+            principal: "conformance".into(),
+            role: "default".into(),
             cancel: tokio_util::sync::CancellationToken::new(),
             progress: ProgressSink::none(),
             caller: CallerLink::none(),

@@ -62,8 +62,8 @@ async fn main() -> Result<(), Failure> {
     let local_addr = listener.local_addr()?;
     let config = ServerConfig {
         anonymous: Some(AnonymousConfig {
-            role: "default".to_owned(),
-            principal: "conformance".to_owned(),
+            role: "default".into(),
+            principal: "conformance".into(),
             operator: false,
         }),
         ..ServerConfig::default()

@@ -129,7 +129,8 @@ pub async fn create(
     if params.principal.trim().is_empty() {
         return Err(bad("principal must not be empty"));
     }
-    toolgate_store::tokens::check_own_principal(&params.principal).map_err(bad)?;
+    toolgate_store::tokens::check_own_principal(&params.principal)
+        .map_err(|e| bad(e.to_string()))?;
     if state.gateway.roles().get(&params.role).is_none() {
         // 404, like any other name that does not exist here.
         let names: Vec<&str> = state.gateway.roles().names().collect();
@@ -147,12 +148,12 @@ pub async fn create(
     let store = store(&state)?;
     let (record, secret) = store
         .create(NewToken {
-            principal: params.principal,
-            role: params.role,
+            principal: params.principal.into(),
+            role: params.role.into(),
             operator: params.operator,
             note: params.note,
             expires_in_ms: params.expires_in_secs.map(|s| s * 1000),
-            created_by: caller.principal.clone(),
+            created_by: caller.principal.to_string(),
         })
         .await?;
     refresh(&state).await;

@@ -14,7 +14,11 @@ pub struct Caller(pub toolgate_gateway::Caller);
 
 impl Caller {
     /// A caller known by name only (no credential behind it).
-    pub fn named(principal: impl Into<String>, role: impl Into<String>, operator: bool) -> Self {
+    pub fn named(
+        principal: impl Into<toolgate_protocol::Principal>,
+        role: impl Into<toolgate_protocol::Role>,
+        operator: bool,
+    ) -> Self {
         Caller(toolgate_gateway::Caller::named(principal, role, operator))
     }
 }

@@ -204,7 +204,7 @@ impl FastCalls {
         };
         let call = ToolCall {
             caller,
-            session,
+            session: session.into(),
             params,
             trace,
         };

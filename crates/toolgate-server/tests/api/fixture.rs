@@ -34,8 +34,8 @@ pub const NARROW: &str = "narrow-token";
 pub fn tokens() -> Vec<TokenConfig> {
     let t = |token: &str, principal: &str, role: &str, operator: bool| TokenConfig {
         sha256: toolgate_server::auth::hash_token(token),
-        principal: principal.to_owned(),
-        role: role.to_owned(),
+        principal: principal.into(),
+        role: role.into(),
         operator,
     };
     vec![

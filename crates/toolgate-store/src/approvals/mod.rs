@@ -50,7 +50,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolgate_protocol::Risk;
+use toolgate_protocol::{Principal, Risk, Role, SessionId};
 
 pub use backend::ApprovalBackend;
 pub use pattern::{canonical_hash, pattern_matches};
@@ -161,9 +161,9 @@ pub struct ApprovalRequest {
     pub created_at_ms: u64,
     pub expires_at_ms: u64,
     pub status: ApprovalStatus,
-    pub principal: String,
-    pub session: String,
-    pub role: String,
+    pub principal: Principal,
+    pub session: SessionId,
+    pub role: Role,
     pub tool: String,
     pub risk: Risk,
     /// [`canonical_hash`] of the call's arguments: the identity of the call.
@@ -193,9 +193,9 @@ pub struct ApprovalRequest {
 /// What the gateway knows when it asks for a decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewApproval {
-    pub principal: String,
-    pub session: String,
-    pub role: String,
+    pub principal: Principal,
+    pub session: SessionId,
+    pub role: Role,
     pub tool: String,
     pub risk: Risk,
     pub args_hash: String,

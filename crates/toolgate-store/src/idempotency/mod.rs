@@ -62,7 +62,7 @@ pub struct IdempotentEntry {
 /// Which key a call holds, and as whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRef {
-    pub principal: String,
+    pub principal: toolgate_protocol::Principal,
     pub tool: String,
     pub key: String,
 }
@@ -70,7 +70,7 @@ pub struct KeyRef {
 impl KeyRef {
     pub fn new(principal: &str, tool: &str, key: &str) -> Self {
         KeyRef {
-            principal: principal.to_owned(),
+            principal: principal.into(),
             tool: tool.to_owned(),
             key: key.to_owned(),
         }

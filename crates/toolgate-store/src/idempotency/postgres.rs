@@ -29,7 +29,7 @@ async fn load(
         .query_opt(
             "SELECT args_hash, outcome, created_at_ms FROM idempotency_keys \
              WHERE principal = $1 AND tool = $2 AND key = $3",
-            &[&key.principal, &key.tool, &key.key],
+            &[&key.principal.as_str(), &key.tool, &key.key],
         )
         .await
         .map_err(pg_error)?;
@@ -48,7 +48,7 @@ async fn insert_outcome(
         .execute(
             "INSERT INTO idempotency_keys (principal, tool, key, args_hash, outcome, created_at_ms) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            &[&key.principal, &key.tool, &key.key, &args_hash, &outcome, &ms(now_ms)],
+            &[&key.principal.as_str(), &key.tool, &key.key, &args_hash, &outcome, &ms(now_ms)],
         )
         .await
         .map_err(pg_error)?;
@@ -68,7 +68,7 @@ async fn delete_reservation(
         .execute(
             "DELETE FROM idempotency_reservations \
              WHERE principal = $1 AND tool = $2 AND key = $3 AND owner = $4",
-            &[&r.key.principal, &r.key.tool, &r.key.key, &r.owner],
+            &[&r.key.principal.as_str(), &r.key.tool, &r.key.key, &r.owner],
         )
         .await
         .map_err(pg_error)?;
@@ -117,7 +117,7 @@ impl IdempotencyBackend for PgIdempotency {
                       OR idempotency_reservations.owner = EXCLUDED.owner \
                  RETURNING owner",
                 &[
-                    &key.principal,
+                    &key.principal.as_str(),
                     &key.tool,
                     &key.key,
                     &args_hash,
@@ -146,7 +146,7 @@ impl IdempotencyBackend for PgIdempotency {
             .query_opt(
                 "SELECT args_hash FROM idempotency_reservations \
                  WHERE principal = $1 AND tool = $2 AND key = $3",
-                &[&key.principal, &key.tool, &key.key],
+                &[&key.principal.as_str(), &key.tool, &key.key],
             )
             .await
             .map_err(pg_error)?;
@@ -190,7 +190,7 @@ impl IdempotencyBackend for PgIdempotency {
                 "UPDATE idempotency_reservations SET lease_until_ms = $5 \
                  WHERE principal = $1 AND tool = $2 AND key = $3 AND owner = $4",
                 &[
-                    &r.key.principal,
+                    &r.key.principal.as_str(),
                     &r.key.tool,
                     &r.key.key,
                     &r.owner,

@@ -34,7 +34,7 @@ fn load(conn: &Connection, key: &KeyRef) -> StoreResult<Option<IdempotentEntry>>
         .query_row(
             "SELECT args_hash, outcome, created_at_ms FROM idempotency_keys \
              WHERE principal = ?1 AND tool = ?2 AND key = ?3",
-            params![key.principal, key.tool, key.key],
+            params![key.principal.as_str(), key.tool, key.key],
             |row| {
                 Ok((
                     row.get::<_, String>(0)?,
@@ -58,12 +58,21 @@ fn insert_outcome(
     conn.execute(
         "INSERT INTO idempotency_keys (principal, tool, key, args_hash, outcome, created_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
-        params![key.principal, key.tool, key.key, args_hash, outcome, now_ms],
+        params![
+            key.principal.as_str(),
+            key.tool,
+            key.key,
+            args_hash,
+            outcome,
+            now_ms
+        ],
     )?;
     load(conn, key)?.ok_or_else(|| {
         StoreError::Corrupt(format!(
             "idempotency key {} of {}/{} vanished right after insert",
-            key.key, key.principal, key.tool
+            key.key,
+            key.principal.as_str(),
+            key.tool
         ))
     })
 }
@@ -114,7 +123,7 @@ impl IdempotencyBackend for SqliteIdempotency {
                     .query_row(
                         "SELECT owner, args_hash, lease_until_ms FROM idempotency_reservations \
                      WHERE principal = ?1 AND tool = ?2 AND key = ?3",
-                        params![key.principal, key.tool, key.key],
+                        params![key.principal.as_str(), key.tool, key.key],
                         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
                     .optional()?;
@@ -129,7 +138,7 @@ impl IdempotencyBackend for SqliteIdempotency {
                  (principal, tool, key, args_hash, owner, lease_until_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     params![
-                        key.principal,
+                        key.principal.as_str(),
                         key.tool,
                         key.key,
                         args_hash,
@@ -176,7 +185,7 @@ impl IdempotencyBackend for SqliteIdempotency {
                     "UPDATE idempotency_reservations SET lease_until_ms = ?5 \
                  WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND owner = ?4",
                     params![
-                        r.key.principal,
+                        r.key.principal.as_str(),
                         r.key.tool,
                         r.key.key,
                         r.owner,
@@ -193,7 +202,7 @@ fn delete_reservation(conn: &Connection, r: &Reservation) -> StoreResult<()> {
     conn.execute(
         "DELETE FROM idempotency_reservations \
          WHERE principal = ?1 AND tool = ?2 AND key = ?3 AND owner = ?4",
-        params![r.key.principal, r.key.tool, r.key.key, r.owner],
+        params![r.key.principal.as_str(), r.key.tool, r.key.key, r.owner],
     )?;
     Ok(())
 }

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
+use toolgate_protocol::{Principal, Role};
 
 pub use postgres::PgTokens;
 pub use sqlite::SqliteTokens;
@@ -68,17 +69,26 @@ pub const QUALIFIED_MARK: &str = "://";
 /// Whether `principal` may name a token toolgate issues or is configured with (and the
 /// `[server.anonymous]` grant): anything not empty that is not spelled like an OAuth
 /// principal, so `alice` of a token and `alice` of an authorization server never meet.
-pub fn check_own_principal(principal: &str) -> Result<(), String> {
+pub fn check_own_principal(principal: &str) -> Result<(), OwnPrincipalError> {
     if principal.trim().is_empty() {
-        return Err("a token's principal must not be empty".into());
+        return Err(OwnPrincipalError::Empty);
     }
     if principal.contains(QUALIFIED_MARK) {
-        return Err(format!(
-            "a token's principal must not contain `{QUALIFIED_MARK}` (`{principal}`): that \
-             spelling is kept for the principals of OAuth access tokens, `<issuer>#<claim>`"
-        ));
+        return Err(OwnPrincipalError::Qualified(principal.to_owned()));
     }
     Ok(())
+}
+
+/// Why a name cannot be the principal of an own token ([`check_own_principal`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OwnPrincipalError {
+    #[error("a token's principal must not be empty")]
+    Empty,
+    #[error(
+        "a token's principal must not contain `{QUALIFIED_MARK}` (`{0}`): that spelling is \
+         kept for the principals of OAuth access tokens, `<issuer>#<claim>`"
+    )]
+    Qualified(String),
 }
 
 /// SHA-256 hex of a token, the form it is stored and configured in.
@@ -93,8 +103,8 @@ pub struct TokenRecord {
     pub id: String,
     /// SHA-256 hex of the token.
     pub sha256: String,
-    pub principal: String,
-    pub role: String,
+    pub principal: Principal,
+    pub role: Role,
     /// May decide approvals and read the audit.
     pub operator: bool,
     /// What it is for, as its maker wrote it.
@@ -132,8 +142,8 @@ impl TokenRecord {
 /// What a new token stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewToken {
-    pub principal: String,
-    pub role: String,
+    pub principal: Principal,
+    pub role: Role,
     pub operator: bool,
     pub note: Option<String>,
     /// Milliseconds from now until it expires; `None`: never.
@@ -231,7 +241,8 @@ impl TokenStore {
     /// Issues a token: the record as stored, and the token, to be shown once. Its principal
     /// must be an own name ([`check_own_principal`]).
     pub async fn create(&self, new: NewToken) -> StoreResult<(TokenRecord, TokenSecret)> {
-        check_own_principal(&new.principal).map_err(crate::StoreError::Config)?;
+        check_own_principal(&new.principal)
+            .map_err(|e| crate::StoreError::Config(e.to_string()))?;
         let secret = TokenSecret::mint()?;
         let record = self.record(new, &secret)?;
         self.backend.insert(record.clone()).await?;

@@ -43,8 +43,8 @@ async fn insert(
             &[
                 &r.id,
                 &r.sha256,
-                &r.principal,
-                &r.role,
+                &r.principal.as_str(),
+                &r.role.as_str(),
                 &r.operator,
                 &r.note,
                 &ms(r.created_at_ms),
@@ -64,8 +64,8 @@ fn record(row: &Row) -> TokenRecord {
     TokenRecord {
         id: row.get(0),
         sha256: row.get(1),
-        principal: row.get(2),
-        role: row.get(3),
+        principal: row.get::<_, String>(2).into(),
+        role: row.get::<_, String>(3).into(),
         operator: row.get(4),
         note: row.get(5),
         created_at_ms: from_ms(row.get(6)),

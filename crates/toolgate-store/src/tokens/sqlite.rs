@@ -39,8 +39,8 @@ fn insert(conn: &rusqlite::Connection, r: &TokenRecord) -> StoreResult<()> {
         params![
             r.id,
             r.sha256,
-            r.principal,
-            r.role,
+            r.principal.as_str(),
+            r.role.as_str(),
             r.operator,
             r.note,
             r.created_at_ms,
@@ -142,8 +142,8 @@ fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TokenRecord> {
     Ok(TokenRecord {
         id: row.get(0)?,
         sha256: row.get(1)?,
-        principal: row.get(2)?,
-        role: row.get(3)?,
+        principal: row.get::<_, String>(2)?.into(),
+        role: row.get::<_, String>(3)?.into(),
         operator: row.get(4)?,
         note: row.get(5)?,
         created_at_ms: row.get(6)?,

@@ -11,8 +11,8 @@ use crate::suite::backends::Backend;
 
 fn new_token(principal: &str) -> NewToken {
     NewToken {
-        principal: principal.to_owned(),
-        role: "agent".to_owned(),
+        principal: principal.into(),
+        role: "agent".into(),
         operator: false,
         note: Some("ci".to_owned()),
         expires_in_ms: None,

@@ -56,7 +56,7 @@ async fn hello_server() -> u16 {
 
 async fn run(fx: &super::fixture::Fixture, role: &str, command: &str) -> Value {
     let mut ctx = toolgate_core::ToolContext::for_test();
-    ctx.role = role.to_owned();
+    ctx.role = role.into();
     fx.run_with("shell", json!({ "command": command }), ctx)
         .await
         .unwrap()

@@ -46,7 +46,32 @@ pub enum KeyError {
     Unknown(String),
     /// The issuer's metadata or keys could not be fetched (why, with the URL: for the
     /// log, not for the caller).
-    Unreachable(String),
+    Unreachable(FetchError),
+}
+
+/// Why an issuer's metadata or key set could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    #[error("GET {url}: {why}")]
+    Get { url: String, why: String },
+    #[error("GET {0}: larger than {MAX_BODY} bytes")]
+    TooLarge(String),
+    #[error("GET {url}: not JSON: {why}")]
+    NotJson { url: String, why: String },
+    #[error("issuer `{0}` is not a URL: {1}")]
+    Issuer(String, String),
+    #[error("the metadata at {url} names issuer {named}, not {issuer}")]
+    OtherIssuer {
+        url: String,
+        named: String,
+        issuer: String,
+    },
+    #[error("the metadata at {0} has no jwks_uri")]
+    NoJwksUri(String),
+    #[error("jwks_uri `{0}`: {1}")]
+    JwksUri(String, String),
+    #[error("{0} holds no `keys` array")]
+    NoKeys(String),
 }
 
 pub struct IssuerKeys {
@@ -138,18 +163,22 @@ impl IssuerKeys {
         })
     }
 
-    async fn get_json(&self, url: &Url) -> Result<Value, String> {
+    async fn get_json(&self, url: &Url) -> Result<Value, FetchError> {
+        let failed = |why: String| FetchError::Get {
+            url: url.to_string(),
+            why,
+        };
         let resp = self
             .client
             .get(url.clone())
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| format!("GET {url}: {e}"))?;
+            .map_err(|e| failed(e.to_string()))?;
         if !resp.status().is_success() {
-            return Err(format!("GET {url}: HTTP {}", resp.status()));
+            return Err(failed(format!("HTTP {}", resp.status())));
         }
-        let too_large = || format!("GET {url}: larger than {MAX_BODY} bytes");
+        let too_large = || FetchError::TooLarge(url.to_string());
         if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
             return Err(too_large());
         }
@@ -157,48 +186,51 @@ impl IssuerKeys {
         // the cap, never buffered whole first.
         let mut body = Vec::new();
         let mut resp = resp;
-        while let Some(chunk) = resp.chunk().await.map_err(|e| format!("GET {url}: {e}"))? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| failed(e.to_string()))? {
             if body.len() + chunk.len() > MAX_BODY {
                 return Err(too_large());
             }
             body.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not JSON: {e}"))
+        serde_json::from_slice(&body).map_err(|e| FetchError::NotJson {
+            url: url.to_string(),
+            why: e.to_string(),
+        })
     }
 
     /// The JWKS URL: configured, or from the issuer's metadata (whose `issuer` must be this
     /// issuer exactly — RFC 8414 §3.3).
-    async fn jwks_uri(&self) -> Result<Url, String> {
+    async fn jwks_uri(&self) -> Result<Url, FetchError> {
         if let Some(u) = &self.configured_jwks {
             return Ok(u.clone());
         }
-        let mut last_error = String::new();
-        for url in metadata_urls(&self.issuer)? {
-            match self.get_json(&url).await {
-                Ok(doc) => {
-                    if doc["issuer"].as_str() != Some(self.issuer.as_str()) {
-                        return Err(format!(
-                            "the metadata at {url} names issuer {}, not {}",
-                            doc["issuer"], self.issuer
-                        ));
-                    }
-                    let jwks = doc["jwks_uri"]
-                        .as_str()
-                        .ok_or_else(|| format!("the metadata at {url} has no jwks_uri"))?;
-                    return Url::parse(jwks).map_err(|e| format!("jwks_uri `{jwks}`: {e}"));
-                }
-                Err(e) => last_error = e,
+        let [oauth, oidc] = metadata_urls(&self.issuer)?;
+        let (url, doc) = match self.get_json(&oauth).await {
+            Ok(doc) => (oauth, doc),
+            Err(_) => {
+                let doc = self.get_json(&oidc).await?;
+                (oidc, doc)
             }
+        };
+        if doc["issuer"].as_str() != Some(self.issuer.as_str()) {
+            return Err(FetchError::OtherIssuer {
+                url: url.to_string(),
+                named: doc["issuer"].to_string(),
+                issuer: self.issuer.clone(),
+            });
         }
-        Err(last_error)
+        let jwks = doc["jwks_uri"]
+            .as_str()
+            .ok_or_else(|| FetchError::NoJwksUri(url.to_string()))?;
+        Url::parse(jwks).map_err(|e| FetchError::JwksUri(jwks.to_owned(), e.to_string()))
     }
 
-    async fn fetch(&self) -> Result<KeySet, String> {
+    async fn fetch(&self) -> Result<KeySet, FetchError> {
         let uri = self.jwks_uri().await?;
         let doc = self.get_json(&uri).await?;
         let listed = doc["keys"]
             .as_array()
-            .ok_or_else(|| format!("{uri} holds no `keys` array"))?;
+            .ok_or_else(|| FetchError::NoKeys(uri.to_string()))?;
         let mut set = KeySet {
             by_kid: HashMap::new(),
             anonymous: Vec::new(),
@@ -233,14 +265,15 @@ impl IssuerKeys {
 
 /// Where an issuer's metadata may be: RFC 8414 (with the path inserted after the well-known
 /// segment), then OpenID Connect discovery (appended).
-fn metadata_urls(issuer: &str) -> Result<Vec<Url>, String> {
-    let base = Url::parse(issuer).map_err(|e| format!("issuer `{issuer}`: {e}"))?;
+fn metadata_urls(issuer: &str) -> Result<[Url; 2], FetchError> {
+    let base =
+        Url::parse(issuer).map_err(|e| FetchError::Issuer(issuer.to_owned(), e.to_string()))?;
     let path = base.path().trim_end_matches('/');
     let mut oauth = base.clone();
     oauth.set_path(&format!("/.well-known/oauth-authorization-server{path}"));
     let mut oidc = base.clone();
     oidc.set_path(&format!("{path}/.well-known/openid-configuration"));
-    Ok(vec![oauth, oidc])
+    Ok([oauth, oidc])
 }
 
 #[cfg(test)]

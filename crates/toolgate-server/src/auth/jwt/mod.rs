@@ -98,37 +98,58 @@ fn algorithm(name: &str) -> Option<Algorithm> {
 
 /// Checks `[server.oauth]` without building anything: algorithms, issuer and JWKS URLs
 /// (also against `[egress]`).
-pub fn check_config(cfg: &OAuthConfig, egress: &EgressPolicy) -> Result<(), String> {
+pub fn check_config(cfg: &OAuthConfig, egress: &EgressPolicy) -> Result<(), OAuthConfigError> {
     for a in &cfg.algorithms {
         if algorithm(a).is_none() {
-            return Err(format!(
-                "algorithms: `{a}` is not accepted (RS256, RS384, RS512, PS256, ES256, ES384, EdDSA; never none or HMAC)"
-            ));
+            return Err(OAuthConfigError::Algorithm(a.clone()));
         }
     }
     for issuer in &cfg.authorization_servers {
-        let url =
-            Url::parse(issuer).map_err(|e| format!("authorization server `{issuer}`: {e}"))?;
+        let url = Url::parse(issuer)
+            .map_err(|e| OAuthConfigError::Issuer(issuer.clone(), e.to_string()))?;
         // What keeps `<issuer>#<claim>` apart from own principals and from other issuers'.
         if !matches!(url.scheme(), "http" | "https") || issuer.contains('#') {
-            return Err(format!(
-                "authorization server `{issuer}`: an issuer is an http(s) URL without a fragment"
+            return Err(OAuthConfigError::Issuer(
+                issuer.clone(),
+                "an issuer is an http(s) URL without a fragment".into(),
             ));
         }
-        toolgate_net::check_url(egress, &url)
-            .map_err(|e| format!("authorization server `{issuer}` refused: {e}"))?;
+        toolgate_net::check_url(egress, &url).map_err(|e| {
+            OAuthConfigError::Egress(format!("authorization server `{issuer}`"), e.to_string())
+        })?;
     }
     if let Some(j) = &cfg.jwks_uri {
         if cfg.authorization_servers.len() != 1 {
-            return Err("jwks_uri needs exactly one authorization server".into());
+            return Err(OAuthConfigError::JwksWithoutOneIssuer);
         }
-        let url = Url::parse(j).map_err(|e| format!("jwks_uri `{j}`: {e}"))?;
-        toolgate_net::check_url(egress, &url).map_err(|e| format!("jwks_uri refused: {e}"))?;
+        let url = Url::parse(j).map_err(|e| OAuthConfigError::JwksUri(j.clone(), e.to_string()))?;
+        toolgate_net::check_url(egress, &url)
+            .map_err(|e| OAuthConfigError::Egress("jwks_uri".into(), e.to_string()))?;
     }
     if !cfg.authorization_servers.is_empty() && cfg.principal_claim.trim().is_empty() {
-        return Err("principal_claim must not be empty".into());
+        return Err(OAuthConfigError::EmptyPrincipalClaim);
     }
     Ok(())
+}
+
+/// What is wrong with `[server.oauth]` ([`check_config`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OAuthConfigError {
+    #[error(
+        "algorithms: `{0}` is not accepted (RS256, RS384, RS512, PS256, ES256, ES384, EdDSA; \
+         never none or HMAC)"
+    )]
+    Algorithm(String),
+    #[error("authorization server `{0}`: {1}")]
+    Issuer(String, String),
+    #[error("jwks_uri `{0}`: {1}")]
+    JwksUri(String, String),
+    #[error("jwks_uri needs exactly one authorization server")]
+    JwksWithoutOneIssuer,
+    #[error("{0} refused: {1}")]
+    Egress(String, String),
+    #[error("principal_claim must not be empty")]
+    EmptyPrincipalClaim,
 }
 
 /// The principal of an access token from `issuer` whose principal claim is `name`:
@@ -164,7 +185,7 @@ impl JwtAuthority {
         if cfg.authorization_servers.is_empty() {
             return Ok(None);
         }
-        check_config(cfg, egress)?;
+        check_config(cfg, egress).map_err(|e| e.to_string())?;
         let client = toolgate_net::client(egress).map_err(|e| e.to_string())?;
         let jwks = cfg
             .jwks_uri
@@ -373,8 +394,8 @@ impl JwtAuthority {
             .unwrap_or(&name)
             .to_owned();
         Ok(Caller(toolgate_gateway::Caller {
-            principal,
-            role,
+            principal: principal.into(),
+            role: role.into(),
             operator,
             identity: Some(Arc::new(Identity {
                 issuer: iss.to_owned(),
