@@ -8,11 +8,12 @@
 //! - `resource_link` has no variant of its own in [`ContentBlock`]: it travels as a
 //!   `Resource` whose object carries `"type": "resource_link"` and the link's fields.
 //! - `isError: true`: a [`ToolError::Failed`] whose message is the server's text and whose
-//!   details keep the full content.
+//!   details are the whole result as received (content, `structuredContent`, `_meta`,
+//!   `isError`), so an MCP front end passes the server's error on as it was sent.
 //! - the whole result object, as received, is kept in [`ToolOutput::mcp_result`], so an MCP
 //!   front end passes annotations, `_meta` and resource links on unchanged.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use toolgate_core::ToolError;
 use toolgate_protocol::{ContentBlock, ToolOutput};
 
@@ -28,10 +29,10 @@ pub fn tool_output(result: Value) -> Result<ToolOutput, ToolError> {
         Some(Value::Array(blocks)) => blocks,
         _ => Vec::new(),
     };
-    let structured = result.remove("structuredContent");
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return Err(error(blocks, structured));
+        return Err(error(&blocks, upstream));
     }
+    let structured = result.remove("structuredContent");
     let mut content: Vec<ContentBlock> = Vec::with_capacity(blocks.len());
     let data = match structured {
         Some(structured) => {
@@ -116,27 +117,24 @@ fn block(b: Value) -> ContentBlock {
     }
 }
 
-fn error(blocks: Vec<Value>, structured: Option<Value>) -> ToolError {
+fn error(blocks: &[Value], upstream: Value) -> ToolError {
     let texts: Vec<&str> = blocks.iter().filter_map(text_of).collect();
     let message = if texts.is_empty() {
         "the MCP tool reported an error without a message".to_owned()
     } else {
         texts.join("\n")
     };
-    let mut details = Map::new();
-    details.insert("content".into(), Value::Array(blocks));
-    if let Some(s) = structured {
-        details.insert("structuredContent".into(), s);
-    }
     ToolError::Failed {
         message,
         retryable: false,
-        details: Some(json!(details)),
+        details: Some(upstream),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -243,7 +241,10 @@ mod tests {
             ToolError::Failed {
                 message: "division by zero".into(),
                 retryable: false,
-                details: Some(json!({"content": [{"type": "text", "text": "division by zero"}]})),
+                details: Some(json!({
+                    "content": [{"type": "text", "text": "division by zero"}],
+                    "isError": true
+                })),
             }
         );
         let silent = tool_output(json!({"content": [], "isError": true})).unwrap_err();

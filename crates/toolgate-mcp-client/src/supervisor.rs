@@ -33,6 +33,11 @@ use crate::{ConnectError, McpEvent, ServerState, ServerStatus};
 const HEALTHY_AFTER: Duration = Duration::from_secs(30);
 /// How long shutdown waits for a server to close cleanly.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// How long a new connection waits for its `subscriptions/listen` acknowledgment.
+const LISTEN_ACK_WAIT: Duration = Duration::from_secs(2);
+/// How often the lists of a 2026-07-28 server without a working `subscriptions/listen`
+/// stream are re-read.
+const LIST_POLL: Duration = Duration::from_secs(60);
 
 /// Exponential backoff between connection attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,7 +405,11 @@ impl McpServer {
 
     /// On 2026-07-28 list changes arrive on a `subscriptions/listen` stream, not as a bare
     /// notification; open one for the lists the server says change and forward what it
-    /// carries.
+    /// carries. The stream is an optional feature: it runs in a task of its own, and the
+    /// connection waits at most [`LISTEN_ACK_WAIT`] for its acknowledgment (so a change
+    /// announced right after the connection is up is heard), never for the whole startup
+    /// timeout. A server whose `listen` never answers, fails, or ends is federated all the
+    /// same; its lists are then re-read every [`LIST_POLL`] instead, and a warning says so.
     async fn watch_tool_changes(&self, peer: &Peer<RoleClient>) -> Option<AbortOnDrop> {
         let info = peer.peer_info()?;
         let caps = &info.capabilities;
@@ -415,34 +424,48 @@ impl McpServer {
         if info.protocol_version.has_initialize() || !offers {
             return None;
         }
-        let mut sub = match peer.listen(filter).await {
-            Ok(sub) => sub,
-            Err(e) => {
-                tracing::warn!(server = %self.config.name, error = %error_chain(&e), "could not subscribe to tool list changes");
-                return None;
-            }
-        };
         let link = Arc::clone(&self.link);
-        Some(AbortOnDrop(tokio::spawn(async move {
-            loop {
-                match sub.next().await {
-                    Ok(Some(
-                        ServerNotification::ToolListChangedNotification(_)
-                        | ServerNotification::PromptListChangedNotification(_)
-                        | ServerNotification::ResourceListChangedNotification(_),
-                    )) => {
-                        tracing::info!(server = %link.server, "MCP server's lists changed");
-                        link.refresh.notify_one();
-                    }
-                    Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::warn!(server = %link.server, error = %error_chain(&e), "tool list subscription ended");
-                        break;
+        let peer = peer.clone();
+        let wait = self.config.startup_timeout;
+        let (acknowledged, ack) = tokio::sync::oneshot::channel::<()>();
+        let task = AbortOnDrop(tokio::spawn(async move {
+            let why = match tokio::time::timeout(wait, peer.listen(filter)).await {
+                Ok(Ok(mut sub)) => {
+                    let _ = acknowledged.send(());
+                    loop {
+                        match sub.next().await {
+                            Ok(Some(
+                                ServerNotification::ToolListChangedNotification(_)
+                                | ServerNotification::PromptListChangedNotification(_)
+                                | ServerNotification::ResourceListChangedNotification(_),
+                            )) => {
+                                tracing::info!(server = %link.server, "MCP server's lists changed");
+                                link.refresh.notify_one();
+                            }
+                            Ok(Some(_)) => {}
+                            Ok(None) => break "the list-change stream ended".to_owned(),
+                            Err(e) => {
+                                break format!(
+                                    "the list-change stream failed: {}",
+                                    error_chain(&e)
+                                );
+                            }
+                        }
                     }
                 }
+                Ok(Err(e)) => format!("could not subscribe to list changes: {}", error_chain(&e)),
+                Err(_) => format!("no answer to subscriptions/listen within {wait:?}"),
+            };
+            tracing::warn!(server = %link.server, "{why}; its lists are re-read every {LIST_POLL:?} instead");
+            let mut poll = tokio::time::interval(LIST_POLL);
+            poll.tick().await;
+            loop {
+                poll.tick().await;
+                link.refresh.notify_one();
             }
-        })))
+        }));
+        let _ = tokio::time::timeout(LISTEN_ACK_WAIT.min(wait / 2), ack).await;
+        Some(task)
     }
 
     /// Subscribes the new connection to every resource clients still hold a subscription to.

@@ -6,19 +6,24 @@
 //!   tool's own image / audio / resource blocks; `structuredContent` when the data is an
 //!   object; a closing text block when result governance cut the output, naming the
 //!   `result_id` to page through with `read_result`.
-//! - error: `isError: true` and one text block holding the error object
+//! - a federated MCP tool's own `isError` result (kept whole in the error's details by the
+//!   MCP client): as its server sent it, content untouched, with toolgate's error object
+//!   (`code`, `message`, `retryable`) added under `_meta["io.toolgate/error"]`.
+//! - any other error: `isError: true` and one text block holding the error object
 //!   (`{code, message, retryable, hint?, details?}`, the approval id in `details`), so a model
 //!   reads what went wrong and what to do next. Never a JSON-RPC error: those are for requests
 //!   that cannot be routed at all.
 
 use rmcp::model::{CallToolResult, ContentBlock as McpBlock, ResourceContents};
 use serde_json::Value;
-use toolgate_protocol::{CallError, ContentBlock, Envelope, Governance};
+use toolgate_protocol::{CallError, ContentBlock, Envelope, ErrorCode, Governance};
 
 /// The MCP result for a call's envelope.
 pub fn call_result(envelope: Envelope) -> CallToolResult {
     match envelope.error {
-        Some(error) if !envelope.ok => error_result(&error),
+        Some(error) if !envelope.ok => {
+            upstream_error(&error).unwrap_or_else(|| error_result(&error))
+        }
         _ => match envelope
             .mcp_result
             .map(serde_json::from_value::<CallToolResult>)
@@ -34,6 +39,35 @@ pub fn call_result(envelope: Envelope) -> CallToolResult {
             _ => success_result(envelope.data, envelope.content, envelope.truncated),
         },
     }
+}
+
+/// The `_meta` key under which an upstream's own error result carries toolgate's verdict.
+pub const ERROR_META: &str = "io.toolgate/error";
+
+/// A federated tool's `isError` result, as its server sent it, with toolgate's error object
+/// in `_meta`; `None` for every other error.
+fn upstream_error(error: &CallError) -> Option<CallToolResult> {
+    let details = error.details.as_ref()?;
+    if error.code != ErrorCode::ExecutionFailed
+        || details.get("isError") != Some(&Value::Bool(true))
+    {
+        return None;
+    }
+    let mut result = serde_json::from_value::<CallToolResult>(details.clone()).ok()?;
+    result
+        .result_type
+        .get_or_insert(rmcp::model::ResultType::COMPLETE);
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.insert(
+        ERROR_META.to_owned(),
+        serde_json::json!({
+            "code": error.code,
+            "message": error.message,
+            "retryable": error.retryable,
+        }),
+    );
+    result.meta = Some(meta);
+    Some(result)
 }
 
 /// `isError: true` with the error object as text.
@@ -242,5 +276,57 @@ mod tests {
                 "details": {"approval_id": "apr_1"}
             })
         );
+    }
+}
+
+#[cfg(test)]
+mod upstream_errors {
+    use serde_json::json;
+    use toolgate_core::ToolError;
+
+    use super::*;
+
+    /// Issue 34, item 3: an upstream's `isError` result reaches the client with its content
+    /// intact (annotations, resource links, `structuredContent`, `_meta`), toolgate's
+    /// verdict beside it in `_meta` — not replaced by toolgate's JSON error text.
+    #[test]
+    fn an_upstream_error_result_passes_on_as_sent() {
+        let upstream = json!({
+            "content": [
+                {"type": "text", "text": "{\"code\":\"not_found\"}", "annotations": {"priority": 0.5}},
+                {"type": "resource_link", "uri": "file:///a.log", "name": "a.log"}
+            ],
+            "structuredContent": {"code": "not_found"},
+            "isError": true,
+            "_meta": {"upstream/trace": "t1"}
+        });
+        let error = ToolError::Failed {
+            message: "{\"code\":\"not_found\"}".into(),
+            retryable: false,
+            details: Some(upstream.clone()),
+        }
+        .into_call_error();
+        let result = serde_json::to_value(call_result(Envelope::failure("c1", error))).unwrap();
+        assert_eq!(result["content"], upstream["content"], "{result}");
+        assert_eq!(result["structuredContent"], upstream["structuredContent"]);
+        assert_eq!(result["isError"], true);
+        assert_eq!(result["_meta"]["upstream/trace"], "t1");
+        assert_eq!(result["_meta"][ERROR_META]["code"], "execution_failed");
+    }
+
+    /// toolgate's own refusals and a built-in tool's failures stay the error object as text.
+    #[test]
+    fn toolgates_own_errors_are_the_error_object() {
+        let error = ToolError::Failed {
+            message: "disk full".into(),
+            retryable: true,
+            details: Some(json!({"path": "a.txt"})),
+        }
+        .into_call_error();
+        let result = serde_json::to_value(call_result(Envelope::failure("c1", error))).unwrap();
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text["code"], "execution_failed");
+        assert_eq!(text["details"]["path"], "a.txt");
     }
 }

@@ -117,6 +117,18 @@ async def add_prompt(name: str, ctx: Context) -> str:
     return "added"
 
 
+# PY_PEER_LISTEN=silent: `subscriptions/listen` is still offered (listChanged advertised) but
+# never answered, as an upstream whose listen stream the client cannot read looks to it.
+if os.environ.get("PY_PEER_LISTEN") == "silent":
+    _handlers = mcp._lowlevel_server._request_handlers
+    _entry = _handlers["subscriptions/listen"]
+
+    async def _never_answers(*_args, **_kwargs):
+        await anyio.sleep_forever()
+
+    _handlers["subscriptions/listen"] = type(_entry)(_entry.params_type, _never_answers)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
         mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

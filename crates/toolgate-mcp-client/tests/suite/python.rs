@@ -106,13 +106,21 @@ async fn an_error_result_is_a_failure_with_the_servers_text() {
         .await
         .unwrap_err();
     let text = "Error executing tool fail: disk on fire";
+    let ToolError::Failed {
+        message,
+        retryable,
+        details: Some(details),
+    } = err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!((message.as_str(), retryable), (text, false));
+    // The whole result as the server sent it, for an MCP front end to pass on.
+    assert_eq!(details["content"], json!([{"type": "text", "text": text}]));
+    assert_eq!(details["isError"], true);
     assert_eq!(
-        err,
-        ToolError::Failed {
-            message: text.into(),
-            retryable: false,
-            details: Some(json!({"content": [{"type": "text", "text": text}]})),
-        }
+        details["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "py-peer"
     );
     hub.shutdown().await;
 }
@@ -150,6 +158,32 @@ async fn cancelling_a_call_cancels_it_on_the_server() {
         }
         hub.shutdown().await;
     }
+}
+
+/// Issue 34, item 2: a 2026-07-28 server that offers `subscriptions/listen` but never
+/// answers it is federated all the same — list changes are optional; before, the handshake
+/// waited for the acknowledgment within the startup timeout and the server was retried
+/// forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_listen_never_answers_is_federated_all_the_same() {
+    let config = py_stdio("py")
+        .with_protocol(ProtocolChoice::Auto)
+        .with_env("PY_PEER_LISTEN", "silent")
+        .with_startup_timeout(Duration::from_secs(4));
+    let (hub, catalog) = start(vec![config]).await;
+    let status = &hub.status()[0];
+    assert_eq!(
+        status.state,
+        toolgate_mcp_client::ServerState::Ready,
+        "{status:?}"
+    );
+    assert_eq!(
+        call(&catalog, "mcp__py__add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap(),
+        ToolOutput::json(json!({"result": 5}))
+    );
+    hub.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
