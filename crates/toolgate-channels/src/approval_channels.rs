@@ -30,8 +30,8 @@ use crate::card::{closed_card, open_card};
 pub use crate::channel::client;
 pub(crate) use crate::channel::{Channel, Inbound, service_of};
 use crate::config::{ChannelConfig, UpdateMode};
+pub use crate::error::ChannelsError;
 use crate::operators::OperatorCheck;
-use crate::secret::MissingSecret;
 use crate::select::Selector;
 use crate::service::ServiceError;
 
@@ -43,15 +43,6 @@ pub const PASS_EVERY: Duration = Duration::from_secs(2);
 const PENDING_WINDOW: usize = 500;
 /// Closed cards are forgotten after this.
 const KEEP_CLOSED: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// Why the hub could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum ChannelsError {
-    #[error(transparent)]
-    Secret(#[from] MissingSecret),
-    #[error("channel `{0}`: {1}")]
-    Channel(String, String),
-}
 
 /// What the hub needs from the running system.
 pub struct ChannelsDeps {

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use toolgate_net::EgressPolicy;
 
-use crate::approval_channels::ChannelsError;
 use crate::config::{ChannelConfig, ChannelKind, UpdateMode};
+use crate::error::ChannelsError;
 use crate::secret::Secret;
 use crate::select::Selector;
 use crate::service::ChatService;

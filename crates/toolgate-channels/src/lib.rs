@@ -26,6 +26,7 @@ mod channel;
 pub mod config;
 mod decide;
 pub mod doctor;
+mod error;
 pub mod hooks;
 pub mod operators;
 pub mod secret;
