@@ -40,6 +40,8 @@ pub(crate) struct ServerLink {
     pub(crate) active: ActiveCalls,
     /// 2026-07-28: the `subscriptions/listen` stream of each subscribed URI.
     pub(crate) listens: Mutex<HashMap<String, AbortOnDrop>>,
+    /// Why list changes are polled rather than heard ([`crate::ServerStatus::polling`]).
+    polling: Mutex<Option<String>>,
 }
 
 impl ServerLink {
@@ -62,7 +64,20 @@ impl ServerLink {
             subscriptions: Mutex::new(HashMap::new()),
             active: ActiveCalls::default(),
             listens: Mutex::new(HashMap::new()),
+            polling: Mutex::new(None),
         }
+    }
+
+    /// Says why list changes are polled (`None`: they are heard).
+    pub(crate) fn set_polling(&self, why: Option<String>) {
+        *self.polling.lock().unwrap_or_else(PoisonError::into_inner) = why;
+    }
+
+    pub(crate) fn polling(&self) -> Option<String> {
+        self.polling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// What the server offers besides tools, as last listed.

@@ -53,6 +53,11 @@ pub struct ServerStatus {
     pub tools: usize,
     /// Connections established after the first one (reconnects and restarts).
     pub restarts: u32,
+    /// Why the server's list changes are not heard but polled (a 2026-07-28 server whose
+    /// `subscriptions/listen` failed, ended or is not acknowledged yet); its lists are then
+    /// re-read every 60 s. `None` while changes are heard, or the server offers none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub polling: Option<String>,
 }
 
 /// Something a server reported or went through. Subscribe with `McpHub::events`.

@@ -143,6 +143,7 @@ impl McpServer {
             protocol_version: None,
             tools: 0,
             restarts: 0,
+            polling: None,
         };
         Ok(McpServer {
             handler: McpClientHandler::new(Arc::clone(&link), config.client_requests),
@@ -177,10 +178,16 @@ impl McpServer {
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
-        self.status
+        let mut status = self
+            .status
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        status.polling = match status.state {
+            ServerState::Ready => self.link.polling(),
+            _ => None,
+        };
+        status
     }
 
     /// Resolves once the first connection attempt has succeeded or failed.
@@ -411,6 +418,8 @@ impl McpServer {
     /// timeout. A server whose `listen` never answers, fails, or ends is federated all the
     /// same; its lists are then re-read every [`LIST_POLL`] instead, and a warning says so.
     async fn watch_tool_changes(&self, peer: &Peer<RoleClient>) -> Option<AbortOnDrop> {
+        // What an earlier connection's stream said is no longer true of this one.
+        self.link.set_polling(None);
         let info = peer.peer_info()?;
         let caps = &info.capabilities;
         let yes = |flag: Option<bool>| flag.filter(|f| *f);
@@ -429,8 +438,12 @@ impl McpServer {
         let wait = self.config.startup_timeout;
         let (acknowledged, ack) = tokio::sync::oneshot::channel::<()>();
         let task = AbortOnDrop(tokio::spawn(async move {
+            link.set_polling(Some(
+                "subscriptions/listen is not acknowledged yet".to_owned(),
+            ));
             let why = match tokio::time::timeout(wait, peer.listen(filter)).await {
                 Ok(Ok(mut sub)) => {
+                    link.set_polling(None);
                     let _ = acknowledged.send(());
                     loop {
                         match sub.next().await {
@@ -457,6 +470,7 @@ impl McpServer {
                 Err(_) => format!("no answer to subscriptions/listen within {wait:?}"),
             };
             tracing::warn!(server = %link.server, "{why}; its lists are re-read every {LIST_POLL:?} instead");
+            link.set_polling(Some(why));
             let mut poll = tokio::time::interval(LIST_POLL);
             poll.tick().await;
             loop {

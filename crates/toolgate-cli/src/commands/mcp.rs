@@ -398,8 +398,9 @@ async fn status(settings: &Config, json: bool) -> anyhow::Result<i32> {
         let rows: Vec<Vec<String>> = statuses
             .iter()
             .map(|s| {
-                let error = match &s.state {
-                    ServerState::Failed { error, .. } => error.clone(),
+                let error = match (&s.state, &s.polling) {
+                    (ServerState::Failed { error, .. }, _) => error.clone(),
+                    (_, Some(why)) => format!("list changes polled every 60 s: {why}"),
                     _ => String::new(),
                 };
                 vec![

@@ -39,6 +39,7 @@ fn ready(transport: TransportKind, tools: usize) -> ServerStatus {
         protocol_version: Some("2025-11-25".into()),
         tools,
         restarts: 0,
+        polling: None,
     }
 }
 

@@ -82,6 +82,7 @@ async fn a_missing_program_and_a_disabled_server_are_reported() {
             protocol_version: None,
             tools: 0,
             restarts: 0,
+            polling: None,
         }
     );
     hub.shutdown().await;

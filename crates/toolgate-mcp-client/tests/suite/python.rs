@@ -177,6 +177,14 @@ async fn a_server_whose_listen_never_answers_is_federated_all_the_same() {
         toolgate_mcp_client::ServerState::Ready,
         "{status:?}"
     );
+    // The operator is told that its list changes are polled, and why.
+    assert!(
+        status
+            .polling
+            .as_deref()
+            .is_some_and(|why| why.contains("subscriptions/listen")),
+        "{status:?}"
+    );
     assert_eq!(
         call(&catalog, "mcp__py__add", json!({"a": 2, "b": 3}))
             .await
@@ -205,6 +213,11 @@ async fn list_changed_refreshes_the_catalog_in_both_eras() {
         })
         .await;
         assert_eq!(hub.status()[0].tools, listed.len(), "{protocol:?}");
+        assert_eq!(
+            hub.status()[0].polling,
+            None,
+            "changes are heard: {protocol:?}"
+        );
         assert_eq!(
             call(&catalog, &name, json!({})).await.unwrap(),
             ToolOutput::json(json!({"result": tool})),

@@ -81,7 +81,8 @@ pub fn schemas() -> Value {
                 "retry_at": {"type": "string", "format": "date-time", "description": "When the next attempt starts (`failed` only)."},
                 "protocol_version": {"type": ["string", "null"]},
                 "tools": {"type": "integer", "description": "Tools federated into the catalog."},
-                "restarts": {"type": "integer"}
+                "restarts": {"type": "integer"},
+                "polling": {"type": "string", "description": "Why its list changes are polled (every 60 s) rather than heard; absent while they are heard."}
             }
         },
         "Annotations": {
