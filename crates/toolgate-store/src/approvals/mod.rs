@@ -230,9 +230,9 @@ pub struct Decision {
 pub struct Grant {
     pub id: i64,
     pub scope: DecisionScope,
-    pub principal: String,
+    pub principal: Principal,
     /// Set for `session` grants.
-    pub session: Option<String>,
+    pub session: Option<SessionId>,
     pub tool: String,
     /// Set for `always` grants without a pattern: only these exact arguments.
     pub args_hash: Option<String>,
