@@ -2,7 +2,7 @@
 //! through rustls when the URL asks for it, the versioned schema ([`migrate`]) and the
 //! change feed over `LISTEN`/`NOTIFY` ([`notify`]).
 //!
-//! Why these crates (ARCHITECTURE.md, Storage): `tokio-postgres` is async end to end, so no
+//! Why these crates (docs/internals.md, Storage): `tokio-postgres` is async end to end, so no
 //! PostgreSQL call ever blocks a tokio worker; it links no SQLite (sqlx's SQLite driver and
 //! rusqlite cannot share `libsqlite3-sys`) and speaks `LISTEN`/`NOTIFY`, which the change feed
 //! needs and which sqlx's `Any` driver cannot carry.
