@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_gateway::approve::Decisions;
 use toolgate_net::EgressPolicy;
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
-use toolgate_store::{ApprovalStore, ChatPosts, Clock, StoreResult};
+use toolgate_store::{ApprovalStore, ChatPosts, Clock, StoreResult, millis};
 
 use crate::card::{closed_card, open_card};
 pub use crate::channel::client;
@@ -402,10 +402,6 @@ impl ApprovalChannels {
     pub(crate) fn channel_index(&self, name: &str) -> Option<usize> {
         self.channels.iter().position(|c| c.config.name == name)
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -233,7 +233,12 @@ impl ApprovalChannels {
     /// The card the tap came from, as this channel posted it; or what to answer when the
     /// message is none of its cards.
     async fn card_post(&self, channel: &Channel, tap: &Tap) -> Result<ChatPost, String> {
+        // A card the service has answered for but whose message is not recorded yet (the
+        // announcing pass is between the service's answer and its write): the tap waits for
+        // that write, briefly, instead of being refused — only when such a card exists in
+        // this chat, so a tap on any other message is answered at once.
         let mut waits = RECORD_WAITS.iter();
+        let mut may_wait = None;
         loop {
             match self
                 .posts
@@ -247,17 +252,13 @@ impl ApprovalChannels {
                     return Err("toolgate could not read the card; try again.".to_owned());
                 }
             }
-            // A card the service has answered for but whose message is not recorded yet (the
-            // announcing pass is between the service's answer and its write): the tap waits
-            // for that write, briefly, instead of being refused. Only while such a card
-            // exists in this chat, so a tap on any other message is answered at once.
-            let Some(wait) = waits.next() else {
-                break;
-            };
-            if !self.a_card_is_being_recorded(channel, &tap.chat).await {
-                break;
+            if may_wait.is_none() {
+                may_wait = Some(self.a_card_is_being_recorded(channel, &tap.chat).await);
             }
-            tokio::time::sleep(*wait).await;
+            match (may_wait, waits.next()) {
+                (Some(true), Some(wait)) => tokio::time::sleep(*wait).await,
+                _ => break,
+            }
         }
         Err("That message is not an approval card of this channel.".to_owned())
     }

@@ -55,7 +55,7 @@ pub mod tokens;
 pub use approvals::ApprovalStore;
 pub use backend::{PgBackend, Store, StoreLocation};
 pub use chat::ChatPosts;
-pub use clock::{Clock, system_clock};
+pub use clock::{Clock, millis, system_clock};
 pub use credentials::{CredentialRecord, CredentialSecret, CredentialStore};
 pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;

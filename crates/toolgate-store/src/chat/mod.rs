@@ -33,7 +33,7 @@ pub use postgres::PgChatPosts;
 pub use sqlite::SqliteChatPosts;
 
 use crate::StoreResult;
-use crate::clock::{Clock, system_clock};
+use crate::clock::{Clock, millis, system_clock};
 
 /// One approval request's message in one chat of one channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,10 +109,6 @@ impl std::fmt::Debug for ChatPosts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChatPosts").finish_non_exhaustive()
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl ChatPosts {
