@@ -15,7 +15,13 @@
 //!   errors are never cut;
 //! - a forced `tool_choice` applies to the first step only, so the model can still finish;
 //! - the tools offered are asked of the [`ToolSelector`] before every model call (all visible
-//!   tools by default); it shapes only what the model sees, never what it may call.
+//!   tools by default); it shapes only what the model sees, never what it may call;
+//! - with a [`Checkpoint`], a model turn is kept before any of its calls runs, and a run
+//!   whose history ends with a kept turn's calls unanswered (a process that died while they
+//!   ran) runs those calls before asking the model again; with
+//!   [`AgentOptions::call_keys`], each call carries an idempotency key made of the prefix,
+//!   the turn's place in the history and the call's id, so a write repeated by such a resume
+//!   replays its recorded outcome instead of acting twice.
 
 use std::sync::Arc;
 
@@ -55,6 +61,11 @@ pub struct AgentOptions {
     /// Wait for pending approvals (`Some(true)`) or hand `approval_required` to the model;
     /// `None` follows `[approvals] wait`.
     pub wait_for_approval: Option<bool>,
+    /// Gives every call an idempotency key `<prefix>:<turn>:<call id>` (`<turn>`: how many
+    /// assistant turns the history held when the call was made) and keeps its approval
+    /// request pending if the run stops waiting, so the same call made again — by a run
+    /// resumed after a crash — finds the decision and acts at most once. `None`: no key.
+    pub call_keys: Option<String>,
 }
 
 impl Default for AgentOptions {
@@ -70,6 +81,7 @@ impl Default for AgentOptions {
             parallel_tool_calls: None,
             max_tokens: None,
             wait_for_approval: None,
+            call_keys: None,
         }
     }
 }
@@ -110,6 +122,15 @@ impl Observer for Silent {
     fn event(&self, _event: AgentEvent) {}
 }
 
+/// Keeps a run's progress as it goes (a conversation's journal): each model turn before its
+/// calls run, then the calls' results. A run stops when a step cannot be kept: a call is
+/// never made that a crash could make twice.
+#[async_trait::async_trait]
+pub trait Checkpoint: Send + Sync {
+    async fn model_turn(&self, turn: &AssistantTurn, stop: &StopReason) -> Result<(), String>;
+    async fn tool_results(&self, results: &[ToolResult]) -> Result<(), String>;
+}
+
 /// How a run ended well enough to have an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -133,6 +154,9 @@ pub enum AgentError {
     Model(#[from] ModelError),
     #[error("cancelled")]
     Cancelled,
+    /// The run's progress could not be kept ([`Checkpoint`]).
+    #[error("the conversation could not be saved: {0}")]
+    Checkpoint(String),
 }
 
 /// A model, a gateway and the options of one conversation.
@@ -141,6 +165,7 @@ pub struct Agent {
     gateway: Arc<Gateway>,
     options: AgentOptions,
     selector: Arc<dyn ToolSelector>,
+    checkpoint: Option<Arc<dyn Checkpoint>>,
 }
 
 impl Agent {
@@ -150,7 +175,15 @@ impl Agent {
             gateway,
             options,
             selector: Arc::new(AllVisible),
+            checkpoint: None,
         }
+    }
+
+    /// Keeps each step of a run before going on ([`Checkpoint`]).
+    #[must_use]
+    pub fn with_checkpoint(mut self, checkpoint: Arc<dyn Checkpoint>) -> Self {
+        self.checkpoint = Some(checkpoint);
+        self
     }
 
     /// Chooses the tools offered at each step (default: [`AllVisible`]).
@@ -217,6 +250,22 @@ impl Agent {
         let mut offloaded = history.iter().any(has_offloaded_result);
         let run_span = telemetry::run_span(self.client.provider(), self.client.model());
         let trace = spans::pass_on(run_span.as_ref(), None);
+        // A turn kept before its calls ran, the run then interrupted: run its calls first.
+        if let Some(Message::Assistant(turn)) = history.last()
+            && !turn.tool_calls.is_empty()
+        {
+            let calls = turn.tool_calls.clone();
+            let turn_no = assistant_turns(history);
+            let results = self
+                .execute_under(&calls, turn_no, cancel, observer, trace.as_ref())
+                .await;
+            offloaded |= results.iter().any(result_was_offloaded);
+            self.keep_results(&results).await?;
+            history.push(Message::ToolResults { results });
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+        }
         for step in 1..=self.options.max_steps {
             let op = ModelOp::start(self.client.provider(), self.client.model(), trace.as_ref());
             let request = ModelRequest {
@@ -241,6 +290,12 @@ impl Agent {
             let response = response?;
             usage.add(response.usage);
             let ModelResponse { turn, stop, .. } = response;
+            if let Some(checkpoint) = &self.checkpoint {
+                checkpoint
+                    .model_turn(&turn, &stop)
+                    .await
+                    .map_err(AgentError::Checkpoint)?;
+            }
             history.push(Message::Assistant(turn.clone()));
             observer.event(AgentEvent::ModelTurn {
                 step,
@@ -255,10 +310,12 @@ impl Agent {
                     usage,
                 });
             }
+            let turn_no = assistant_turns(history);
             let results = self
-                .execute_under(&turn.tool_calls, cancel, observer, trace.as_ref())
+                .execute_under(&turn.tool_calls, turn_no, cancel, observer, trace.as_ref())
                 .await;
             offloaded |= results.iter().any(result_was_offloaded);
+            self.keep_results(&results).await?;
             history.push(Message::ToolResults { results });
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
@@ -267,6 +324,16 @@ impl Agent {
         Err(AgentError::StepLimit {
             steps: self.options.max_steps,
         })
+    }
+
+    async fn keep_results(&self, results: &[ToolResult]) -> Result<(), AgentError> {
+        match &self.checkpoint {
+            Some(checkpoint) => checkpoint
+                .tool_results(results)
+                .await
+                .map_err(AgentError::Checkpoint),
+            None => Ok(()),
+        }
     }
 
     async fn ask(
@@ -289,13 +356,14 @@ impl Agent {
         cancel: &CancellationToken,
         observer: &dyn Observer,
     ) -> Vec<ToolResult> {
-        self.execute_under(calls, cancel, observer, None).await
+        self.execute_under(calls, 0, cancel, observer, None).await
     }
 
     /// [`Agent::execute`] with the calls under the trace context `trace`.
     async fn execute_under(
         &self,
         calls: &[ToolCall],
+        turn_no: usize,
         cancel: &CancellationToken,
         observer: &dyn Observer,
         trace: Option<&TraceContext>,
@@ -303,7 +371,7 @@ impl Agent {
         join_all(
             calls
                 .iter()
-                .map(|c| self.execute_one(c, cancel, observer, trace)),
+                .map(|c| self.execute_one(c, turn_no, cancel, observer, trace)),
         )
         .await
     }
@@ -311,6 +379,7 @@ impl Agent {
     async fn execute_one(
         &self,
         call: &ToolCall,
+        turn_no: usize,
         cancel: &CancellationToken,
         observer: &dyn Observer,
         trace: Option<&TraceContext>,
@@ -330,6 +399,10 @@ impl Agent {
         request.cancel = cancel.child_token();
         request.trace = trace.cloned();
         request.wait_for_approval = self.options.wait_for_approval;
+        if let Some(prefix) = &self.options.call_keys {
+            request.idempotency_key = Some(format!("{prefix}:{turn_no}:{}", call.id));
+            request.on_give_up = toolgate_gateway::approve::OnGiveUp::Keep;
+        }
         request.events = Some(tx);
         let running = self.gateway.call(request);
         tokio::pin!(running);
@@ -384,6 +457,15 @@ fn for_the_model(envelope: &Envelope) -> std::borrow::Cow<'_, Envelope> {
         };
     }
     std::borrow::Cow::Owned(shown)
+}
+
+/// How many assistant turns `history` holds: a turn's place, the same when a resumed run
+/// rebuilds the history.
+fn assistant_turns(history: &[Message]) -> usize {
+    history
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant(_)))
+        .count()
 }
 
 fn result_was_offloaded(r: &ToolResult) -> bool {

@@ -45,7 +45,9 @@ pub mod sse;
 pub mod telemetry;
 pub mod types;
 
-pub use agent::{Agent, AgentError, AgentEvent, AgentOptions, Observer, RunOutcome, Silent};
+pub use agent::{
+    Agent, AgentError, AgentEvent, AgentOptions, Checkpoint, Observer, RunOutcome, Silent,
+};
 pub use client::{EventSink, ModelClient, ModelError};
 pub use config::{ModelConfig, ModelConfigError, ModelPrice, Provider, connect, connect_with_key};
 pub use select::{AllVisible, StepView, ToolSelector, visible_tools};

@@ -224,8 +224,11 @@ pub struct FileConfig {
     pub web: WebConfig,
     /// The browser tools (off by default: they start Chromium): executable, origins, limits.
     pub browser: BrowserConfig,
-    /// The model `toolgate run` and `toolgate chat` talk to (provider, model, base_url, key variable).
+    /// The model `toolgate run`, `toolgate chat` and the conversations talk to (provider,
+    /// model, base_url, key variable).
     pub model: toolgate_agent::ModelConfig,
+    /// `[conversations]`: the agent under `toolgate serve` (web, OpenAI-compatible endpoint).
+    pub conversations: toolgate_conversations::ConversationsConfig,
     /// MCP servers to federate (`[[mcp.servers]]`); HTTP ones are reached under `[egress]`.
     pub mcp: McpSettings,
     /// Tool RAG (`[rag]`): threshold, k, retriever, fusion, embedding model or endpoint.
@@ -397,6 +400,7 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
     toolgate_web::web_tools(&cfg.web, &cfg.egress)?;
     cfg.browser.check()?;
     cfg.model.check()?;
+    cfg.conversations.check().map_err(anyhow::Error::msg)?;
     cfg.telemetry.check()?;
     // As `serve` would: an exporting [telemetry] whose header variable is unset stops here.
     let env = |name: &str| std::env::var(name).ok();

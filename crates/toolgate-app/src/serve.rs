@@ -140,6 +140,7 @@ impl Runtime {
         if let Some(hub) = channels {
             state = state.with_channels(hub);
         }
+        state = state.with_conversations(self.conversations());
         if let Some(hub) = self.hub() {
             // Operators see the servers' state in `/v1/ready` (the console's Health page).
             let hub = Arc::clone(hub);
@@ -166,6 +167,40 @@ impl Runtime {
             tracing::error!(error = %format!("{e:#}"), "shutting down");
         }
         served.context("serving MCP on stdin/stdout")
+    }
+}
+
+impl Runtime {
+    /// The agent's conversations over `[model]` and `[conversations]`, or why there are none
+    /// (the API answers 503 with it): no model, no key, or switched off.
+    fn conversations(&self) -> Result<toolgate_conversations::Conversations, String> {
+        let settings = self.config();
+        let talk = &settings.file.conversations;
+        if !talk.enabled {
+            return Err("conversations are switched off ([conversations] enabled = false)".into());
+        }
+        let model = &settings.file.model;
+        if model.model.is_empty() {
+            return Err("no model is configured: set [model] (provider, model, and its API key variable) to talk to the agent".into());
+        }
+        let client = toolgate_agent::connect(model, &settings.file.egress)
+            .map_err(|e| format!("[model]: {e}"))?;
+        tracing::info!(model = %model.model, "conversations: the agent answers on /v1/conversations and /v1/chat/completions");
+        Ok(toolgate_conversations::Conversations::new(
+            toolgate_conversations::ConversationDeps {
+                store: self.stores().store().conversations(),
+                gateway: Arc::clone(self.gateway()),
+                model: toolgate_conversations::ModelSetup {
+                    client,
+                    system: model.system.clone(),
+                    max_steps: model.max_steps,
+                    max_tokens: Some(model.max_tokens),
+                    parallel_tool_calls: model.parallel_tool_calls,
+                    selector: self.rag().map(crate::rag::Rag::selector),
+                },
+                config: talk.clone(),
+            },
+        ))
     }
 }
 

@@ -177,7 +177,7 @@ impl Stores {
     /// `toolgate run` / `toolgate chat` conversations: files in the data dir, or PostgreSQL
     /// so a conversation begun on one host resumes on another.
     pub fn history(&self) -> toolgate_agent::HistoryStore {
-        match self.store.conversations() {
+        match self.store.chat_sessions() {
             Some(conversations) => {
                 toolgate_agent::HistoryStore::with_backend(Arc::new(SharedHistory(conversations)))
             }
@@ -246,7 +246,7 @@ pub fn open_key(config: &Config) -> anyhow::Result<AuditKey> {
 }
 
 /// The agent's history over the cluster store.
-struct SharedHistory(toolgate_store::sessions::PgConversations);
+struct SharedHistory(toolgate_store::sessions::PgChatSessions);
 
 #[async_trait::async_trait]
 impl toolgate_agent::HistoryBackend for SharedHistory {
@@ -286,7 +286,7 @@ mod tests {
             .unwrap();
         let host = || {
             toolgate_agent::HistoryStore::with_backend(Arc::new(SharedHistory(
-                toolgate_store::sessions::PgConversations::new(PgPool::new(&url).unwrap()),
+                toolgate_store::sessions::PgChatSessions::new(PgPool::new(&url).unwrap()),
             )))
         };
         let saved = toolgate_agent::SavedSession {

@@ -93,6 +93,7 @@ impl Session {
             max_tokens: Some(model.max_tokens),
             // On a terminal the prompt answers; otherwise [approvals] wait decides.
             wait_for_approval: interactive.then_some(true),
+            call_keys: None,
         };
         let mut agent = Agent::new(client, Arc::clone(&gateway), options);
         // Over [rag] threshold: search_tools joins the catalog and the model sees retrieved
@@ -316,6 +317,10 @@ pub fn report(result: &Result<RunOutcome, AgentError>) -> i32 {
             2
         }
         Err(AgentError::Model(e)) => {
+            eprintln!("toolgate: error: {e}");
+            1
+        }
+        Err(e @ AgentError::Checkpoint(_)) => {
             eprintln!("toolgate: error: {e}");
             1
         }

@@ -93,6 +93,10 @@ pub async fn serve(
             }
         });
     }
+    if let Ok(conversations) = state.conversations() {
+        // Continues the turns the last run of this process (or a dead replica) left.
+        conversations.start(&state.shutdown);
+    }
     let tokens = state
         .tokens()
         .map(|book| book.spawn(state.shutdown.clone()));

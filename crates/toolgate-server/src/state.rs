@@ -57,6 +57,9 @@ pub struct AppState {
     /// The approval channels (`[[approvals.channels]]`): started with the server, and the
     /// target of `/hooks/*`.
     channels: Option<Arc<toolgate_channels::ApprovalChannels>>,
+    /// The agent's conversations (`/v1/conversations`, `/v1/chat/completions`); `None` when
+    /// no model is configured or `[conversations] enabled = false`, with the reason.
+    conversations: Result<toolgate_conversations::Conversations, String>,
 }
 
 pub struct Inner {
@@ -108,7 +111,22 @@ impl AppState {
             tokens: None,
             jwt,
             channels: None,
+            conversations: Err("no model is configured: set [model] (provider, model, and its API key variable) to talk to the agent".into()),
         }
+    }
+
+    /// Serves the agent's conversations.
+    pub fn with_conversations(
+        mut self,
+        conversations: Result<toolgate_conversations::Conversations, String>,
+    ) -> Self {
+        self.conversations = conversations;
+        self
+    }
+
+    /// The agent's conversations, or why there are none.
+    pub fn conversations(&self) -> Result<&toolgate_conversations::Conversations, &str> {
+        self.conversations.as_ref().map_err(String::as_str)
     }
 
     /// The validator of `[server.oauth]` access tokens, when authorization servers are

@@ -19,7 +19,7 @@ use crate::credentials::{CredentialKey, PgCredentials, SqliteCredentials};
 use crate::db::EmbeddedDb;
 use crate::pg::{PgPool, PgUrl};
 use crate::quotas::{PgBuckets, QuotaBuckets, SqliteBuckets};
-use crate::sessions::{PgConversations, PgSessions};
+use crate::sessions::{PgChatSessions, PgSessions};
 use crate::{
     ApprovalStore, ChatPosts, CredentialStore, IdempotencyStore, PinStore, ResultStore,
     StoreResult, TokenStore,
@@ -228,6 +228,18 @@ impl Store {
         }
     }
 
+    /// The agent's conversations and their journals.
+    pub fn conversations(&self) -> crate::ConversationStore {
+        match &self.backend {
+            Backend::Embedded { db, .. } => crate::ConversationStore::with_backend(Arc::new(
+                crate::conversations::SqliteConversations::new(db.clone()),
+            )),
+            Backend::Postgres(pg) => crate::ConversationStore::with_backend(Arc::new(
+                crate::conversations::PgConversations::new(pg.pool.clone()),
+            )),
+        }
+    }
+
     /// The OAuth credentials of MCP servers: in the embedded database (files `0600`), or in
     /// PostgreSQL encrypted under `key` (`TOOLGATE_CREDENTIALS_KEY`; the embedded store
     /// ignores it).
@@ -249,8 +261,7 @@ impl Store {
 
     /// Agent conversations a host can resume on another (PostgreSQL only; embedded, they are
     /// files in the data dir).
-    pub fn conversations(&self) -> Option<PgConversations> {
-        self.pg_pool()
-            .map(|pool| PgConversations::new(pool.clone()))
+    pub fn chat_sessions(&self) -> Option<PgChatSessions> {
+        self.pg_pool().map(|pool| PgChatSessions::new(pool.clone()))
     }
 }

@@ -23,8 +23,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// 2: idempotency reservations;
 /// 3: issued bearer tokens;
 /// 4: approval requests record the caller's issuer and subject;
-/// 5: approval channels: the channel a decision came through, and the chat posts.
-pub const EMBEDDED_SCHEMA: i32 = 5;
+/// 5: approval channels: the channel a decision came through, and the chat posts;
+/// 6: the agent's conversations and their journals.
+pub const EMBEDDED_SCHEMA: i32 = 6;
 
 /// Opens (creating if needed) the database at `path` with the pragmas the store relies on:
 /// WAL journal, `synchronous = FULL` (a committed approval survives power loss), a busy

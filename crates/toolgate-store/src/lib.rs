@@ -4,8 +4,9 @@
 //! <data dir>/
 //!   logs/tool-audit.jsonl   the append-only, hash-chained audit log (`toolgate-audit`)
 //!   toolgate.db             SQLite: approvals, grants, idempotency keys, pinned tool
-//!                           definitions, quota buckets, issued tokens, chat posts, MCP
-//!                           OAuth credentials (0600), and the audit log's index
+//!                           definitions, quota buckets, issued tokens, chat posts,
+//!                           conversations, MCP OAuth credentials (0600), and the audit
+//!                           log's index
 //!   results/                offloaded oversized results, paged by `read_result`
 //! ```
 //!
@@ -27,6 +28,8 @@
 //! - [`tokens`]: [`TokenStore`] — the bearer tokens toolgate issued (hashes only).
 //! - [`chat`]: [`ChatPosts`] — which approval request the chat channels posted as which
 //!   message, so each is announced once across restarts and replicas.
+//! - [`conversations`]: [`ConversationStore`] — the agent's conversations under `toolgate
+//!   serve` and their journals, one runner at a time.
 //! - [`changes`]: [`changes::ChangeFeed`], what changed, so waiters re-read at once.
 
 // The one crate that opens databases (clippy.toml `disallowed-methods`).
@@ -38,6 +41,7 @@ pub mod backend;
 pub mod changes;
 pub mod chat;
 pub mod clock;
+pub mod conversations;
 pub mod credentials;
 pub mod db;
 pub mod error;
@@ -56,6 +60,7 @@ pub use approvals::ApprovalStore;
 pub use backend::{PgBackend, Store, StoreLocation};
 pub use chat::ChatPosts;
 pub use clock::{Clock, millis, system_clock};
+pub use conversations::ConversationStore;
 pub use credentials::{CredentialRecord, CredentialSecret, CredentialStore};
 pub use error::{StoreError, StoreResult};
 pub use idempotency::IdempotencyStore;

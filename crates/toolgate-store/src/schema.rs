@@ -144,6 +144,40 @@ CREATE INDEX IF NOT EXISTS approval_posts_closed
     ON approval_posts (closed_at_ms) WHERE closed IS NOT NULL;
 ";
 
+/// `conversations`.
+const CONVERSATIONS: &str = "
+CREATE TABLE IF NOT EXISTS conversations (
+    id             TEXT PRIMARY KEY,
+    entry          TEXT NOT NULL,
+    chat           TEXT NOT NULL,
+    user_ref       TEXT NOT NULL,
+    principal      TEXT NOT NULL,
+    role           TEXT NOT NULL,
+    title          TEXT NOT NULL DEFAULT '',
+    created_at_ms  INTEGER NOT NULL,
+    updated_at_ms  INTEGER NOT NULL,
+    closed_at_ms   INTEGER,
+    last_seq       INTEGER NOT NULL DEFAULT 0,
+    runner         TEXT,
+    lease_until_ms INTEGER NOT NULL DEFAULT 0,
+    pending        INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS conversations_open
+    ON conversations (entry, chat, user_ref) WHERE closed_at_ms IS NULL;
+CREATE INDEX IF NOT EXISTS conversations_by_principal
+    ON conversations (principal, updated_at_ms);
+CREATE INDEX IF NOT EXISTS conversations_pending
+    ON conversations (updated_at_ms) WHERE pending = 1;
+CREATE TABLE IF NOT EXISTS conversation_events (
+    conversation TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    kind         TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    at_ms        INTEGER NOT NULL,
+    PRIMARY KEY (conversation, seq)
+);
+";
+
 /// Creates every table (and column added since) that is missing; several processes may run
 /// this at once on one file.
 pub fn create_all(conn: &Connection) -> StoreResult<()> {
@@ -155,6 +189,7 @@ pub fn create_all(conn: &Connection) -> StoreResult<()> {
         QUOTAS,
         TOKENS,
         CHAT_POSTS,
+        CONVERSATIONS,
     ] {
         conn.execute_batch(ddl)?;
     }

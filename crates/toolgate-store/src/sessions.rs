@@ -2,7 +2,7 @@
 //! - [`PgSessions`]: the state a replica needs to continue an MCP session another replica
 //!   opened (`toolgate serve`'s Streamable HTTP endpoint). Sessions nobody touched for
 //!   [`IDLE`] are removed when another is stored.
-//! - [`PgConversations`]: `toolgate run` / `toolgate chat` conversations by session id.
+//! - [`PgChatSessions`]: `toolgate run` / `toolgate chat` conversations by session id.
 
 use std::time::Duration;
 
@@ -74,13 +74,13 @@ impl PgSessions {
 
 /// `toolgate run` / `toolgate chat` conversations in PostgreSQL (`chat_sessions`, schema 7).
 #[derive(Debug, Clone)]
-pub struct PgConversations {
+pub struct PgChatSessions {
     pool: PgPool,
 }
 
-impl PgConversations {
+impl PgChatSessions {
     pub fn new(pool: PgPool) -> Self {
-        PgConversations { pool }
+        PgChatSessions { pool }
     }
 
     /// The saved conversation of `id`, as stored.

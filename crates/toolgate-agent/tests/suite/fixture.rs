@@ -18,8 +18,11 @@ use toolgate_protocol::{Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
 
 /// `echo` (needs `text`), `fail` (always fails), `big` (5,000 bytes), `slow` (waits for
-/// cancellation).
+/// cancellation), `bump` (a write: counts its runs in [`BUMPS`]).
 struct TestTool(ToolSpec);
+
+/// How many times `bump` acted, per test process.
+pub static BUMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[async_trait]
 impl Tool for TestTool {
@@ -32,6 +35,10 @@ impl Tool for TestTool {
             "echo" => Ok(ToolOutput::json(json!({"echo": args["text"]}))),
             "fail" => Err(ToolError::failed("the disk is on fire")),
             "big" => Ok(ToolOutput::text("y".repeat(5_000))),
+            "bump" => {
+                let n = BUMPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                Ok(ToolOutput::json(json!({"bumped": n})))
+            }
             _ => {
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolOutput::text("late")),
@@ -69,13 +76,24 @@ impl Harness {
                 ),
                 tool("fail", "Always fails.", obj.clone()),
                 tool("big", "Returns a large result.", obj.clone()),
-                tool("slow", "Runs until cancelled.", obj),
+                tool("slow", "Runs until cancelled.", obj.clone()),
+                Arc::new(TestTool(
+                    ToolSpec::new("bump", "Counts its runs.", obj).with_risk(Risk::Write),
+                )),
             ])
             .unwrap();
         let mut cfg = GatewayConfig::default();
         cfg.limits.result_budget_bytes = 1_000;
         cfg.roles = BTreeMap::from([
             ("default".to_owned(), RoleConfig::default()),
+            // Writes without asking.
+            (
+                "writer".to_owned(),
+                RoleConfig {
+                    write: toolgate_gateway::policy::DecisionName::Allow,
+                    ..RoleConfig::default()
+                },
+            ),
             // Sees `echo` only: `fail`, `big` and `slow` are hidden from it.
             (
                 "echoer".to_owned(),

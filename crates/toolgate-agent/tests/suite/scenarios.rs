@@ -416,3 +416,100 @@ async fn an_unknown_tool_hint_never_names_a_tool_hidden_from_the_role() {
         );
     }
 }
+
+/// Keeps model turns; fails to keep results while `lose_results` is set (the process died
+/// after the calls ran, before their results were kept).
+#[derive(Default)]
+struct Journal {
+    turns: std::sync::Mutex<Vec<toolgate_agent::AssistantTurn>>,
+    lose_results: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl toolgate_agent::Checkpoint for Journal {
+    async fn model_turn(
+        &self,
+        turn: &toolgate_agent::AssistantTurn,
+        _stop: &StopReason,
+    ) -> Result<(), String> {
+        self.turns.lock().unwrap().push(turn.clone());
+        Ok(())
+    }
+
+    async fn tool_results(&self, _results: &[toolgate_agent::ToolResult]) -> Result<(), String> {
+        if self.lose_results.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err("the store is gone".into());
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_turn_kept_before_its_calls_resumes_without_acting_twice() {
+    use std::sync::atomic::Ordering;
+    let h = Harness::new();
+    let server = server(vec![
+        Reply::Turn(FakeTurn::calls(&[
+            ("call_1", "bump", "{}"),
+            ("call_2", "echo", r#"{"text":"x"}"#),
+        ])),
+        Reply::Turn(FakeTurn::text("Bumped once.")),
+    ])
+    .await;
+    let journal = std::sync::Arc::new(Journal::default());
+    journal.lose_results.store(true, Ordering::SeqCst);
+    let mut options = agent(&h, client(Provider::OpenAiChat, &server), false)
+        .options()
+        .clone();
+    options.call_keys = Some("conv_1".into());
+    options.role = "writer".into();
+    let make = |j: &std::sync::Arc<Journal>| {
+        toolgate_agent::Agent::new(
+            client(Provider::OpenAiChat, &server),
+            std::sync::Arc::clone(&h.gateway),
+            options.clone(),
+        )
+        .with_checkpoint(j.clone())
+    };
+    let before = super::fixture::BUMPS.load(Ordering::SeqCst);
+    let mut history = vec![Message::user("Bump it.")];
+    let err = make(&journal)
+        .run(&mut history, &CancellationToken::new(), &Silent)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgentError::Checkpoint(_)), "{err}");
+    assert_eq!(super::fixture::BUMPS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(
+        journal.turns.lock().unwrap().len(),
+        1,
+        "kept before the calls ran"
+    );
+    // The process restarts: the history is what was kept — the user's message and the turn.
+    let kept = journal.turns.lock().unwrap()[0].clone();
+    let mut resumed = vec![Message::user("Bump it."), Message::Assistant(kept)];
+    journal.lose_results.store(false, Ordering::SeqCst);
+    let out = make(&journal)
+        .run(&mut resumed, &CancellationToken::new(), &Silent)
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Bumped once.");
+    assert_eq!(
+        super::fixture::BUMPS.load(Ordering::SeqCst),
+        before + 1,
+        "the write replayed its recorded outcome"
+    );
+    let Some(Message::ToolResults { results }) = resumed.get(2) else {
+        panic!("{resumed:?}");
+    };
+    assert_eq!(code(&results[0].content), "ok");
+    assert!(
+        results[0].content.contains("\"bumped\""),
+        "{}",
+        results[0].content
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the model was not asked the turn again"
+    );
+}

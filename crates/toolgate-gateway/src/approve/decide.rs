@@ -28,6 +28,9 @@ pub enum Via {
     /// A chat channel, named `{kind}:{name}` (`telegram:oncall`): stored as the request's
     /// `decided_via`.
     Chat(String),
+    /// The conversation the call was made in, by its own user (`[conversations]
+    /// approvals = "user"`), named `conversation:{entry}`: stored as `decided_via`.
+    Conversation(String),
 }
 
 impl Via {
@@ -36,7 +39,7 @@ impl Via {
             Via::Api => "api",
             Via::Cli => "cli",
             Via::Terminal => "terminal",
-            Via::Chat(name) => name,
+            Via::Chat(name) | Via::Conversation(name) => name,
         }
     }
 }
@@ -189,7 +192,7 @@ impl Decisions {
             reason: ask.reason,
             confirm: ask.confirm,
             via: match &by.via {
-                Via::Chat(name) => Some(name.clone()),
+                Via::Chat(name) | Via::Conversation(name) => Some(name.clone()),
                 _ => None,
             },
         };

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolgate_audit::{AuditOutcome, AuditRecord, RecordKind};
-use toolgate_protocol::{ErrorCode, Role, SessionId};
+use toolgate_protocol::{ErrorCode, Principal, Role, SessionId};
 use toolgate_store::approvals::ApprovalRequest;
 
 /// A connection a sandbox's egress proxy relayed or refused.
@@ -46,6 +46,62 @@ pub fn egress(c: &EgressConnection<'_>) -> AuditRecord {
         error: c.refused.map(str::to_owned),
         result: Some(json!({ "bytes_up": c.bytes_up, "bytes_down": c.bytes_down })),
         duration_us: Some(u64::try_from(c.duration.as_micros()).unwrap_or(u64::MAX)),
+        approver: None,
+        approval_id: None,
+        issuer: None,
+        subject: None,
+        policy_rule: None,
+    }
+}
+
+/// A message into or out of an agent conversation (`toolgate serve`'s conversations): `tool`
+/// `conversation.message`, `session` the conversation, the text in `arguments` (redacted by
+/// the log like everything it writes). A message from someone no principal maps to is
+/// recorded `forbidden` with `refused` saying why.
+#[derive(Debug, Clone, Copy)]
+pub struct ConversationMessage<'a> {
+    pub conversation: &'a str,
+    /// `web`, `openai`, `telegram:<channel>`, ….
+    pub entry: &'a str,
+    /// The sender as the entry point names them (a chat user id), for messages in.
+    pub from: Option<&'a str>,
+    pub principal: &'a Principal,
+    pub role: &'a Role,
+    /// `in` (from the user) or `out` (the answer, a notice).
+    pub direction: &'a str,
+    pub text: &'a str,
+    pub refused: Option<&'a str>,
+}
+
+/// The record of `m`.
+pub fn conversation_message(m: &ConversationMessage<'_>) -> AuditRecord {
+    let mut arguments = json!({
+        "conversation": m.conversation,
+        "entry": m.entry,
+        "direction": m.direction,
+        "text": m.text,
+    });
+    if let Some(from) = m.from {
+        arguments["from"] = json!(from);
+    }
+    AuditRecord {
+        kind: RecordKind::Outcome,
+        ts: AuditRecord::now_ts(),
+        call_id: crate::new_call_id(),
+        session: m.conversation.into(),
+        principal: m.principal.clone(),
+        role: m.role.clone(),
+        tool: "conversation.message".to_owned(),
+        source: Some(format!("conversation:{}", m.entry)),
+        risk: None,
+        arguments,
+        outcome: match m.refused {
+            None => AuditOutcome::Ok,
+            Some(_) => AuditOutcome::Failed(ErrorCode::Forbidden),
+        },
+        error: m.refused.map(str::to_owned),
+        result: None,
+        duration_us: None,
         approver: None,
         approval_id: None,
         issuer: None,

@@ -143,7 +143,7 @@ pub async fn decide(
 
 /// 410 for an expired request, 409 for a decided or abandoned one, 400 for a malformed
 /// decision.
-fn refusal(message: String, now: Option<&ApprovalRequest>) -> ApiError {
+pub(crate) fn refusal(message: String, now: Option<&ApprovalRequest>) -> ApiError {
     match now.map(|r| r.status) {
         Some(ApprovalStatus::Expired) => ApiError::new(ErrorCode::ApprovalExpired, message)
             .with_retryable(false)

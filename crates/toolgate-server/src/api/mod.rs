@@ -7,7 +7,8 @@
 //! - one file per resource: [`health`] (health, ready, me, OAuth metadata), [`metrics`]
 //!   (Prometheus text), [`tools`],
 //!   [`calls`], [`approvals`], [`stream`] (approval events), [`tokens`], [`audit`],
-//!   [`openapi`].
+//!   [`openapi`]; the agent: [`conversations`], [`conversation_events`] (its SSE) and
+//!   [`openai`] (`/v1/chat/completions`, `/v1/models`).
 //! - [`feed`]: the one task polling the approval store for new and changed requests, which
 //!   feeds [`stream`] and [`webhook`].
 //! - [`extract`]: JSON body, query and path extractors answering with the one error body.
@@ -18,10 +19,13 @@
 pub mod approvals;
 pub mod audit;
 pub mod calls;
+pub mod conversation_events;
+pub mod conversations;
 pub mod extract;
 pub mod feed;
 pub mod health;
 pub mod metrics;
+pub mod openai;
 pub mod openapi;
 pub mod stream;
 pub mod tokens;
@@ -34,6 +38,7 @@ use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use serde_json::Value;
 
+use self::openapi::conversations as talk;
 use self::openapi::operations as op;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -96,6 +101,35 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/v1/approvals/stream", Operator, stream::stream, op::stream_approvals),
     route!(GET "/v1/approvals/{id}", Operator, approvals::get, op::get_approval),
     route!(POST "/v1/approvals/{id}/decision", Operator, approvals::decide, op::decide_approval),
+    route!(GET "/v1/conversations", Caller, conversations::list, talk::list_conversations),
+    route!(POST "/v1/conversations", Caller, conversations::create, talk::create_conversation),
+    route!(GET "/v1/conversations/{id}", Caller, conversations::get, talk::get_conversation),
+    route!(
+        POST "/v1/conversations/{id}/messages",
+        Caller,
+        conversations::post_message,
+        talk::post_message
+    ),
+    route!(
+        GET "/v1/conversations/{id}/events",
+        Caller,
+        conversation_events::stream,
+        talk::stream_conversation
+    ),
+    route!(
+        GET "/v1/conversations/{id}/approvals/{approval_id}",
+        Caller,
+        conversations::approval,
+        talk::get_conversation_approval
+    ),
+    route!(
+        POST "/v1/conversations/{id}/approvals/{approval_id}/decision",
+        Caller,
+        conversations::decide,
+        talk::decide_conversation_approval
+    ),
+    route!(POST "/v1/chat/completions", Caller, openai::chat_completions, talk::chat_completions),
+    route!(GET "/v1/models", Caller, openai::models, talk::list_models),
     route!(GET "/v1/tokens", Operator, tokens::list, op::list_tokens),
     route!(POST "/v1/tokens", Operator, tokens::create, op::create_token),
     route!(POST "/v1/tokens/{id}/revoke", Operator, tokens::revoke, op::revoke_token),

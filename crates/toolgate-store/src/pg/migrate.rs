@@ -81,6 +81,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the audit log's register of chains",
         sql: include_str!("migrations/0012_audit_roster.sql"),
     },
+    Migration {
+        version: 13,
+        name: "the agent's conversations and their journals",
+        sql: include_str!("migrations/0013_conversations.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

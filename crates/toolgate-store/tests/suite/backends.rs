@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 use toolgate_store::PgBackend;
 use toolgate_store::pg::PgUrl;
 use toolgate_store::{
-    ApprovalStore, ChatPosts, CredentialStore, IdempotencyStore, ResultStore, TokenStore,
+    ApprovalStore, ChatPosts, ConversationStore, CredentialStore, IdempotencyStore, ResultStore,
+    TokenStore,
 };
 use toolgate_testkit::pg::Scratch;
 
@@ -73,6 +74,20 @@ impl Backend {
             Backend::Postgres(scratch) => pg(scratch).await.chat_posts(),
         };
         posts.with_clock(clock.clock())
+    }
+
+    /// The conversations: a new connection (pool) each call — another process, or replica.
+    pub(crate) async fn conversations(&self, clock: &TestClock) -> ConversationStore {
+        let store = match self {
+            Backend::Sqlite(dir) => toolgate_store::Store::open_embedded(
+                &dir.path().join("toolgate.db"),
+                &dir.path().join("results"),
+            )
+            .unwrap()
+            .conversations(),
+            Backend::Postgres(scratch) => pg(scratch).await.conversations(),
+        };
+        store.with_clock(clock.clock())
     }
 
     /// PostgreSQL's quota buckets (a new pool each call); the embedded store keeps them in

@@ -4,6 +4,7 @@ mod approval_fixtures;
 mod approval_grants;
 mod approvals;
 mod chat_posts;
+mod conversations;
 mod credentials;
 mod idempotency;
 mod pg_tls;

@@ -3,6 +3,7 @@
 //! an undocumented route does not compile. The API tests check every answer they get against
 //! the response this document declares for its route and status (`tests/api/contract.rs`).
 
+pub mod conversations;
 pub mod operations;
 mod schemas;
 

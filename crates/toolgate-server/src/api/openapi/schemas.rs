@@ -320,6 +320,10 @@ pub fn schemas() -> Value {
     if let (Some(all), Value::Object(tokens)) = (all.as_object_mut(), token_schemas()) {
         all.extend(tokens);
     }
+    if let (Some(all), Value::Object(talk)) = (all.as_object_mut(), super::conversations::schemas())
+    {
+        all.extend(talk);
+    }
     all
 }
 
