@@ -330,8 +330,14 @@ impl Conversations {
                     title: Some(&title),
                 },
             )
-            .await?
-            .ok_or_else(|| ConversationError::NotFound(row.id.clone()))?;
+            .await?;
+        let Some(seq) = seq else {
+            // Closed meanwhile (`/new` from another tab or replica), or gone.
+            return Err(match core.store.get(&row.id).await? {
+                Some(_) => ConversationError::Closed(row.id.clone()),
+                None => ConversationError::NotFound(row.id.clone()),
+            });
+        };
         core.live.send(&row.id, Live::Journal { seq });
         wake(core, &row.id);
         Ok(Posted::Queued { seq, ahead })

@@ -94,7 +94,8 @@ pub struct Append<'a> {
     /// The runner the append is made for: refused unless it holds a live lease. `None` for a
     /// user's message (anyone may add one).
     pub runner: Option<&'a str>,
-    /// Marks the conversation as having work for a runner (a user's message).
+    /// Marks the conversation as having work for a runner (a user's message): refused once
+    /// the conversation is closed.
     pub marks_pending: bool,
     /// Becomes the conversation's title if it has none yet.
     pub title: Option<&'a str>,
@@ -117,7 +118,8 @@ pub trait ConversationBackend: Send + Sync + 'static {
     /// Ends the conversation; whether it was open.
     async fn close(&self, id: &str, now_ms: u64) -> StoreResult<bool>;
     /// Appends one event; its number, or `None` when `append.runner` does not hold the lease
-    /// at `now_ms` (or there is no such conversation).
+    /// at `now_ms`, a user's message finds the conversation closed, or there is no such
+    /// conversation.
     async fn append(&self, id: &str, append: Append<'_>, now_ms: u64) -> StoreResult<Option<u64>>;
     /// Events numbered after `after_seq`, oldest first, at most `limit`.
     async fn events(

@@ -145,6 +145,7 @@ impl ConversationBackend for PgConversations {
                    title = CASE WHEN title = '' AND $5::TEXT IS NOT NULL THEN $5 ELSE title END \
                  WHERE id = $1 \
                    AND ($4::TEXT IS NULL OR (runner = $4 AND lease_until_ms >= $2)) \
+                   AND (NOT $3 OR closed_at_ms IS NULL) \
                  RETURNING last_seq",
                 &[
                     &id,

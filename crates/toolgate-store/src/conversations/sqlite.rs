@@ -149,6 +149,7 @@ impl ConversationBackend for SqliteConversations {
                            title = CASE WHEN title = '' AND ?5 IS NOT NULL THEN ?5 ELSE title END \
                          WHERE id = ?1 \
                            AND (?4 IS NULL OR (runner = ?4 AND lease_until_ms >= ?2)) \
+                           AND (NOT ?3 OR closed_at_ms IS NULL) \
                          RETURNING last_seq",
                         params![id, now_ms, pending, runner, title],
                         |r| r.get(0),

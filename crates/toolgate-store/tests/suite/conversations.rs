@@ -67,6 +67,11 @@ async fn a_chat_keeps_its_open_conversation_until_closed(b: Backend) {
     assert_eq!(other_user.id, "c3");
     assert!(store.close("c1").await.unwrap());
     assert!(!store.close("c1").await.unwrap(), "closed once");
+    assert_eq!(
+        store.append("c1", user_message("late")).await.unwrap(),
+        None,
+        "no message into a closed conversation"
+    );
     let next = store.open(&new("c4", "-100", "42")).await.unwrap();
     assert_eq!(
         next.id, "c4",

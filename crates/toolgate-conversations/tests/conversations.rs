@@ -1,0 +1,695 @@
+//! The conversation core on a real gateway and store, with a scripted model: a message is
+//! answered; a write waits for its card in the conversation, decided there by its user, runs
+//! once; a dangerous tool needs its typed name; a stranger's decision and a request made
+//! outside the conversation are refused and audited; a turn interrupted while waiting for an
+//! approval (decided during the outage) or for the model continues after the restart with
+//! one run of the tool and one answer; a runner that died is taken over after its lease;
+//! messages queue, commands answer at once, `/stop` ends a turn.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{
+    AssistantTurn, EventSink, ModelClient, ModelError, ModelRequest, ModelResponse, StopReason,
+    StreamEvent, ToolCall, Usage,
+};
+use toolgate_audit::{AuditLog, Durability};
+use toolgate_conversations::{
+    ConversationDeps, ConversationError, ConversationRow, Conversations, ConversationsConfig,
+    Entry, Event, ModelSetup, Posted, Speaker,
+};
+use toolgate_core::{Tool, ToolContext, ToolError};
+use toolgate_gateway::approve::{Ask, Refusal};
+use toolgate_gateway::policy::RoleConfig;
+use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
+use toolgate_protocol::{ExportFormat, Principal, Risk, ToolOutput, ToolSpec};
+use toolgate_registry::Catalog;
+use toolgate_store::approvals::DecisionScope;
+use toolgate_store::redact::Redactor;
+
+/// How many times `note` and `wipe` acted in this test process.
+static NOTES: AtomicU64 = AtomicU64::new(0);
+static WIPES: AtomicU64 = AtomicU64::new(0);
+
+struct TestTool(ToolSpec);
+
+#[async_trait]
+impl Tool for TestTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        match self.0.name.as_str() {
+            "note" => {
+                let n = NOTES.fetch_add(1, Ordering::SeqCst) + 1;
+                Ok(ToolOutput::json(json!({"noted": args["text"], "count": n})))
+            }
+            "wipe" => {
+                WIPES.fetch_add(1, Ordering::SeqCst);
+                Ok(ToolOutput::text("wiped"))
+            }
+            _ => Ok(ToolOutput::json(json!({"echo": args["text"]}))),
+        }
+    }
+}
+
+fn catalog() -> Arc<Catalog> {
+    let text = json!({"type": "object", "properties": {"text": {"type": "string"}},
+                      "additionalProperties": false});
+    let catalog = Arc::new(Catalog::new());
+    catalog
+        .register_many(vec![
+            Arc::new(TestTool(
+                ToolSpec::new("echo", "Echo the text.", text.clone()).with_risk(Risk::Read),
+            )) as Arc<dyn Tool>,
+            Arc::new(TestTool(
+                ToolSpec::new("note", "Write a note.", text.clone()).with_risk(Risk::Write),
+            )),
+            Arc::new(TestTool(
+                ToolSpec::new("wipe", "Wipe everything.", text).with_risk(Risk::Dangerous),
+            )),
+        ])
+        .unwrap();
+    catalog
+}
+
+/// One model answer of the script.
+#[derive(Debug, Clone)]
+enum Say {
+    Text(&'static str),
+    Call(&'static str, &'static str, &'static str),
+    /// Never answers (the model is slow when the process dies).
+    Hang,
+}
+
+/// A model that answers from a script and counts the requests.
+struct Scripted {
+    script: Mutex<VecDeque<Say>>,
+    asked: AtomicUsize,
+    histories: Mutex<Vec<usize>>,
+}
+
+impl Scripted {
+    fn new(script: &[Say]) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            script: Mutex::new(script.iter().cloned().collect()),
+            asked: AtomicUsize::new(0),
+            histories: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn asked(&self) -> usize {
+        self.asked.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl ModelClient for Scripted {
+    fn provider(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "scripted-1"
+    }
+
+    fn tool_format(&self) -> ExportFormat {
+        ExportFormat::OpenAiChat
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        self.histories.lock().unwrap().push(request.messages.len());
+        let next = self.script.lock().unwrap().pop_front();
+        let (turn, stop) = match next {
+            Some(Say::Text(text)) => (
+                AssistantTurn {
+                    text: text.into(),
+                    ..AssistantTurn::default()
+                },
+                StopReason::EndTurn,
+            ),
+            Some(Say::Call(id, name, args)) => (
+                AssistantTurn {
+                    tool_calls: vec![ToolCall {
+                        id: id.into(),
+                        name: name.into(),
+                        arguments: args.into(),
+                    }],
+                    ..AssistantTurn::default()
+                },
+                StopReason::ToolUse,
+            ),
+            Some(Say::Hang) => std::future::pending().await,
+            None => return Err(ModelError::Protocol("the script ran out".into())),
+        };
+        Ok(ModelResponse {
+            turn,
+            stop,
+            usage: Usage::default(),
+        })
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        sink: EventSink<'_>,
+    ) -> Result<ModelResponse, ModelError> {
+        let response = self.complete(request).await?;
+        if !response.turn.text.is_empty() {
+            sink(StreamEvent::TextDelta(response.turn.text.clone()));
+        }
+        Ok(response)
+    }
+}
+
+/// The shared data dir of a "cluster": the store every process opens.
+struct Shared {
+    dir: tempfile::TempDir,
+}
+
+/// One toolgate process over the shared store: its own gateway and audit log, its
+/// conversations, and the signal that stops it.
+struct Process {
+    gateway: Arc<Gateway>,
+    desk: Conversations,
+    stop: CancellationToken,
+    audit_path: std::path::PathBuf,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn store(&self) -> toolgate_store::Store {
+        let p = self.dir.path();
+        toolgate_store::Store::open_embedded(&p.join("toolgate.db"), &p.join("results")).unwrap()
+    }
+
+    fn process(&self, name: &str, model: Arc<Scripted>, config: ConversationsConfig) -> Process {
+        let store = self.store();
+        let own = self.dir.path().join(name);
+        std::fs::create_dir_all(&own).unwrap();
+        let audit_path = own.join("tool-audit.jsonl");
+        let deps = GatewayDeps {
+            catalog: catalog(),
+            audit: Arc::new(
+                AuditLog::open(&audit_path, &own.join("audit.db"), Durability::Durable).unwrap(),
+            ),
+            approvals: Arc::new(store.approvals()),
+            results: Arc::new(store.results().unwrap()),
+            idempotency: Arc::new(store.idempotency()),
+            redactor: Arc::new(Redactor::default()),
+            approver: None,
+            quota_buckets: Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
+        };
+        let cfg = GatewayConfig {
+            roles: BTreeMap::from([("default".to_owned(), RoleConfig::default())]),
+            ..GatewayConfig::default()
+        };
+        let gateway = Arc::new(Gateway::new(deps, &cfg).unwrap());
+        let desk = Conversations::new(ConversationDeps {
+            store: store.conversations(),
+            gateway: Arc::clone(&gateway),
+            model: ModelSetup {
+                client: model,
+                system: None,
+                max_steps: 6,
+                max_tokens: None,
+                parallel_tool_calls: None,
+                selector: None,
+            },
+            config,
+        });
+        let stop = CancellationToken::new();
+        desk.start(&stop);
+        Process {
+            gateway,
+            desk,
+            stop,
+            audit_path,
+        }
+    }
+}
+
+impl Process {
+    /// Stops the process where it stands (its turns journal nothing more).
+    async fn kill(&self) {
+        self.stop.cancel();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    async fn audit(&self) -> Vec<Value> {
+        self.gateway.audit().flush().await.unwrap();
+        read_lines(&self.audit_path)
+    }
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn fast() -> ConversationsConfig {
+    ConversationsConfig {
+        lease_secs: 3,
+        sweep_secs: 1,
+        ..ConversationsConfig::default()
+    }
+}
+
+fn alice() -> Speaker {
+    Speaker {
+        entry: "web".into(),
+        chat: "chat-1".into(),
+        user_ref: "alice".into(),
+        principal: "alice".into(),
+        role: "default".into(),
+    }
+}
+
+async fn entries(desk: &Conversations, id: &str) -> Vec<Entry> {
+    desk.entries(id, 0, 1000).await.unwrap()
+}
+
+/// Waits (up to 15 s) until the journal holds an entry `pick` finds.
+async fn wait_for<T>(desk: &Conversations, id: &str, pick: impl Fn(&Event) -> Option<T>) -> T {
+    for _ in 0..750 {
+        if let Some(found) = entries(desk, id).await.iter().find_map(|e| pick(&e.event)) {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "never journaled; the journal: {:#?}",
+        entries(desk, id).await
+    );
+}
+
+fn answer(e: &Event) -> Option<String> {
+    match e {
+        Event::Answer { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+}
+
+fn card(e: &Event) -> Option<String> {
+    match e {
+        Event::Approval { approval_id, .. } => Some(approval_id.clone()),
+        _ => None,
+    }
+}
+
+fn kinds(entries: &[Entry]) -> Vec<&'static str> {
+    entries.iter().map(|e| e.event.kind()).collect()
+}
+
+fn approve() -> Ask {
+    Ask::approve(DecisionScope::Once)
+}
+
+async fn open(p: &Process) -> ConversationRow {
+    p.desk.open(&alice()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_is_answered_and_audited_both_ways() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Text("Hello, Alice.")]);
+    let p = shared.process("p1", Arc::clone(&model), fast());
+    let row = open(&p).await;
+    let posted = p.desk.post(&row, "alice", "hi there").await.unwrap();
+    assert_eq!(posted, Posted::Queued { seq: 1, ahead: 0 });
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Hello, Alice.");
+    assert_eq!(
+        kinds(&entries(&p.desk, &row.id).await),
+        ["user", "assistant", "answer"]
+    );
+    let records = p.audit().await;
+    let messages: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["tool"] == "conversation.message")
+        .map(|r| {
+            (
+                r["arguments"]["direction"].as_str().unwrap(),
+                r["arguments"]["text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(messages, [("in", "hi there"), ("out", "Hello, Alice.")]);
+    assert!(records.iter().all(|r| r["session"] == row.id.as_str()));
+    let row = p.desk.get(&row.id, &"alice".into(), false).await.unwrap();
+    assert_eq!(row.title, "hi there");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[
+        Say::Call("call_1", "note", r#"{"text":"buy milk"}"#),
+        Say::Text("Noted."),
+    ]);
+    let p = shared.process("p1", Arc::clone(&model), fast());
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "note: buy milk").await.unwrap();
+    let approval = wait_for(&p.desk, &row.id, card).await;
+    assert_eq!(NOTES.load(Ordering::SeqCst), 0, "not before the decision");
+    let decided = p
+        .desk
+        .decide(&row, &approval, approve(), &"alice".into(), false)
+        .await
+        .unwrap();
+    assert_eq!(decided.decided_by.as_deref(), Some("alice"));
+    assert_eq!(decided.decided_via.as_deref(), Some("conversation:web"));
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Noted.");
+    assert_eq!(NOTES.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        kinds(&entries(&p.desk, &row.id).await),
+        [
+            "user",
+            "assistant",
+            "approval",
+            "results",
+            "assistant",
+            "answer"
+        ]
+    );
+    // Decided once: a second decision is refused.
+    let again = p
+        .desk
+        .decide(&row, &approval, approve(), &"alice".into(), false)
+        .await
+        .unwrap_err();
+    assert!(matches!(again, Refusal::Conflict { .. }), "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dangerous_tool_needs_its_typed_name() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Call("call_1", "wipe", "{}"), Say::Text("Wiped.")]);
+    let p = shared.process("p1", model, fast());
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "wipe it").await.unwrap();
+    let approval = wait_for(&p.desk, &row.id, |e| match e {
+        Event::Approval {
+            approval_id,
+            requires_confirmation: true,
+            ..
+        } => Some(approval_id.clone()),
+        _ => None,
+    })
+    .await;
+    let tap = p
+        .desk
+        .decide(&row, &approval, approve(), &"alice".into(), false)
+        .await
+        .unwrap_err();
+    assert!(tap.to_string().contains("wipe"), "{tap}");
+    let typed = Ask {
+        confirm: Some("wipe".into()),
+        ..approve()
+    };
+    p.desk
+        .decide(&row, &approval, typed, &"alice".into(), false)
+        .await
+        .unwrap();
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Wiped.");
+    assert_eq!(WIPES.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[
+        Say::Call("call_1", "note", r#"{"text":"x"}"#),
+        Say::Text("done"),
+    ]);
+    let p = shared.process("p1", model, fast());
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "note x").await.unwrap();
+    let approval = wait_for(&p.desk, &row.id, card).await;
+    let stranger = p
+        .desk
+        .decide(&row, &approval, approve(), &"bob".into(), false)
+        .await
+        .unwrap_err();
+    assert!(matches!(stranger, Refusal::Forbidden(_)), "{stranger}");
+    // The attack: alice files a call of her own under the conversation's id as its session
+    // (as `/v1/calls` allows) and approves it from inside the conversation.
+    let mut forged = CallRequest::new("note", Arguments::Json(json!({"text": "forged"})))
+        .with_principal(Principal::from("alice"))
+        .with_session(row.id.clone());
+    forged.wait_for_approval = Some(false);
+    let envelope = p.gateway.call(forged).await;
+    let forged_id = envelope.error.as_ref().unwrap().details.as_ref().unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refused = p
+        .desk
+        .decide(&row, &forged_id, approve(), &"alice".into(), false)
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("not made in this conversation"),
+        "{refused}"
+    );
+    // Both refusals are on the record.
+    let records = p.audit().await;
+    let refusals = records
+        .iter()
+        .filter(|r| r["source"] == "approvals:conversation:web" && r["outcome"] == "forbidden")
+        .count();
+    assert_eq!(refusals, 2, "{records:#?}");
+    // An operator still decides it anywhere.
+    p.desk
+        .decide(&row, &approval, approve(), &"root".into(), true)
+        .await
+        .unwrap();
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "done");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_only_when_configured() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Call("call_1", "note", r#"{"text":"y"}"#)]);
+    let config = ConversationsConfig {
+        approvals: toolgate_conversations::ApprovalRight::Operators,
+        ..fast()
+    };
+    let p = shared.process("p1", model, config);
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "note y").await.unwrap();
+    let approval = wait_for(&p.desk, &row.id, card).await;
+    let own = p
+        .desk
+        .decide(&row, &approval, approve(), &"alice".into(), false)
+        .await
+        .unwrap_err();
+    assert!(own.to_string().contains("operators"), "{own}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() {
+    let shared = Shared::new();
+    let first = Scripted::new(&[Say::Call("call_1", "note", r#"{"text":"restart"}"#)]);
+    let p1 = shared.process("p1", Arc::clone(&first), fast());
+    let row = open(&p1).await;
+    p1.desk.post(&row, "alice", "note restart").await.unwrap();
+    let approval = wait_for(&p1.desk, &row.id, card).await;
+    p1.kill().await;
+    // Decided while toolgate is down (by an operator, from the CLI).
+    let decisions = toolgate_gateway::approve::Decisions::new(
+        Arc::new(shared.store().approvals()),
+        Arc::clone(p1.gateway.audit()),
+    );
+    decisions
+        .decide(
+            &approval,
+            approve(),
+            &toolgate_gateway::approve::Decider::new(
+                "root",
+                true,
+                toolgate_gateway::approve::Via::Cli,
+            ),
+        )
+        .await
+        .unwrap();
+    let before = NOTES.load(Ordering::SeqCst);
+    let second = Scripted::new(&[Say::Text("Noted after the restart.")]);
+    let p2 = shared.process("p2", Arc::clone(&second), fast());
+    assert_eq!(
+        wait_for(&p2.desk, &row.id, answer).await,
+        "Noted after the restart."
+    );
+    assert_eq!(
+        NOTES.load(Ordering::SeqCst),
+        before + 1,
+        "the tool ran once"
+    );
+    assert_eq!(first.asked(), 1);
+    assert_eq!(
+        second.asked(),
+        1,
+        "the model was not asked for the call again"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let all = entries(&p2.desk, &row.id).await;
+    assert_eq!(
+        kinds(&all),
+        [
+            "user",
+            "assistant",
+            "approval",
+            "results",
+            "assistant",
+            "answer"
+        ],
+        "one answer; the resumed call found the decision without a new card"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart() {
+    let shared = Shared::new();
+    let first = Scripted::new(&[Say::Hang]);
+    let p1 = shared.process("p1", Arc::clone(&first), fast());
+    let row = open(&p1).await;
+    p1.desk.post(&row, "alice", "are you there?").await.unwrap();
+    while first.asked() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    p1.kill().await;
+    let second = Scripted::new(&[Say::Text("Yes.")]);
+    let p2 = shared.process("p2", Arc::clone(&second), fast());
+    assert_eq!(wait_for(&p2.desk, &row.id, answer).await, "Yes.");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        kinds(&entries(&p2.desk, &row.id).await),
+        ["user", "assistant", "answer"]
+    );
+    assert_eq!(second.asked(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_that_died_is_taken_over_after_its_lease() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Text("Taken over.")]);
+    let p = shared.process("p1", Arc::clone(&model), fast());
+    let row = open(&p).await;
+    // Another replica took the conversation and died without letting go.
+    let store = shared.store().conversations();
+    assert!(
+        store
+            .claim(&row.id, "run_dead", Duration::from_secs(3))
+            .await
+            .unwrap()
+    );
+    p.desk.post(&row, "alice", "anyone?").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(model.asked(), 0, "not while the dead runner's lease holds");
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Taken over.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_queue_and_commands_answer_at_once() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Text("one"), Say::Text("two")]);
+    let p = shared.process("p1", Arc::clone(&model), fast());
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "first").await.unwrap();
+    p.desk.post(&row, "alice", "second").await.unwrap();
+    wait_for(&p.desk, &row.id, |e| match e {
+        Event::Answer { text, .. } if text == "two" => Some(()),
+        _ => None,
+    })
+    .await;
+    let answers: Vec<String> = entries(&p.desk, &row.id)
+        .await
+        .iter()
+        .filter_map(|e| answer(&e.event))
+        .collect();
+    assert_eq!(answers, ["one", "two"]);
+    assert_eq!(
+        *model.histories.lock().unwrap(),
+        [1, 3],
+        "the second turn sees the first: user, answer, user"
+    );
+    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/tools").await.unwrap() else {
+        panic!()
+    };
+    assert!(reply.contains("echo") && reply.contains("note"), "{reply}");
+    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/stop").await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(reply, "Nothing is running.");
+    let Posted::Command { opened, .. } = p.desk.post(&row, "alice", "/new").await.unwrap() else {
+        panic!()
+    };
+    let next = opened.unwrap();
+    assert_ne!(next.id, row.id);
+    assert_eq!(
+        p.desk.open(&alice()).await.unwrap().id,
+        next.id,
+        "the chat moved on"
+    );
+    let closed = p.desk.post(&row, "alice", "hello?").await.unwrap_err();
+    assert!(matches!(closed, ConversationError::Closed(_)), "{closed}");
+    assert!(matches!(
+        p.desk.post(&next, "alice", "   ").await.unwrap_err(),
+        ConversationError::Empty
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_a_turn_and_a_full_queue_is_refused() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Hang, Say::Text("after the stop")]);
+    let config = ConversationsConfig {
+        max_queued: 1,
+        ..fast()
+    };
+    let p = shared.process("p1", Arc::clone(&model), config);
+    let row = open(&p).await;
+    p.desk.post(&row, "alice", "slow one").await.unwrap();
+    while model.asked() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    p.desk.post(&row, "alice", "queued").await.unwrap();
+    let full = p
+        .desk
+        .post(&row, "alice", "one too many")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(full, ConversationError::Busy { queued: 2 }),
+        "{full}"
+    );
+    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/stop").await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(reply, "Stopping the current turn.");
+    wait_for(&p.desk, &row.id, |e| match e {
+        Event::Failed { message, .. } => Some(message.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "after the stop");
+}
