@@ -114,6 +114,9 @@ impl FakeTurn {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     Turn(FakeTurn),
+    /// Never answers: the request waits until the client gives up (a model that is slow
+    /// when toolgate is killed).
+    Hang,
     /// An error answer: status, `retry-after` header, error message.
     Status {
         status: u16,
@@ -264,6 +267,7 @@ async fn handle(
     let model = body.get("model").and_then(Value::as_str).unwrap_or("fake");
     match reply {
         None => status(500, None, "the fake server's script ran out"),
+        Some(Reply::Hang) => std::future::pending().await,
         Some(Reply::Status {
             status: s,
             retry_after,

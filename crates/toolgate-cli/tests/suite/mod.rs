@@ -7,6 +7,7 @@ mod audit_rewrite;
 mod bad_input;
 mod chat_approvals;
 mod cluster;
+mod conversations;
 mod crash;
 mod defaults;
 mod doctor;
