@@ -25,6 +25,7 @@ struct Fixture {
 
 impl Drop for Fixture {
     /// A failing test shows what the servers logged.
+    #[allow(clippy::print_stderr)]
     fn drop(&mut self) {
         if std::thread::panicking() {
             let log =
