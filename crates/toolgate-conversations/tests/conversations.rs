@@ -8,19 +8,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{
-    AssistantTurn, EventSink, ModelClient, ModelError, ModelRequest, ModelResponse, StopReason,
-    StreamEvent, ToolCall, Usage,
-};
 use toolgate_audit::{AuditLog, Durability};
 use toolgate_conversations::{
     ConversationDeps, ConversationError, ConversationRow, Conversations, ConversationsConfig,
@@ -30,10 +26,11 @@ use toolgate_core::{Tool, ToolContext, ToolError};
 use toolgate_gateway::approve::{Ask, Refusal};
 use toolgate_gateway::policy::RoleConfig;
 use toolgate_gateway::{Arguments, CallRequest, Gateway, GatewayConfig, GatewayDeps};
-use toolgate_protocol::{ExportFormat, Principal, Risk, ToolOutput, ToolSpec};
+use toolgate_protocol::{Principal, Risk, ToolOutput, ToolSpec};
 use toolgate_registry::Catalog;
 use toolgate_store::approvals::DecisionScope;
 use toolgate_store::redact::Redactor;
+use toolgate_testkit::chat_model::{Say, ScriptedModel as Scripted};
 
 /// How many times `note` and `wipe` acted in this test process.
 static NOTES: AtomicU64 = AtomicU64::new(0);
@@ -80,96 +77,6 @@ fn catalog() -> Arc<Catalog> {
         ])
         .unwrap();
     catalog
-}
-
-/// One model answer of the script.
-#[derive(Debug, Clone)]
-enum Say {
-    Text(&'static str),
-    Call(&'static str, &'static str, &'static str),
-    /// Never answers (the model is slow when the process dies).
-    Hang,
-}
-
-/// A model that answers from a script and counts the requests.
-struct Scripted {
-    script: Mutex<VecDeque<Say>>,
-    asked: AtomicUsize,
-    histories: Mutex<Vec<usize>>,
-}
-
-impl Scripted {
-    fn new(script: &[Say]) -> Arc<Scripted> {
-        Arc::new(Scripted {
-            script: Mutex::new(script.iter().cloned().collect()),
-            asked: AtomicUsize::new(0),
-            histories: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn asked(&self) -> usize {
-        self.asked.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl ModelClient for Scripted {
-    fn provider(&self) -> &'static str {
-        "scripted"
-    }
-
-    fn model(&self) -> &str {
-        "scripted-1"
-    }
-
-    fn tool_format(&self) -> ExportFormat {
-        ExportFormat::OpenAiChat
-    }
-
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        self.histories.lock().unwrap().push(request.messages.len());
-        let next = self.script.lock().unwrap().pop_front();
-        let (turn, stop) = match next {
-            Some(Say::Text(text)) => (
-                AssistantTurn {
-                    text: text.into(),
-                    ..AssistantTurn::default()
-                },
-                StopReason::EndTurn,
-            ),
-            Some(Say::Call(id, name, args)) => (
-                AssistantTurn {
-                    tool_calls: vec![ToolCall {
-                        id: id.into(),
-                        name: name.into(),
-                        arguments: args.into(),
-                    }],
-                    ..AssistantTurn::default()
-                },
-                StopReason::ToolUse,
-            ),
-            Some(Say::Hang) => std::future::pending().await,
-            None => return Err(ModelError::Protocol("the script ran out".into())),
-        };
-        Ok(ModelResponse {
-            turn,
-            stop,
-            usage: Usage::default(),
-        })
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        sink: EventSink<'_>,
-    ) -> Result<ModelResponse, ModelError> {
-        let response = self.complete(request).await?;
-        if !response.turn.text.is_empty() {
-            sink(StreamEvent::TextDelta(response.turn.text.clone()));
-        }
-        Ok(response)
-    }
 }
 
 /// The shared data dir of a "cluster": the store every process opens.
@@ -330,7 +237,7 @@ async fn open(p: &Process) -> ConversationRow {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_is_answered_and_audited_both_ways() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Text("Hello, Alice.")]);
+    let model = Scripted::new(&[Say::text("Hello, Alice.")]);
     let p = shared.process("p1", Arc::clone(&model), fast());
     let row = open(&p).await;
     let posted = p.desk.post(&row, "alice", "hi there").await.unwrap();
@@ -361,8 +268,8 @@ async fn a_message_is_answered_and_audited_both_ways() {
 async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
     let shared = Shared::new();
     let model = Scripted::new(&[
-        Say::Call("call_1", "note", r#"{"text":"buy milk"}"#),
-        Say::Text("Noted."),
+        Say::call("call_1", "note", r#"{"text":"buy milk"}"#),
+        Say::text("Noted."),
     ]);
     let p = shared.process("p1", Arc::clone(&model), fast());
     let row = open(&p).await;
@@ -401,7 +308,7 @@ async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dangerous_tool_needs_its_typed_name() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Call("call_1", "wipe", "{}"), Say::Text("Wiped.")]);
+    let model = Scripted::new(&[Say::call("call_1", "wipe", "{}"), Say::text("Wiped.")]);
     let p = shared.process("p1", model, fast());
     let row = open(&p).await;
     p.desk.post(&row, "alice", "wipe it").await.unwrap();
@@ -436,8 +343,8 @@ async fn a_dangerous_tool_needs_its_typed_name() {
 async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
     let shared = Shared::new();
     let model = Scripted::new(&[
-        Say::Call("call_1", "note", r#"{"text":"x"}"#),
-        Say::Text("done"),
+        Say::call("call_1", "note", r#"{"text":"x"}"#),
+        Say::text("done"),
     ]);
     let p = shared.process("p1", model, fast());
     let row = open(&p).await;
@@ -489,7 +396,7 @@ async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operators_only_when_configured() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Call("call_1", "note", r#"{"text":"y"}"#)]);
+    let model = Scripted::new(&[Say::call("call_1", "note", r#"{"text":"y"}"#)]);
     let config = ConversationsConfig {
         approvals: toolgate_conversations::ApprovalRight::Operators,
         ..fast()
@@ -509,7 +416,7 @@ async fn operators_only_when_configured() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() {
     let shared = Shared::new();
-    let first = Scripted::new(&[Say::Call("call_1", "note", r#"{"text":"restart"}"#)]);
+    let first = Scripted::new(&[Say::call("call_1", "note", r#"{"text":"restart"}"#)]);
     let p1 = shared.process("p1", Arc::clone(&first), fast());
     let row = open(&p1).await;
     p1.desk.post(&row, "alice", "note restart").await.unwrap();
@@ -533,7 +440,7 @@ async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() 
         .await
         .unwrap();
     let before = NOTES.load(Ordering::SeqCst);
-    let second = Scripted::new(&[Say::Text("Noted after the restart.")]);
+    let second = Scripted::new(&[Say::text("Noted after the restart.")]);
     let p2 = shared.process("p2", Arc::clone(&second), fast());
     assert_eq!(
         wait_for(&p2.desk, &row.id, answer).await,
@@ -577,7 +484,7 @@ async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart()
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     p1.kill().await;
-    let second = Scripted::new(&[Say::Text("Yes.")]);
+    let second = Scripted::new(&[Say::text("Yes.")]);
     let p2 = shared.process("p2", Arc::clone(&second), fast());
     assert_eq!(wait_for(&p2.desk, &row.id, answer).await, "Yes.");
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -591,7 +498,7 @@ async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runner_that_died_is_taken_over_after_its_lease() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Text("Taken over.")]);
+    let model = Scripted::new(&[Say::text("Taken over.")]);
     let p = shared.process("p1", Arc::clone(&model), fast());
     let row = open(&p).await;
     // Another replica took the conversation and died without letting go.
@@ -611,7 +518,7 @@ async fn a_runner_that_died_is_taken_over_after_its_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_queue_and_commands_answer_at_once() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Text("one"), Say::Text("two")]);
+    let model = Scripted::new(&[Say::text("one"), Say::text("two")]);
     let p = shared.process("p1", Arc::clone(&model), fast());
     let row = open(&p).await;
     p.desk.post(&row, "alice", "first").await.unwrap();
@@ -628,7 +535,7 @@ async fn messages_queue_and_commands_answer_at_once() {
         .collect();
     assert_eq!(answers, ["one", "two"]);
     assert_eq!(
-        *model.histories.lock().unwrap(),
+        model.histories(),
         [1, 3],
         "the second turn sees the first: user, answer, user"
     );
@@ -661,7 +568,7 @@ async fn messages_queue_and_commands_answer_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_ends_a_turn_and_a_full_queue_is_refused() {
     let shared = Shared::new();
-    let model = Scripted::new(&[Say::Hang, Say::Text("after the stop")]);
+    let model = Scripted::new(&[Say::Hang, Say::text("after the stop")]);
     let config = ConversationsConfig {
         max_queued: 1,
         ..fast()

@@ -3,7 +3,8 @@
 //! approval requests as the stores' tests build them ([`approvals`]), a Hugging Face Hub
 //! stand-in for model pulls ([`hub`]), the packaged test embedding model ([`model`]) and a
 //! scratch PostgreSQL schema per test ([`pg`]) and an OTLP/HTTP collector that keeps what
-//! it receives ([`otlp`]).
+//! it receives ([`otlp`]); a language model in process answering from a script
+//! ([`chat_model`]).
 //! The fake model server stays in `toolgate-agent` (feature `fake`), beside the wire formats it speaks.
 //!
 //! A dev-dependency only: nothing here is part of toolgate.
@@ -12,6 +13,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod approvals;
+pub mod chat_model;
 pub mod hub;
 pub mod model;
 pub mod otlp;

@@ -67,6 +67,8 @@ pub struct Setup {
     pub mcp_status: Option<McpStatus>,
     /// How `GET /v1/tools/{name}` checks a definition (default: none).
     pub definition_check: Option<DefinitionCheck>,
+    /// The model of the conversations (default: none, and their routes answer 503).
+    pub model: Option<Arc<dyn toolgate_agent::ModelClient>>,
 }
 
 impl Default for Setup {
@@ -83,6 +85,7 @@ impl Default for Setup {
             pins: None,
             mcp_status: None,
             definition_check: None,
+            model: None,
         }
     }
 }
@@ -163,6 +166,23 @@ impl TestServer {
             toolgate_server::auth::TokenBook::open(toolgate_store::TokenStore::open(&db).unwrap())
                 .await
                 .unwrap();
+        let conversations = setup.model.map(|client| {
+            toolgate_conversations::Conversations::new(toolgate_conversations::ConversationDeps {
+                store: toolgate_store::Store::open_embedded(&db, &p.join("results"))
+                    .unwrap()
+                    .conversations(),
+                gateway: Arc::clone(&gateway),
+                model: toolgate_conversations::ModelSetup {
+                    client,
+                    system: None,
+                    max_steps: 6,
+                    max_tokens: None,
+                    parallel_tool_calls: None,
+                    selector: None,
+                },
+                config: toolgate_conversations::ConversationsConfig::default(),
+            })
+        });
         let mut state = AppState::new(Inner {
             gateway,
             approvals: Arc::new(ApprovalStore::open(&db).unwrap()),
@@ -180,6 +200,9 @@ impl TestServer {
         }
         if let Some(check) = setup.definition_check {
             state = state.with_definition_check(check);
+        }
+        if let Some(conversations) = conversations {
+            state = state.with_conversations(Ok(conversations));
         }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(toolgate_server::serve(

@@ -10,7 +10,30 @@ use crate::fixture::{DEV, OP, Setup, TestServer, answer, approval_id};
 
 #[tokio::test]
 async fn every_route_answers_an_operator_with_success() {
-    let s = TestServer::start().await;
+    use toolgate_testkit::chat_model::{Say, ScriptedModel};
+    let model = ScriptedModel::new(&[
+        Say::call("call_1", "writer", r#"{"note":"c"}"#),
+        Say::text("fine"),
+        Say::text("hello"),
+    ]);
+    let s = TestServer::with(Setup {
+        model: Some(model),
+        ..Setup::default()
+    })
+    .await;
+    // A conversation whose turn waits for an approval: its card's routes have one to show.
+    let conversation = s
+        .post("/v1/conversations", Some(OP), &json!({"text": "write c"}))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let card = conversation_card(&s, &conversation).await;
     let pending = s
         .call(
             Some(OP),
@@ -34,10 +57,16 @@ async fn every_route_answers_an_operator_with_success() {
     for r in ROUTES {
         let id = if r.path.starts_with("/v1/tokens/") {
             &token_id
+        } else if r.path.starts_with("/v1/conversations/") {
+            &conversation
         } else {
             &id
         };
-        let path = r.path.replace("{name}", "echo").replace("{id}", id);
+        let path = r
+            .path
+            .replace("{name}", "echo")
+            .replace("{id}", id)
+            .replace("{approval_id}", &card);
         let resp = match r.method {
             "GET" if r.path == "/v1/tools/export" => s.get(&format!("{path}?format=mcp"), Some(OP)),
             "GET" => s.get(&path, Some(OP)),
@@ -46,6 +75,13 @@ async fn every_route_answers_an_operator_with_success() {
                     "/v1/calls" => json!({"tool": "echo", "arguments": {}}),
                     "/v1/approvals/{id}/decision" => json!({"approve": false}),
                     "/v1/tokens" => json!({"principal": "q", "role": "readonly"}),
+                    "/v1/conversations/{id}/messages" => json!({"text": "/help"}),
+                    "/v1/conversations/{id}/approvals/{approval_id}/decision" => {
+                        json!({"approve": false})
+                    }
+                    "/v1/chat/completions" => {
+                        json!({"messages": [{"role": "user", "content": "hi"}]})
+                    }
                     _ => json!({}),
                 };
                 s.post(&path, Some(OP), &body)
@@ -55,12 +91,32 @@ async fn every_route_answers_an_operator_with_success() {
         let resp = resp.send().await.unwrap();
         // What makes something answers 201; revoking first makes rotating a conflict.
         let expected = match r.path {
-            "/v1/tokens" if r.method == "POST" => 201,
+            "/v1/tokens" | "/v1/conversations" if r.method == "POST" => 201,
+            "/v1/conversations/{id}/messages" => 202,
             "/v1/tokens/{id}/rotate" => 409,
             _ => 200,
         };
         assert_eq!(resp.status().as_u16(), expected, "{} {path}", r.method);
     }
+}
+
+/// The approval a conversation's turn waits for (polled for up to 10 s).
+async fn conversation_card(s: &TestServer, id: &str) -> String {
+    for _ in 0..500 {
+        let got = s
+            .get_json(&format!("/v1/conversations/{id}"), Some(OP), 200)
+            .await;
+        if let Some(card) = got["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["kind"] == "approval")
+        {
+            return card["approval_id"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the conversation's turn never asked for approval");
 }
 
 #[tokio::test]
