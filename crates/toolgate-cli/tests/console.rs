@@ -108,7 +108,13 @@ impl Drop for Server {
 }
 
 fn start_server(ws: &Path, data: &Path) -> Server {
+    start_server_with(ws, data, &[])
+}
+
+/// [`start_server`] with variables in its environment (a model's API key).
+fn start_server_with(ws: &Path, data: &Path, vars: &[(&str, &str)]) -> Server {
     let mut child = Command::new(BIN)
+        .envs(vars.iter().copied())
         .arg("--workspace")
         .arg(ws)
         .arg("--data-dir")
@@ -478,4 +484,42 @@ fn console_decides_an_approval_across_a_server_restart() {
         .status()
         .expect("run toolgate audit verify");
     assert_eq!(verify.code(), Some(0));
+}
+
+/// The Chat page against a scripted model: a message, the write's card in the conversation,
+/// Approve there, the answer, a reload (`tests/console/chat.cjs`).
+#[test]
+fn console_chat_talks_to_the_agent_and_approves_inline() {
+    use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
+    let p = prerequisites();
+    let (_tmp, ws, data) = dirs();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let model = rt
+        .block_on(FakeServer::start(vec![
+            Reply::Turn(FakeTurn::calls(&[(
+                "call_1",
+                "write_file",
+                r#"{"path":"chat.md","content":"from the browser"}"#,
+            )])),
+            Reply::Turn(FakeTurn::text("Wrote chat.md.")),
+        ]))
+        .unwrap();
+    let port = model.addr.port();
+    let config = format!(
+        "{}\n[model]\nprovider = \"openai-chat\"\nmodel = \"fake-model\"\nbase_url = \"{}\"\n\
+         api_key_env = \"TOOLGATE_TEST_MODEL_KEY\"\n\n\
+         [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n",
+        config(),
+        model.base_url()
+    );
+    std::fs::write(ws.join("toolgate.toml"), config).expect("write config");
+    let shots = screenshots_dir();
+    let server = start_server_with(
+        &ws,
+        &data,
+        &[("TOOLGATE_TEST_MODEL_KEY", "sk-test-0123456789")],
+    );
+    run_browser(&p, "chat.cjs", &server, &ws, &data, &shots);
+    drop(server);
+    assert_eq!(model.requests().len(), 2, "the model was asked twice");
 }

@@ -1,4 +1,4 @@
-// app.js — the console shell: hash routing between the six pages, who the caller is, the
+// app.js — the console shell: hash routing between the seven pages, who the caller is, the
 // token prompt, the live approvals badge, and the keyboard.
 //
 // A page module exports `mount(el, ctx)` returning a handle `{unmount?, focusFilter?,
@@ -9,15 +9,16 @@ import { feed } from './feed.js';
 import { installKeys } from './keys.js';
 import { fill, h } from './ui.js';
 import * as dashboard from './dashboard.js';
+import * as chat from './chat.js';
 import * as tools from './tools.js';
 import * as approvals from './approvals.js';
 import * as audit from './audit.js';
 import * as health from './health.js';
 import * as tokens from './tokens.js';
 
-const PAGES = { dashboard, tools, approvals, audit, health, tokens };
+const PAGES = { dashboard, chat, tools, approvals, audit, health, tokens };
 const TITLES = {
-  dashboard: 'Dashboard', tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health', tokens: 'Tokens',
+  dashboard: 'Dashboard', chat: 'Chat', tools: 'Tools', approvals: 'Approvals', audit: 'Audit', health: 'Health', tokens: 'Tokens',
 };
 
 const state = { me: null, page: null, handle: null };

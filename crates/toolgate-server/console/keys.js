@@ -2,7 +2,7 @@
 // filter; j/k, Enter, a, d go to the current page. Keys typed into a field stay in the field
 // (Esc leaves it). `?` shows the list.
 
-const PAGES = { d: 'dashboard', t: 'tools', a: 'approvals', u: 'audit', h: 'health', k: 'tokens' };
+const PAGES = { d: 'dashboard', c: 'chat', t: 'tools', a: 'approvals', u: 'audit', h: 'health', k: 'tokens' };
 const CHORD_MS = 1500;
 
 function typing(target) {

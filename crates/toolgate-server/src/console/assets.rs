@@ -17,7 +17,7 @@ pub struct Asset {
     pub etag: String,
 }
 
-const FILES: [(&str, &str, &[u8]); 17] = [
+const FILES: [(&str, &str, &[u8]); 18] = [
     (
         "index.html",
         "text/html; charset=utf-8",
@@ -52,6 +52,11 @@ const FILES: [(&str, &str, &[u8]); 17] = [
         "keys.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../console/keys.js"),
+    ),
+    (
+        "chat.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/chat.js"),
     ),
     (
         "tools.js",
