@@ -79,9 +79,11 @@ fn catalog() -> Arc<Catalog> {
     catalog
 }
 
-/// The shared data dir of a "cluster": the store every process opens.
+/// The shared data dir of a "cluster": the store every process opens (the embedded database
+/// in it, or a PostgreSQL schema of the test's own).
 struct Shared {
     dir: tempfile::TempDir,
+    pg: Option<toolgate_testkit::pg::Scratch>,
 }
 
 /// One toolgate process over the shared store: its own gateway and audit log, its
@@ -97,16 +99,42 @@ impl Shared {
     fn new() -> Shared {
         Shared {
             dir: tempfile::tempdir().unwrap(),
+            pg: None,
         }
     }
 
-    fn store(&self) -> toolgate_store::Store {
-        let p = self.dir.path();
-        toolgate_store::Store::open_embedded(&p.join("toolgate.db"), &p.join("results")).unwrap()
+    async fn postgres() -> Shared {
+        Shared {
+            dir: tempfile::tempdir().unwrap(),
+            pg: Some(toolgate_testkit::pg::Scratch::new().await),
+        }
     }
 
-    fn process(&self, name: &str, model: Arc<Scripted>, config: ConversationsConfig) -> Process {
-        let store = self.store();
+    /// A new connection to the shared store (another process, or replica).
+    async fn store(&self) -> toolgate_store::Store {
+        let p = self.dir.path();
+        match &self.pg {
+            None => {
+                toolgate_store::Store::open_embedded(&p.join("toolgate.db"), &p.join("results"))
+                    .unwrap()
+            }
+            Some(scratch) => {
+                let url: toolgate_store::pg::PgUrl = scratch.url().parse().unwrap();
+                let backend = toolgate_store::PgBackend::open(&url, CancellationToken::new())
+                    .await
+                    .unwrap();
+                toolgate_store::Store::postgres(backend)
+            }
+        }
+    }
+
+    async fn process(
+        &self,
+        name: &str,
+        model: Arc<Scripted>,
+        config: ConversationsConfig,
+    ) -> Process {
+        let store = self.store().await;
         let own = self.dir.path().join(name);
         std::fs::create_dir_all(&own).unwrap();
         let audit_path = own.join("tool-audit.jsonl");
@@ -238,7 +266,7 @@ async fn open(p: &Process) -> ConversationRow {
 async fn a_message_is_answered_and_audited_both_ways() {
     let shared = Shared::new();
     let model = Scripted::new(&[Say::text("Hello, Alice.")]);
-    let p = shared.process("p1", Arc::clone(&model), fast());
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
     let posted = p.desk.post(&row, "alice", "hi there").await.unwrap();
     assert_eq!(posted, Posted::Queued { seq: 1, ahead: 0 });
@@ -271,7 +299,7 @@ async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
         Say::call("call_1", "note", r#"{"text":"buy milk"}"#),
         Say::text("Noted."),
     ]);
-    let p = shared.process("p1", Arc::clone(&model), fast());
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "note: buy milk").await.unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
@@ -309,7 +337,7 @@ async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
 async fn a_dangerous_tool_needs_its_typed_name() {
     let shared = Shared::new();
     let model = Scripted::new(&[Say::call("call_1", "wipe", "{}"), Say::text("Wiped.")]);
-    let p = shared.process("p1", model, fast());
+    let p = shared.process("p1", model, fast()).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "wipe it").await.unwrap();
     let approval = wait_for(&p.desk, &row.id, |e| match e {
@@ -346,7 +374,7 @@ async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
         Say::call("call_1", "note", r#"{"text":"x"}"#),
         Say::text("done"),
     ]);
-    let p = shared.process("p1", model, fast());
+    let p = shared.process("p1", model, fast()).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "note x").await.unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
@@ -401,7 +429,7 @@ async fn operators_only_when_configured() {
         approvals: toolgate_conversations::ApprovalRight::Operators,
         ..fast()
     };
-    let p = shared.process("p1", model, config);
+    let p = shared.process("p1", model, config).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "note y").await.unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
@@ -417,14 +445,14 @@ async fn operators_only_when_configured() {
 async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() {
     let shared = Shared::new();
     let first = Scripted::new(&[Say::call("call_1", "note", r#"{"text":"restart"}"#)]);
-    let p1 = shared.process("p1", Arc::clone(&first), fast());
+    let p1 = shared.process("p1", Arc::clone(&first), fast()).await;
     let row = open(&p1).await;
     p1.desk.post(&row, "alice", "note restart").await.unwrap();
     let approval = wait_for(&p1.desk, &row.id, card).await;
     p1.kill().await;
     // Decided while toolgate is down (by an operator, from the CLI).
     let decisions = toolgate_gateway::approve::Decisions::new(
-        Arc::new(shared.store().approvals()),
+        Arc::new(shared.store().await.approvals()),
         Arc::clone(p1.gateway.audit()),
     );
     decisions
@@ -441,7 +469,7 @@ async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() 
         .unwrap();
     let before = NOTES.load(Ordering::SeqCst);
     let second = Scripted::new(&[Say::text("Noted after the restart.")]);
-    let p2 = shared.process("p2", Arc::clone(&second), fast());
+    let p2 = shared.process("p2", Arc::clone(&second), fast()).await;
     assert_eq!(
         wait_for(&p2.desk, &row.id, answer).await,
         "Noted after the restart."
@@ -477,7 +505,7 @@ async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() 
 async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart() {
     let shared = Shared::new();
     let first = Scripted::new(&[Say::Hang]);
-    let p1 = shared.process("p1", Arc::clone(&first), fast());
+    let p1 = shared.process("p1", Arc::clone(&first), fast()).await;
     let row = open(&p1).await;
     p1.desk.post(&row, "alice", "are you there?").await.unwrap();
     while first.asked() == 0 {
@@ -485,7 +513,7 @@ async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart()
     }
     p1.kill().await;
     let second = Scripted::new(&[Say::text("Yes.")]);
-    let p2 = shared.process("p2", Arc::clone(&second), fast());
+    let p2 = shared.process("p2", Arc::clone(&second), fast()).await;
     assert_eq!(wait_for(&p2.desk, &row.id, answer).await, "Yes.");
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
@@ -499,10 +527,10 @@ async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart()
 async fn a_runner_that_died_is_taken_over_after_its_lease() {
     let shared = Shared::new();
     let model = Scripted::new(&[Say::text("Taken over.")]);
-    let p = shared.process("p1", Arc::clone(&model), fast());
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
     // Another replica took the conversation and died without letting go.
-    let store = shared.store().conversations();
+    let store = shared.store().await.conversations();
     assert!(
         store
             .claim(&row.id, "run_dead", Duration::from_secs(3))
@@ -519,7 +547,7 @@ async fn a_runner_that_died_is_taken_over_after_its_lease() {
 async fn messages_queue_and_commands_answer_at_once() {
     let shared = Shared::new();
     let model = Scripted::new(&[Say::text("one"), Say::text("two")]);
-    let p = shared.process("p1", Arc::clone(&model), fast());
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "first").await.unwrap();
     p.desk.post(&row, "alice", "second").await.unwrap();
@@ -573,7 +601,7 @@ async fn stop_ends_a_turn_and_a_full_queue_is_refused() {
         max_queued: 1,
         ..fast()
     };
-    let p = shared.process("p1", Arc::clone(&model), config);
+    let p = shared.process("p1", Arc::clone(&model), config).await;
     let row = open(&p).await;
     p.desk.post(&row, "alice", "slow one").await.unwrap();
     while model.asked() == 0 {
@@ -599,4 +627,85 @@ async fn stop_ends_a_turn_and_a_full_queue_is_refused() {
     })
     .await;
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "after the stop");
+}
+
+/// Two replicas on PostgreSQL, messages posted through both at once: each turn runs once, on
+/// one of them; then the replica running a turn stops and the other continues it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_postgres_run_each_turn_once_and_hand_over() {
+    let shared = Shared::postgres().await;
+    let script: Vec<Say> = (0..8).map(|_| Say::text("answered")).collect();
+    let (m1, m2) = (Scripted::new(&script), Scripted::new(&script));
+    let p1 = shared.process("p1", Arc::clone(&m1), fast()).await;
+    let p2 = shared.process("p2", Arc::clone(&m2), fast()).await;
+    let row = open(&p1).await;
+    let mut posts = Vec::new();
+    for i in 0..6 {
+        let desk = if i % 2 == 0 {
+            p1.desk.clone()
+        } else {
+            p2.desk.clone()
+        };
+        let row = row.clone();
+        posts.push(tokio::spawn(async move {
+            desk.post(&row, "alice", &format!("message {i}"))
+                .await
+                .unwrap()
+        }));
+    }
+    for p in posts {
+        p.await.unwrap();
+    }
+    for _ in 0..500 {
+        let answered = entries(&p1.desk, &row.id)
+            .await
+            .iter()
+            .filter(|e| matches!(e.event, Event::Answer { .. }))
+            .count();
+        if answered == 6 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let all = entries(&p1.desk, &row.id).await;
+    let mut answered: Vec<u64> = all
+        .iter()
+        .filter_map(|e| match e.event {
+            Event::Answer { reply_to, .. } => Some(reply_to),
+            _ => None,
+        })
+        .collect();
+    answered.sort_unstable();
+    let users: Vec<u64> = all
+        .iter()
+        .filter(|e| matches!(e.event, Event::User { .. }))
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(answered, users, "each message answered exactly once");
+    assert_eq!(
+        m1.asked() + m2.asked(),
+        6,
+        "the model asked once per turn in all"
+    );
+
+    // The replica running a turn stops; the other continues it.
+    let slow = Scripted::new(&[Say::Hang]);
+    let p3 = shared.process("p3", Arc::clone(&slow), fast()).await;
+    let chat = Speaker {
+        chat: "chat-2".into(),
+        ..alice()
+    };
+    let second = p3.desk.open(&chat).await.unwrap();
+    p3.desk
+        .post(&second, "alice", "who answers?")
+        .await
+        .unwrap();
+    while slow.asked() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let before = m1.asked() + m2.asked();
+    p3.kill().await;
+    assert_eq!(wait_for(&p1.desk, &second.id, answer).await, "answered");
+    assert_eq!(m1.asked() + m2.asked(), before + 1);
 }
