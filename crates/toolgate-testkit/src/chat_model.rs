@@ -38,6 +38,8 @@ impl Say {
 /// streamed as one delta.
 pub struct ScriptedModel {
     script: Mutex<VecDeque<Say>>,
+    /// Replay the script forever (benchmarks).
+    cycle: bool,
     asked: AtomicUsize,
     /// How many messages each request held, in order.
     histories: Mutex<Vec<usize>>,
@@ -45,8 +47,18 @@ pub struct ScriptedModel {
 
 impl ScriptedModel {
     pub fn new(script: &[Say]) -> Arc<ScriptedModel> {
+        Self::with(script, false)
+    }
+
+    /// Answers `script` over and over (benchmarks).
+    pub fn cycling(script: &[Say]) -> Arc<ScriptedModel> {
+        Self::with(script, true)
+    }
+
+    fn with(script: &[Say], cycle: bool) -> Arc<ScriptedModel> {
         Arc::new(ScriptedModel {
             script: Mutex::new(script.iter().cloned().collect()),
+            cycle,
             asked: AtomicUsize::new(0),
             histories: Mutex::new(Vec::new()),
         })
@@ -86,11 +98,16 @@ impl ModelClient for ScriptedModel {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request.messages.len());
-        let next = self
-            .script
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
+        let next = {
+            let mut script = self.script.lock().unwrap_or_else(PoisonError::into_inner);
+            let next = script.pop_front();
+            if self.cycle
+                && let Some(n) = &next
+            {
+                script.push_back(n.clone());
+            }
+            next
+        };
         let (turn, stop) = match next {
             Some(Say::Text(text)) => (
                 AssistantTurn {
