@@ -79,7 +79,7 @@ async fn turn(
     let mut live = desk.listen(&row.id);
     let started = Instant::now();
     let toolgate_conversations::Posted::Queued { seq, .. } =
-        desk.post(row, "u", text).await.unwrap()
+        desk.post(row, "u", &"default".into(), text).await.unwrap()
     else {
         panic!("not queued");
     };

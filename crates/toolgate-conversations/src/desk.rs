@@ -278,12 +278,13 @@ impl Conversations {
         self.0.live.subscribe(id)
     }
 
-    /// What `from` said in `row`: a command answered at once, or a message journaled and
-    /// queued for its turn.
+    /// What `from`, holding `role` now, said in `row`: a command answered at once, or a
+    /// message journaled and queued for its turn, which runs with `role`.
     pub async fn post(
         &self,
         row: &ConversationRow,
         from: &str,
+        role: &Role,
         text: &str,
     ) -> Result<Posted, ConversationError> {
         let core = &self.0;
@@ -302,7 +303,7 @@ impl Conversations {
         }
         audit(core, row, Some(from), "in", text, None).await;
         if let Some(command) = Command::parse(text) {
-            return self.command(row, command).await;
+            return self.command(row, role, command).await;
         }
         let entries = self.entries(&row.id, 0, JOURNAL_PAGE).await?;
         let state = replay(&entries);
@@ -316,6 +317,7 @@ impl Conversations {
         let body = Event::User {
             text: text.to_owned(),
             from: from.to_owned(),
+            role: Some(role.to_string()),
         }
         .to_json();
         let seq = core
@@ -346,13 +348,14 @@ impl Conversations {
     async fn command(
         &self,
         row: &ConversationRow,
+        role: &Role,
         command: Command,
     ) -> Result<Posted, ConversationError> {
         let core = &self.0;
         let mut opened = None;
         let reply = match command {
             Command::Help => Command::help(),
-            Command::Tools => crate::commands::tools(&core.gateway, &row.role),
+            Command::Tools => crate::commands::tools(&core.gateway, role),
             Command::Stop => {
                 if self.stop_turn(row).await? {
                     "Stopping the current turn.".to_owned()

@@ -19,6 +19,10 @@ pub enum Event {
         text: String,
         /// The sender as the entry point names them.
         from: String,
+        /// The role the sender holds now (their token's, their mapping's): the turn answering
+        /// this message runs with it, never with a role the conversation was started with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<String>,
     },
     /// A model turn, kept before any of its calls runs.
     Assistant { reply_to: u64, turn: AssistantTurn },

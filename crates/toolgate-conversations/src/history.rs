@@ -16,21 +16,23 @@ pub struct Replay {
     pub history: Vec<Message>,
     /// The message whose turn is to run (or continue), if any.
     pub current: Option<u64>,
+    /// The role its sender held when they sent it.
+    pub role: Option<String>,
     /// Messages waiting behind it.
     pub queued: usize,
 }
 
 /// Rebuilds the history from `entries` (the whole journal, in order).
 pub fn replay(entries: &[Entry]) -> Replay {
-    let mut users: BTreeMap<u64, &str> = BTreeMap::new();
+    let mut users: BTreeMap<u64, (&str, Option<&String>)> = BTreeMap::new();
     let mut turns: BTreeMap<u64, Vec<Message>> = BTreeMap::new();
     let mut done: BTreeSet<u64> = BTreeSet::new();
     let mut replay = Replay::default();
     for e in entries {
         match &e.event {
             Event::Prelude { messages } => replay.history.extend(messages.iter().cloned()),
-            Event::User { text, .. } => {
-                users.insert(e.seq, text);
+            Event::User { text, role, .. } => {
+                users.insert(e.seq, (text, role.as_ref()));
             }
             Event::Assistant { reply_to, turn } => turns
                 .entry(*reply_to)
@@ -50,7 +52,7 @@ pub fn replay(entries: &[Entry]) -> Replay {
             Event::Approval { .. } | Event::Stop | Event::Notice { .. } => {}
         }
     }
-    for (seq, text) in users {
+    for (seq, (text, role)) in users {
         if replay.current.is_some() {
             replay.queued += 1;
             continue;
@@ -79,6 +81,7 @@ pub fn replay(entries: &[Entry]) -> Replay {
         } else {
             replay.history.extend(turn);
             replay.current = Some(seq);
+            replay.role = role.cloned();
         }
     }
     replay
@@ -102,6 +105,7 @@ mod tests {
         Event::User {
             text: text.into(),
             from: "u".into(),
+            role: None,
         }
     }
 

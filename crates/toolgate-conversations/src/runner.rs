@@ -104,7 +104,8 @@ async fn pass(core: &Arc<Core>, id: &str) -> Next {
         finish(core, &row, reply_to, Ok((text, "end_turn".to_owned()))).await;
         return Next::Again;
     }
-    run_turn(core, &row, state.history, reply_to, through).await
+    let role = state.role.unwrap_or_else(|| row.role.clone());
+    run_turn(core, &row, &role, state.history, reply_to, through).await
 }
 
 /// What fences a turn: it stops when the user stops it, the process stops, or the lease is
@@ -128,6 +129,7 @@ impl TurnControl {
 async fn run_turn(
     core: &Arc<Core>,
     row: &ConversationRow,
+    role: &str,
     mut history: Vec<Message>,
     reply_to: u64,
     through: u64,
@@ -153,7 +155,7 @@ async fn run_turn(
     let model = &core.model;
     let options = AgentOptions {
         session_id: row.id.as_str().into(),
-        role: row.role.as_str().into(),
+        role: role.into(),
         principal: row.principal.as_str().into(),
         system: core.config.system.clone().or_else(|| model.system.clone()),
         max_steps: core.config.max_steps.unwrap_or(model.max_steps),

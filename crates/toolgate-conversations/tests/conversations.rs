@@ -151,7 +151,17 @@ impl Shared {
             quota_buckets: Arc::new(toolgate_store::quotas::MemoryBuckets::default()),
         };
         let cfg = GatewayConfig {
-            roles: BTreeMap::from([("default".to_owned(), RoleConfig::default())]),
+            roles: BTreeMap::from([
+                ("default".to_owned(), RoleConfig::default()),
+                // Sees `echo` only.
+                (
+                    "reader".to_owned(),
+                    RoleConfig {
+                        tools: vec!["echo".into()],
+                        ..RoleConfig::default()
+                    },
+                ),
+            ]),
             ..GatewayConfig::default()
         };
         let gateway = Arc::new(Gateway::new(deps, &cfg).unwrap());
@@ -268,7 +278,11 @@ async fn a_message_is_answered_and_audited_both_ways() {
     let model = Scripted::new(&[Say::text("Hello, Alice.")]);
     let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
-    let posted = p.desk.post(&row, "alice", "hi there").await.unwrap();
+    let posted = p
+        .desk
+        .post(&row, "alice", &"default".into(), "hi there")
+        .await
+        .unwrap();
     assert_eq!(posted, Posted::Queued { seq: 1, ahead: 0 });
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Hello, Alice.");
     assert_eq!(
@@ -301,7 +315,10 @@ async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
     ]);
     let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "note: buy milk").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "note: buy milk")
+        .await
+        .unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
     assert_eq!(NOTES.load(Ordering::SeqCst), 0, "not before the decision");
     let decided = p
@@ -339,7 +356,10 @@ async fn a_dangerous_tool_needs_its_typed_name() {
     let model = Scripted::new(&[Say::call("call_1", "wipe", "{}"), Say::text("Wiped.")]);
     let p = shared.process("p1", model, fast()).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "wipe it").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "wipe it")
+        .await
+        .unwrap();
     let approval = wait_for(&p.desk, &row.id, |e| match e {
         Event::Approval {
             approval_id,
@@ -376,7 +396,10 @@ async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
     ]);
     let p = shared.process("p1", model, fast()).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "note x").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "note x")
+        .await
+        .unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
     let stranger = p
         .desk
@@ -431,7 +454,10 @@ async fn operators_only_when_configured() {
     };
     let p = shared.process("p1", model, config).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "note y").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "note y")
+        .await
+        .unwrap();
     let approval = wait_for(&p.desk, &row.id, card).await;
     let own = p
         .desk
@@ -447,7 +473,10 @@ async fn a_turn_killed_while_waiting_for_approval_continues_after_the_restart() 
     let first = Scripted::new(&[Say::call("call_1", "note", r#"{"text":"restart"}"#)]);
     let p1 = shared.process("p1", Arc::clone(&first), fast()).await;
     let row = open(&p1).await;
-    p1.desk.post(&row, "alice", "note restart").await.unwrap();
+    p1.desk
+        .post(&row, "alice", &"default".into(), "note restart")
+        .await
+        .unwrap();
     let approval = wait_for(&p1.desk, &row.id, card).await;
     p1.kill().await;
     // Decided while toolgate is down (by an operator, from the CLI).
@@ -507,7 +536,10 @@ async fn a_turn_killed_while_waiting_for_the_model_continues_after_the_restart()
     let first = Scripted::new(&[Say::Hang]);
     let p1 = shared.process("p1", Arc::clone(&first), fast()).await;
     let row = open(&p1).await;
-    p1.desk.post(&row, "alice", "are you there?").await.unwrap();
+    p1.desk
+        .post(&row, "alice", &"default".into(), "are you there?")
+        .await
+        .unwrap();
     while first.asked() == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -537,7 +569,10 @@ async fn a_runner_that_died_is_taken_over_after_its_lease() {
             .await
             .unwrap()
     );
-    p.desk.post(&row, "alice", "anyone?").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "anyone?")
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(model.asked(), 0, "not while the dead runner's lease holds");
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Taken over.");
@@ -549,8 +584,14 @@ async fn messages_queue_and_commands_answer_at_once() {
     let model = Scripted::new(&[Say::text("one"), Say::text("two")]);
     let p = shared.process("p1", Arc::clone(&model), fast()).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "first").await.unwrap();
-    p.desk.post(&row, "alice", "second").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "first")
+        .await
+        .unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "second")
+        .await
+        .unwrap();
     wait_for(&p.desk, &row.id, |e| match e {
         Event::Answer { text, .. } if text == "two" => Some(()),
         _ => None,
@@ -567,15 +608,30 @@ async fn messages_queue_and_commands_answer_at_once() {
         [1, 3],
         "the second turn sees the first: user, answer, user"
     );
-    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/tools").await.unwrap() else {
+    let Posted::Command { reply, .. } = p
+        .desk
+        .post(&row, "alice", &"default".into(), "/tools")
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     assert!(reply.contains("echo") && reply.contains("note"), "{reply}");
-    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/stop").await.unwrap() else {
+    let Posted::Command { reply, .. } = p
+        .desk
+        .post(&row, "alice", &"default".into(), "/stop")
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     assert_eq!(reply, "Nothing is running.");
-    let Posted::Command { opened, .. } = p.desk.post(&row, "alice", "/new").await.unwrap() else {
+    let Posted::Command { opened, .. } = p
+        .desk
+        .post(&row, "alice", &"default".into(), "/new")
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let next = opened.unwrap();
@@ -585,10 +641,17 @@ async fn messages_queue_and_commands_answer_at_once() {
         next.id,
         "the chat moved on"
     );
-    let closed = p.desk.post(&row, "alice", "hello?").await.unwrap_err();
+    let closed = p
+        .desk
+        .post(&row, "alice", &"default".into(), "hello?")
+        .await
+        .unwrap_err();
     assert!(matches!(closed, ConversationError::Closed(_)), "{closed}");
     assert!(matches!(
-        p.desk.post(&next, "alice", "   ").await.unwrap_err(),
+        p.desk
+            .post(&next, "alice", &"default".into(), "   ")
+            .await
+            .unwrap_err(),
         ConversationError::Empty
     ));
 }
@@ -603,21 +666,32 @@ async fn stop_ends_a_turn_and_a_full_queue_is_refused() {
     };
     let p = shared.process("p1", Arc::clone(&model), config).await;
     let row = open(&p).await;
-    p.desk.post(&row, "alice", "slow one").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "slow one")
+        .await
+        .unwrap();
     while model.asked() == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    p.desk.post(&row, "alice", "queued").await.unwrap();
+    p.desk
+        .post(&row, "alice", &"default".into(), "queued")
+        .await
+        .unwrap();
     let full = p
         .desk
-        .post(&row, "alice", "one too many")
+        .post(&row, "alice", &"default".into(), "one too many")
         .await
         .unwrap_err();
     assert!(
         matches!(full, ConversationError::Busy { queued: 2 }),
         "{full}"
     );
-    let Posted::Command { reply, .. } = p.desk.post(&row, "alice", "/stop").await.unwrap() else {
+    let Posted::Command { reply, .. } = p
+        .desk
+        .post(&row, "alice", &"default".into(), "/stop")
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     assert_eq!(reply, "Stopping the current turn.");
@@ -648,7 +722,7 @@ async fn two_replicas_on_postgres_run_each_turn_once_and_hand_over() {
         };
         let row = row.clone();
         posts.push(tokio::spawn(async move {
-            desk.post(&row, "alice", &format!("message {i}"))
+            desk.post(&row, "alice", &"default".into(), &format!("message {i}"))
                 .await
                 .unwrap()
         }));
@@ -698,7 +772,7 @@ async fn two_replicas_on_postgres_run_each_turn_once_and_hand_over() {
     };
     let second = p3.desk.open(&chat).await.unwrap();
     p3.desk
-        .post(&second, "alice", "who answers?")
+        .post(&second, "alice", &"default".into(), "who answers?")
         .await
         .unwrap();
     while slow.asked() == 0 {
@@ -708,4 +782,46 @@ async fn two_replicas_on_postgres_run_each_turn_once_and_hand_over() {
     p3.kill().await;
     assert_eq!(wait_for(&p1.desk, &second.id, answer).await, "answered");
     assert_eq!(m1.asked() + m2.asked(), before + 1);
+}
+
+/// The attack: a conversation started with a strong role, continued by the same principal
+/// holding a weaker one now (another token, a changed mapping). The turn must run with the
+/// role the message was sent with, not the one the conversation was started with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_runs_with_the_role_its_message_was_sent_with() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[
+        Say::call("call_1", "note", r#"{"text":"sneaky"}"#),
+        Say::text("could not"),
+    ]);
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
+    let row = open(&p).await;
+    assert_eq!(row.role, "default");
+    p.desk
+        .post(&row, "alice", &"reader".into(), "note sneaky")
+        .await
+        .unwrap();
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "could not");
+    let all = entries(&p.desk, &row.id).await;
+    assert!(
+        all.iter().all(|e| card(&e.event).is_none()),
+        "no card: the role may not use note"
+    );
+    let results = all
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::Results { results, .. } => Some(results[0].content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(results.contains("\"forbidden\""), "{results}");
+    let Posted::Command { reply, .. } = p
+        .desk
+        .post(&row, "alice", &"reader".into(), "/tools")
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(reply.contains("echo") && !reply.contains("note"), "{reply}");
 }

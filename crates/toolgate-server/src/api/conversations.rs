@@ -130,7 +130,7 @@ pub async fn create(
     if let Some(text) = params.text {
         answer["posted"] = posted_json(
             &desk
-                .post(&row, &caller.principal, &text)
+                .post(&row, &caller.principal, &caller.role, &text)
                 .await
                 .map_err(refused)?,
         );
@@ -197,7 +197,7 @@ pub async fn post_message(
         .await
         .map_err(refused)?;
     let posted = desk
-        .post(&row, &caller.principal, &params.text)
+        .post(&row, &caller.principal, &caller.role, &params.text)
         .await
         .map_err(refused)?;
     Ok((StatusCode::ACCEPTED, Json(posted_json(&posted))))

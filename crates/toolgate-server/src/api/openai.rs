@@ -260,7 +260,7 @@ pub async fn chat_completions(
         .map_err(refused)?;
     let rx = desk.listen(&row.id);
     let posted = desk
-        .post(&row, &caller.principal, &text)
+        .post(&row, &caller.principal, &caller.role, &text)
         .await
         .map_err(refused)?;
     let model = request
