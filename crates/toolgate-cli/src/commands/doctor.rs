@@ -139,6 +139,7 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
     checks.extend(mcp_servers(settings).await);
     checks.extend(telemetry(settings).await);
     checks.extend(approval_channels(settings).await);
+    checks.push(conversations(settings).await);
     checks.push(tool_definitions(settings).await);
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
@@ -158,6 +159,63 @@ pub async fn run(settings: &Config, args: DoctorArgs) -> anyhow::Result<i32> {
         output::table(&["STATUS", "CHECK", "DETAIL"], &rows);
     }
     Ok(if ok { 0 } else { 1 })
+}
+
+/// `[conversations]` over `[model]`: off (no model, or switched off) is fine; a model whose
+/// settings or key are wrong fails; a model server that does not accept connections warns.
+async fn conversations(settings: &Config) -> Check {
+    const NAME: &str = "conversations";
+    if !settings.file.conversations.enabled {
+        return check(NAME, Status::Ok, "off ([conversations] enabled = false)");
+    }
+    let model = &settings.file.model;
+    if model.model.is_empty() {
+        return check(
+            NAME,
+            Status::Ok,
+            "off: set [model] to talk to the agent on the console's Chat page and /v1/chat/completions",
+        );
+    }
+    if let Err(e) = toolgate_agent::connect(model, &settings.file.egress) {
+        return check(NAME, Status::Fail, format!("[model]: {e}"));
+    }
+    let base = model.base_url().to_owned();
+    let target = url::Url::parse(&base).ok().and_then(|u| {
+        let host = u
+            .host_str()?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        Some((host, u.port_or_known_default()?))
+    });
+    let Some((host, port)) = target else {
+        return check(
+            NAME,
+            Status::Fail,
+            format!("[model] base_url {base} has no host and port"),
+        );
+    };
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
+        Ok(Ok(_)) => check(
+            NAME,
+            Status::Ok,
+            format!(
+                "the agent answers with {} at {base} (the server accepts connections)",
+                model.model
+            ),
+        ),
+        Ok(Err(e)) => check(
+            NAME,
+            Status::Warn,
+            format!("the model server at {base} refuses connections ({e}): turns will fail"),
+        ),
+        Err(_) => check(
+            NAME,
+            Status::Warn,
+            format!("the model server at {base} did not answer within 3 s: turns will fail"),
+        ),
+    }
 }
 
 /// The catalog's definitions under `tools lint`'s rules, summarised: a warn when a finding is

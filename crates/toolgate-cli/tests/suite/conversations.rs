@@ -406,3 +406,37 @@ print(json.dumps({
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn doctor_checks_the_agents_model() {
+    let fx = Fixture::new(vec![]);
+    let conversations = |run: &super::harness::Run| {
+        run.json()["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "conversations")
+            .cloned()
+            .unwrap()
+    };
+    let with_key = fx
+        .env
+        .command()
+        .env(KEY_VAR, KEY)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let ok = conversations(&super::harness::Run::from_output(with_key));
+    assert_eq!(ok["status"], "ok", "{ok}");
+    assert!(
+        ok["detail"].as_str().unwrap().contains("fake-model"),
+        "{ok}"
+    );
+    let without = fx.env.run(&["doctor", "--json"]);
+    let failed = conversations(&without);
+    assert_eq!(failed["status"], "fail", "{failed}");
+    assert!(
+        failed["detail"].as_str().unwrap().contains(KEY_VAR),
+        "{failed}"
+    );
+}

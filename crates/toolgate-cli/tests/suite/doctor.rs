@@ -36,6 +36,7 @@ fn doctor_reports_every_check_and_passes_on_a_sandbox_capable_machine() {
         ("workspace", "ok"),
         ("chromium", chromium),
         ("tool rag", "ok"),
+        ("conversations", "ok"),
         ("tool definitions", "ok"),
     ]
     .iter()
