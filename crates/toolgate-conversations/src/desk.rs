@@ -25,8 +25,28 @@ use crate::event::{Entry, Event};
 use crate::history::replay;
 use crate::live::{Live, LiveHub};
 
-/// The most journal entries read at once.
-pub(crate) const JOURNAL_PAGE: usize = 10_000;
+/// The most journal entries read in one query; a longer journal is read page by page.
+pub(crate) const JOURNAL_PAGE: usize = 2_000;
+
+/// The whole journal of `id`, oldest first, page by page.
+pub(crate) async fn journal(
+    store: &ConversationStore,
+    id: &str,
+) -> Result<Vec<Entry>, toolgate_store::StoreError> {
+    let mut all = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.events(id, after, JOURNAL_PAGE).await?;
+        let full = page.len() == JOURNAL_PAGE;
+        if let Some(last) = page.last() {
+            after = last.seq;
+        }
+        all.extend(page.iter().map(Entry::from_journal));
+        if !full {
+            return Ok(all);
+        }
+    }
+}
 
 /// Who is talking, as the entry point established it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,7 +325,7 @@ impl Conversations {
         if let Some(command) = Command::parse(text) {
             return self.command(row, role, command).await;
         }
-        let entries = self.entries(&row.id, 0, JOURNAL_PAGE).await?;
+        let entries = journal(&core.store, &row.id).await?;
         let state = replay(&entries);
         let ahead = state.queued + usize::from(state.current.is_some());
         if ahead > core.config.max_queued {
@@ -400,7 +420,7 @@ impl Conversations {
                 return Ok(true);
             }
         }
-        let entries = self.entries(&row.id, 0, JOURNAL_PAGE).await?;
+        let entries = journal(&core.store, &row.id).await?;
         if replay(&entries).current.is_none() {
             return Ok(false);
         }
@@ -451,7 +471,10 @@ impl Conversations {
         // Only a card this conversation's own turn journaled: a request made elsewhere under
         // the conversation's id as its session (`/v1/calls` lets a caller name any session)
         // is not the conversation's to decide.
-        let carded = match self.entries(&row.id, 0, JOURNAL_PAGE).await {
+        let carded = match journal(&core.store, &row.id)
+            .await
+            .map_err(ConversationError::from)
+        {
             Ok(entries) => entries.iter().any(
                 |e| matches!(&e.event, Event::Approval { approval_id: a, .. } if a == approval_id),
             ),

@@ -18,8 +18,8 @@ use toolgate_agent::{
 };
 use toolgate_store::conversations::{Append, ConversationRow};
 
-use crate::desk::{Core, JOURNAL_PAGE, audit, wake};
-use crate::event::{Entry, Event};
+use crate::desk::{Core, JOURNAL_PAGE, audit, journal, wake};
+use crate::event::Event;
 use crate::history::replay;
 use crate::live::Live;
 
@@ -70,14 +70,8 @@ fn lease(core: &Core) -> std::time::Duration {
 }
 
 async fn pass(core: &Arc<Core>, id: &str) -> Next {
-    let (row, entries) = match (
-        core.store.get(id).await,
-        core.store.events(id, 0, JOURNAL_PAGE).await,
-    ) {
-        (Ok(Some(row)), Ok(events)) => (
-            row,
-            events.iter().map(Entry::from_journal).collect::<Vec<_>>(),
-        ),
+    let (row, entries) = match (core.store.get(id).await, journal(&core.store, id).await) {
+        (Ok(Some(row)), Ok(entries)) => (row, entries),
         (Ok(None), _) => return Next::Done,
         (Err(e), _) | (_, Err(e)) => {
             tracing::warn!(conversation = %id, error = %e, "conversations: cannot read the journal");

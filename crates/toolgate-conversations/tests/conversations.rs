@@ -229,7 +229,7 @@ fn alice() -> Speaker {
 }
 
 async fn entries(desk: &Conversations, id: &str) -> Vec<Entry> {
-    desk.entries(id, 0, 1000).await.unwrap()
+    desk.entries(id, 0, 100_000).await.unwrap()
 }
 
 /// Waits (up to 15 s) until the journal holds an entry `pick` finds.
@@ -824,4 +824,41 @@ async fn a_turn_runs_with_the_role_its_message_was_sent_with() {
         panic!()
     };
     assert!(reply.contains("echo") && !reply.contains("note"), "{reply}");
+}
+
+/// A journal longer than one read (2,000 entries; 10,100 here, past what a single read once took)
+/// is read whole: the newest message is the one
+/// answered, with the whole history before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_journal_is_read_whole() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::text("still here")]);
+    let p = shared.process("p1", Arc::clone(&model), fast()).await;
+    let row = open(&p).await;
+    let store = shared.store().await.conversations();
+    let body = Event::Notice {
+        text: "filler".into(),
+    }
+    .to_json();
+    for _ in 0..10_100 {
+        store
+            .append(
+                &row.id,
+                toolgate_store::conversations::Append {
+                    kind: "notice",
+                    body: &body,
+                    runner: None,
+                    marks_pending: false,
+                    title: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
+    p.desk
+        .post(&row, "alice", &"default".into(), "after the filler")
+        .await
+        .unwrap();
+    assert_eq!(wait_for(&p.desk, &row.id, answer).await, "still here");
+    assert_eq!(model.histories(), [1], "the model saw the message");
 }
