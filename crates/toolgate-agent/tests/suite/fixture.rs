@@ -55,6 +55,19 @@ fn tool(name: &str, description: &str, schema: Value) -> Arc<dyn Tool> {
     ))
 }
 
+/// `bump`, a write that counts its runs in [`BUMPS`]; not in the catalog until a test adds it
+/// (the golden request bodies list the catalog's tools).
+pub fn bump_tool() -> Arc<dyn Tool> {
+    Arc::new(TestTool(
+        ToolSpec::new(
+            "bump",
+            "Counts its runs.",
+            json!({"type": "object", "additionalProperties": false}),
+        )
+        .with_risk(Risk::Write),
+    ))
+}
+
 pub struct Harness {
     pub dir: tempfile::TempDir,
     pub gateway: Arc<Gateway>,
@@ -76,10 +89,7 @@ impl Harness {
                 ),
                 tool("fail", "Always fails.", obj.clone()),
                 tool("big", "Returns a large result.", obj.clone()),
-                tool("slow", "Runs until cancelled.", obj.clone()),
-                Arc::new(TestTool(
-                    ToolSpec::new("bump", "Counts its runs.", obj).with_risk(Risk::Write),
-                )),
+                tool("slow", "Runs until cancelled.", obj),
             ])
             .unwrap();
         let mut cfg = GatewayConfig::default();

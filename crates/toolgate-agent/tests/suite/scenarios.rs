@@ -448,6 +448,10 @@ impl toolgate_agent::Checkpoint for Journal {
 async fn a_turn_kept_before_its_calls_resumes_without_acting_twice() {
     use std::sync::atomic::Ordering;
     let h = Harness::new();
+    h.gateway
+        .catalog()
+        .register_many(vec![super::fixture::bump_tool()])
+        .unwrap();
     let server = server(vec![
         Reply::Turn(FakeTurn::calls(&[
             ("call_1", "bump", "{}"),
