@@ -91,6 +91,23 @@ pub async fn run(settings: &Config, args: CallArgs) -> anyhow::Result<i32> {
     });
     let envelope = runtime.gateway().call(request).await;
     runtime.shutdown().await?;
-    output::json(&envelope)?;
+    output::json(&shown(&envelope))?;
     Ok(envelope.error.map_or(0, |e| exit_code(e.code)))
+}
+
+/// The envelope as the CLI prints it: a federated tool's content blocks exactly as its server
+/// sent them — annotations, `resource_link`, `_meta` — in place of toolgate's typed copy
+/// (which knows no annotations and carries a link as a `resource`). A result cut by result
+/// governance has no upstream result left, and shows the typed head.
+fn shown(envelope: &toolgate_protocol::Envelope) -> serde_json::Value {
+    let mut v = serde_json::to_value(envelope).unwrap_or(serde_json::Value::Null);
+    if let Some(content) = envelope
+        .mcp_result
+        .as_ref()
+        .and_then(|r| r.get("content"))
+        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        v["content"] = content.clone();
+    }
+    v
 }

@@ -116,6 +116,64 @@ fn content_reaches_the_client_through_the_gateway_as_the_server_sent_it() {
     );
 }
 
+/// `toolgate call` prints a federated tool's content as its server sent it: annotations kept,
+/// a `resource_link` as a `resource_link` (it was shown as a `resource` wrapping the link).
+#[test]
+fn the_cli_envelope_shows_federated_content_as_sent() {
+    let (node, everything) = (node(), server("server-everything"));
+    let labels: Vec<String> = TOOLS
+        .iter()
+        .map(|t| format!("\"{t}\" = \"read\""))
+        .collect();
+    let env = Env::with_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ncommand = \"{node}\"\n\
+         args = [\"{everything}\", \"stdio\"]\nrisk = {{ {} }}\n",
+        labels.join(", ")
+    ));
+    let annotated = env.run(&[
+        "call",
+        "mcp__everything__get-annotated-message",
+        "--args",
+        r#"{"messageType":"success"}"#,
+    ]);
+    annotated.assert_code(0);
+    let first = &annotated.json()["content"][0];
+    assert_eq!(
+        first["annotations"],
+        json!({"priority": 0.7, "audience": ["user"]}),
+        "{first}"
+    );
+    let links = env.run(&[
+        "call",
+        "mcp__everything__get-resource-links",
+        "--args",
+        r#"{"count":1}"#,
+    ]);
+    links.assert_code(0);
+    let content = links.json()["content"].clone();
+    let link = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("no resource_link in {content}"));
+    assert!(
+        link["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("demo://resource/"),
+        "{link}"
+    );
+    assert!(
+        content
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["type"] != "resource"),
+        "{content}"
+    );
+}
+
 /// A 2026-07-28 client hears on `subscriptions/listen` that a federated server added a tool
 /// (the server announces it to toolgate, toolgate refreshes its catalog and tells every
 /// listener whose role sees the change). The old answer was -32601.
