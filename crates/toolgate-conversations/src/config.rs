@@ -28,6 +28,9 @@ pub struct ConversationsConfig {
     pub max_steps: Option<u32>,
     /// Messages that may wait behind a running turn; more are refused with a reply.
     pub max_queued: usize,
+    /// Conversations of one principal that may be busy at once (a message waiting for, or in,
+    /// its turn), across every replica: bounds what one token spends on the model.
+    pub max_busy_per_principal: usize,
     /// The longest message accepted, in bytes.
     pub max_message_bytes: usize,
     /// How long a runner's hold on a conversation lasts unless renewed (every third of it):
@@ -45,6 +48,7 @@ impl Default for ConversationsConfig {
             system: None,
             max_steps: None,
             max_queued: 8,
+            max_busy_per_principal: 4,
             max_message_bytes: 32 * 1024,
             lease_secs: 15,
             sweep_secs: 5,
@@ -63,6 +67,9 @@ impl ConversationsConfig {
         }
         if self.sweep_secs == 0 {
             return Err("[conversations] sweep_secs must be at least 1".into());
+        }
+        if self.max_busy_per_principal == 0 {
+            return Err("[conversations] max_busy_per_principal must be at least 1".into());
         }
         if self.max_message_bytes == 0 {
             return Err("[conversations] max_message_bytes must be at least 1".into());

@@ -333,6 +333,18 @@ impl Conversations {
             audit(core, row, None, "out", &e.to_string(), None).await;
             return Err(e);
         }
+        // A conversation that is idle now becomes busy: one more of the principal's.
+        if ahead == 0 {
+            let busy = core.store.busy(&row.principal).await?;
+            if busy >= core.config.max_busy_per_principal {
+                let e = ConversationError::TooManyBusy {
+                    busy,
+                    max: core.config.max_busy_per_principal,
+                };
+                audit(core, row, None, "out", &e.to_string(), None).await;
+                return Err(e);
+            }
+        }
         let title: String = text.chars().take(60).collect();
         let body = Event::User {
             text: text.to_owned(),

@@ -18,6 +18,11 @@ pub enum ConversationError {
     /// Too many messages already wait behind the running turn.
     #[error("{queued} messages already wait for their turn: wait for the answer, or send /stop")]
     Busy { queued: usize },
+    /// Too many of the principal's conversations are busy at once.
+    #[error(
+        "{busy} of your conversations are already working ([conversations] max_busy_per_principal = {max}): wait for one to answer"
+    )]
+    TooManyBusy { busy: usize, max: usize },
     #[error("conversation {0} was ended (/new): continue in a new one")]
     Closed(String),
     #[error(transparent)]

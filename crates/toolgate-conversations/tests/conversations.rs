@@ -862,3 +862,68 @@ async fn a_long_journal_is_read_whole() {
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "still here");
     assert_eq!(model.histories(), [1], "the model saw the message");
 }
+
+/// One principal cannot keep more than `max_busy_per_principal` conversations working at once
+/// (each a model spending on the same token); an answer frees a place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_keeps_a_bounded_number_of_conversations_busy() {
+    let shared = Shared::new();
+    let model = Scripted::new(&[Say::Hang, Say::Hang]);
+    let config = ConversationsConfig {
+        max_busy_per_principal: 2,
+        ..fast()
+    };
+    let p = shared.process("p1", Arc::clone(&model), config).await;
+    let mut rows = Vec::new();
+    for i in 0..3 {
+        let chat = Speaker {
+            chat: format!("busy-{i}"),
+            ..alice()
+        };
+        rows.push(p.desk.open(&chat).await.unwrap());
+    }
+    let role = toolgate_protocol::Role::from("default");
+    p.desk.post(&rows[0], "alice", &role, "one").await.unwrap();
+    p.desk.post(&rows[1], "alice", &role, "two").await.unwrap();
+    let third = p
+        .desk
+        .post(&rows[2], "alice", &role, "three")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(third, ConversationError::TooManyBusy { busy: 2, max: 2 }),
+        "{third}"
+    );
+    // A message behind a busy conversation's turn is not a new busy conversation.
+    p.desk.post(&rows[0], "alice", &role, "more").await.unwrap();
+    // Someone else is not counted against alice.
+    let bob = Speaker {
+        chat: "bob-chat".into(),
+        user_ref: "bob".into(),
+        principal: "bob".into(),
+        ..alice()
+    };
+    let theirs = p.desk.open(&bob).await.unwrap();
+    assert!(p.desk.post(&theirs, "bob", &role, "hi").await.is_ok());
+    // /stop ends one; a place frees up.
+    p.desk
+        .post(&rows[1], "alice", &role, "/stop")
+        .await
+        .unwrap();
+    wait_for(&p.desk, &rows[1].id, |e| match e {
+        Event::Failed { .. } => Some(()),
+        _ => None,
+    })
+    .await;
+    for _ in 0..250 {
+        if p.desk
+            .post(&rows[2], "alice", &role, "three again")
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no place freed after /stop");
+}

@@ -97,17 +97,30 @@ pub async fn run(settings: &Config, args: CallArgs) -> anyhow::Result<i32> {
 
 /// The envelope as the CLI prints it: a federated tool's content blocks exactly as its server
 /// sent them — annotations, `resource_link`, `_meta` — in place of toolgate's typed copy
-/// (which knows no annotations and carries a link as a `resource`). A result cut by result
-/// governance has no upstream result left, and shows the typed head.
+/// (which knows no annotations and carries a link as a `resource`). Plain text blocks and
+/// nothing else add nothing to `data`, which already holds that text: they are left out as
+/// before. A result cut by result governance has no upstream result left, and shows the typed
+/// head.
 fn shown(envelope: &toolgate_protocol::Envelope) -> serde_json::Value {
     let mut v = serde_json::to_value(envelope).unwrap_or(serde_json::Value::Null);
-    if let Some(content) = envelope
+    let upstream = envelope
         .mcp_result
         .as_ref()
         .and_then(|r| r.get("content"))
-        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+        .and_then(serde_json::Value::as_array)
+        .filter(|blocks| !blocks.is_empty());
+    if let Some(blocks) = upstream
+        && (!envelope.content.is_empty() || !blocks.iter().all(plain_text))
     {
-        v["content"] = content.clone();
+        v["content"] = serde_json::Value::Array(blocks.clone());
     }
     v
+}
+
+/// `{"type": "text", "text": …}` and nothing more.
+fn plain_text(block: &serde_json::Value) -> bool {
+    block.as_object().is_some_and(|o| {
+        o.get("type").and_then(serde_json::Value::as_str) == Some("text")
+            && o.keys().all(|k| k == "type" || k == "text")
+    })
 }

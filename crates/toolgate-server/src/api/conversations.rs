@@ -47,8 +47,10 @@ pub(crate) fn refused(e: ConversationError) -> ApiError {
             ApiError::not_found(format!("no conversation {id}"))
                 .with_hint("GET /v1/conversations lists yours")
         }
-        ConversationError::Busy { .. } => ApiError::new(ErrorCode::RateLimited, e.to_string())
-            .with_status(StatusCode::TOO_MANY_REQUESTS),
+        ConversationError::Busy { .. } | ConversationError::TooManyBusy { .. } => {
+            ApiError::new(ErrorCode::RateLimited, e.to_string())
+                .with_status(StatusCode::TOO_MANY_REQUESTS)
+        }
         ConversationError::Closed(_) => ApiError::new(ErrorCode::InvalidArguments, e.to_string())
             .with_status(StatusCode::CONFLICT)
             .with_hint("POST /v1/conversations starts a new one"),

@@ -138,6 +138,8 @@ pub trait ConversationBackend: Send + Sync + 'static {
     async fn settle(&self, id: &str, runner: &str, through_seq: u64) -> StoreResult<bool>;
     /// Conversations pending whose lease has passed (or that have none), oldest first.
     async fn unattended(&self, now_ms: u64, limit: usize) -> StoreResult<Vec<String>>;
+    /// How many of `principal`'s conversations have a message not yet settled.
+    async fn busy(&self, principal: &str) -> StoreResult<usize>;
 }
 
 /// The conversations of `toolgate serve`, over either backend.
@@ -233,5 +235,11 @@ impl ConversationStore {
     /// Conversations with work and no live runner.
     pub async fn unattended(&self, limit: usize) -> StoreResult<Vec<String>> {
         self.backend.unattended(self.now_ms(), limit).await
+    }
+
+    /// How many of `principal`'s conversations are busy (a message waits for, or is in, its
+    /// turn), across every process and replica.
+    pub async fn busy(&self, principal: &str) -> StoreResult<usize> {
+        self.backend.busy(principal).await
     }
 }

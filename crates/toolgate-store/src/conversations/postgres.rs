@@ -246,4 +246,16 @@ impl ConversationBackend for PgConversations {
             .map_err(pg_error)?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
+
+    async fn busy(&self, principal: &str) -> StoreResult<usize> {
+        let client = self.pool.get().await?;
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM conversations WHERE principal = $1 AND pending",
+                &[&principal],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
 }

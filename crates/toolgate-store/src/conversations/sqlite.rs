@@ -244,4 +244,18 @@ impl ConversationBackend for SqliteConversations {
             })
             .await
     }
+
+    async fn busy(&self, principal: &str) -> StoreResult<usize> {
+        let principal = principal.to_owned();
+        self.conn
+            .run("conversations", move |conn| {
+                let n: i64 = conn.query_row(
+                    "SELECT count(*) FROM conversations WHERE principal = ?1 AND pending = 1",
+                    params![principal],
+                    |r| r.get(0),
+                )?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            })
+            .await
+    }
 }

@@ -212,8 +212,11 @@ async fn a_runner_settles_only_what_it_has_read(b: Backend) {
         !store.settle("c1", "r2", 3).await.unwrap(),
         "only the holder settles"
     );
+    assert_eq!(store.busy("alice").await.unwrap(), 1);
+    assert_eq!(store.busy("bob").await.unwrap(), 0);
     assert!(store.settle("c1", "r1", 3).await.unwrap());
     assert!(!store.get("c1").await.unwrap().unwrap().pending);
+    assert_eq!(store.busy("alice").await.unwrap(), 0);
     store.release("c1", "r1").await.unwrap();
     assert!(store.unattended(10).await.unwrap().is_empty());
 }
