@@ -3,7 +3,8 @@
 # schemathesis: every operation, every check (responses validated against the declared
 # schemas, status codes, content types, auth), positive and negative data, stateful links.
 # The server is the product binary as users run it, in a throwaway workspace with an operator
-# token, so the operator-only operations are reached too.
+# token, so the operator-only operations are reached too, and a stand-in model
+# (scripts/fake_model.py) behind `[model]`, so the conversation routes run real turns.
 #
 # Usage: scripts/schemathesis.sh [EXAMPLES_PER_OPERATION]   (default 40)
 #   TOOLGATE_BIN   the binary to test (default: target/debug/toolgate, built if missing)
@@ -29,6 +30,7 @@ export TOOLGATE_KEY_DIR="$work/keys"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "${model_pid:-}" ]; then kill "$model_pid" 2>/dev/null || true; wait "$model_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,7 +40,36 @@ token="$("$bin" --workspace "$work/ws" token create --config-entry --principal s
 sed -n '/^\[\[server.tokens\]\]/,$p' "$work/entry.toml" >"$work/toolgate.toml"
 grep -q sha256 "$work/toolgate.toml" || { echo "error: token create printed no [[server.tokens]] entry" >&2; exit 1; }
 
-"$bin" --workspace "$work/ws" --config "$work/toolgate.toml" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.err" &
+# A model that answers "ok" at once (scripts/fake_model.py), so the conversation routes run real
+# turns instead of answering 503 (no model); its key variable is set for the server only.
+model_pid=""
+python3 "$repo/scripts/fake_model.py" >"$work/model.out" &
+model_pid=$!
+model_port=""
+for _ in $(seq 1 50); do
+  model_port="$(sed -n 's/^{"port": \([0-9]*\)}$/\1/p' "$work/model.out" | head -n1)"
+  [ -n "$model_port" ] && break
+  sleep 0.1
+done
+[ -n "$model_port" ] || { echo "error: scripts/fake_model.py printed no port" >&2; exit 1; }
+cat >>"$work/toolgate.toml" <<TOML
+
+[model]
+provider = "openai-chat"
+model = "fake-model"
+base_url = "http://127.0.0.1:$model_port/v1"
+api_key_env = "SCHEMATHESIS_MODEL_KEY"
+
+[conversations]
+max_queued = 64
+max_busy_per_principal = 64
+
+[egress]
+allow_hosts = ["127.0.0.1:$model_port"]
+allow_http = ["127.0.0.1:$model_port"]
+TOML
+
+SCHEMATHESIS_MODEL_KEY=sk-schemathesis "$bin" --workspace "$work/ws" --config "$work/toolgate.toml" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.err" &
 server_pid=$!
 base=""
 for _ in $(seq 1 100); do

@@ -50,6 +50,19 @@ fn check_role(settings: &Config, role: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the first token changes for callers without one (docs/server.md, "Who may call").
+const LOOPBACK_ENDS: &str = "toolgate: warning: this is the first token: `toolgate serve` on loopback no longer lets callers without a token act as operators (role readonly) — the console and local MCP hosts must now send a token (the console asks for one), or configure [server.anonymous] for tokenless local callers";
+
+/// Whether callers without a token are operators on loopback only because no token exists:
+/// no `[[server.tokens]]`, no `[server.anonymous]`, no `[server.oauth]` authorization server
+/// (issued tokens are counted by the caller).
+fn ends_loopback_access(settings: &Config) -> bool {
+    let server = &settings.file.server;
+    server.tokens.is_empty()
+        && server.anonymous.is_none()
+        && server.oauth.authorization_servers.is_empty()
+}
+
 fn announce(verb: &str, t: &TokenRecord, secret: &TokenSecret) {
     eprintln!(
         "# {verb} {} for `{}` (role `{}`{}{}); running servers admit it within a second.\n# The token is printed once, on stdout; send it as `Authorization: Bearer <token>`.",
@@ -94,6 +107,7 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
                 return Ok(0);
             }
             let store = toolgate_app::stores::Stores::open(settings).await?.tokens();
+            let first = ends_loopback_access(settings) && store.list().await?.is_empty();
             let (record, secret) = store
                 .create(NewToken {
                     principal: principal.into(),
@@ -106,6 +120,9 @@ pub async fn run(settings: &Config, cmd: TokenCommand) -> anyhow::Result<i32> {
                 .await
                 .context("storing the token")?;
             announce("issued", &record, &secret);
+            if first {
+                eprintln!("{LOOPBACK_ENDS}");
+            }
             Ok(0)
         }
         TokenCommand::List { json } => {

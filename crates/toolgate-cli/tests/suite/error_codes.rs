@@ -148,7 +148,7 @@ fn policy_denied_for_path_escapes_and_a_denying_role() {
             "code": "policy_denied",
             "message": "policy denies `write_file` (write risk) for role `nowrite`",
             "retryable": false,
-            "hint": "ask an operator to change the role's policy in toolgate.toml"})),
+            "hint": "call with a role whose policy allows it (an operator issues a token of that role: `toolgate token create --principal NAME --role ROLE`), or ask an operator to change role `nowrite`'s policy in toolgate.toml"})),
     );
     assert!(!env.ws.join("x.txt").exists());
     let denied = "policy_denied".to_owned();

@@ -291,3 +291,26 @@ fn a_revocation_reaches_every_replica_within_a_second() {
         start.elapsed()
     );
 }
+
+/// The first token ends loopback's implicit operator access, and `token create` says so —
+/// once; not when `[server.anonymous]` already decides what tokenless callers get.
+#[test]
+fn the_first_token_warns_that_loopback_operator_access_ends() {
+    let env = Env::new();
+    let args = ["token", "create", "--principal", "a", "--role", "default"];
+    let first = env.run(&args);
+    first.assert_code(0);
+    assert!(
+        first.stderr.contains("this is the first token"),
+        "{}",
+        first.stderr
+    );
+    let second = env.run(&args);
+    second.assert_code(0);
+    assert!(!second.stderr.contains("first token"), "{}", second.stderr);
+    let anonymous =
+        Env::with_config("[server.anonymous]\nrole = \"readonly\"\nprincipal = \"visitor\"\n");
+    let run = anonymous.run(&args);
+    run.assert_code(0);
+    assert!(!run.stderr.contains("first token"), "{}", run.stderr);
+}

@@ -141,7 +141,10 @@ impl Layer for PolicyLayer {
                     role.name()
                 ),
             )
-            .with_hint("ask an operator to change the role's policy in toolgate.toml"));
+            .with_hint(format!(
+                "call with a role whose policy allows it (an operator issues a token of that role: `toolgate token create --principal NAME --role ROLE`), or ask an operator to change role `{}`'s policy in toolgate.toml",
+                role.name()
+            )));
         }
         let ctx = call.tool_context(call.request.cancel.clone());
         entry

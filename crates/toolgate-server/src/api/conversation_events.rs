@@ -1,6 +1,6 @@
 //! `GET /v1/conversations/{id}/events`: a conversation as server-sent events. First every
-//! journal entry after `after` (or the `Last-Event-ID` a reconnecting client sends), then, as
-//! they happen: `event: entry` for each new journal entry (its `seq` as the SSE id, so a
+//! journal entry after `after` (or the `Last-Event-ID` a reconnecting client sends), then
+//! `event: synced` with `{"last_seq": N}` (the backlog is sent), then, as they happen: `event: entry` for each new journal entry (its `seq` as the SSE id, so a
 //! reconnect resumes exactly after the last one received), `event: delta` for the answer's
 //! text as the model writes it, `event: tool` when a call starts or ends. Deltas and tool
 //! events are heard only from turns running in this process; entries from any replica (the
@@ -137,11 +137,21 @@ pub async fn stream(
         desk,
         id,
         rx,
-        after: resume.or(params.after).unwrap_or(0),
+        after: match resume {
+            // A reconnecting client's id: past the largest number there is nothing to send.
+            Some(n) => n.min(i64::MAX as u64),
+            None => super::conversations::journal_after(params.after)?,
+        },
         queue: VecDeque::new(),
         shutdown: state.shutdown.clone(),
     };
     reader.read_journal().await;
+    // The backlog is sent: say so, so a client knows it has caught up (and a stream with
+    // nothing in it yet still answers at once).
+    let synced = reader.after;
+    reader
+        .queue
+        .push_back(data("synced", &json!({"last_seq": synced})));
     let events = futures_util::stream::unfold(reader, |mut reader| async move {
         let e = reader.next().await?;
         Some((Ok(e), reader))

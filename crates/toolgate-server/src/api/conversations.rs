@@ -31,6 +31,17 @@ const MAX_LIMIT: usize = 500;
 /// The most journal entries one read returns.
 const MAX_ENTRIES: usize = 1000;
 
+/// A journal position from a query: at most what the store numbers (signed 64-bit).
+pub(crate) fn journal_after(after: Option<u64>) -> Result<u64, ApiError> {
+    match after {
+        Some(n) if i64::try_from(n).is_err() => Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            format!("`after` is at most {}", i64::MAX),
+        )),
+        other => Ok(other.unwrap_or(0)),
+    }
+}
+
 /// The conversations, or 503 saying why there are none.
 pub(crate) fn desk(state: &AppState) -> Result<&Conversations, ApiError> {
     state.conversations().map_err(|why| {
@@ -161,7 +172,7 @@ pub async fn get(
         .map_err(refused)?;
     let limit = bounded_limit(params.limit, MAX_ENTRIES, MAX_ENTRIES)?;
     let entries = desk
-        .entries(&id, params.after.unwrap_or(0), limit)
+        .entries(&id, journal_after(params.after)?, limit)
         .await
         .map_err(refused)?;
     let mut answer = conversation_json(&row);

@@ -177,7 +177,9 @@ impl ConversationBackend for SqliteConversations {
                     "SELECT conversation, seq, kind, body, at_ms FROM conversation_events \
                      WHERE conversation = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                 )?;
-                let rows = stmt.query_map(params![id, after_seq, limit(n)], |r| {
+                // Numbers are signed 64-bit in the database: nothing lies past the largest.
+                let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
+                let rows = stmt.query_map(params![id, after, limit(n)], |r| {
                     Ok(JournalEvent {
                         conversation: r.get(0)?,
                         seq: r.get(1)?,

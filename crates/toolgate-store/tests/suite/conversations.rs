@@ -124,6 +124,10 @@ async fn the_journal_numbers_events_in_order_and_titles_the_conversation(b: Back
     );
     assert_eq!(store.events("c1", 1, 100).await.unwrap().len(), 1);
     assert_eq!(store.events("c1", 0, 1).await.unwrap()[0].seq, 1);
+    assert!(
+        store.events("c1", u64::MAX, 10).await.unwrap().is_empty(),
+        "past every number there is nothing (not an error)"
+    );
 }
 
 async fn concurrent_writers_never_share_a_number(b: Backend) {

@@ -5,6 +5,9 @@ use serde_json::{Value, json};
 
 use super::{body, created, list_of, ok, operation, path_param, query, r};
 
+/// The largest journal number (the store keeps them as signed 64-bit integers).
+const SEQ_MAX: i64 = i64::MAX;
+
 /// Every conversation route: no model configured (503), a store failure (500).
 const TALK: [&str; 4] = ["401", "403", "500", "503"];
 
@@ -33,7 +36,7 @@ pub fn list_conversations() -> Value {
         query(
             "limit",
             "At most this many (default 50, at most 500).",
-            json!({"type": "integer", "minimum": 1, "maximum": 500})
+            json!({"type": "integer", "minimum": 0, "maximum": 500})
         ),
         query("all", "Operators: everyone's.", json!({"type": "boolean"})),
     ]);
@@ -71,12 +74,12 @@ pub fn get_conversation() -> Value {
         query(
             "after",
             "Only events after this `seq`.",
-            json!({"type": "integer", "minimum": 0})
+            json!({"type": "integer", "minimum": 0, "maximum": SEQ_MAX})
         ),
         query(
             "limit",
             "At most this many events (default and most 1000).",
-            json!({"type": "integer", "minimum": 1, "maximum": 1000})
+            json!({"type": "integer", "minimum": 0, "maximum": 1000})
         ),
     ]);
     op
@@ -102,7 +105,7 @@ pub fn stream_conversation() -> Value {
     let mut op = operation(
         "streamConversation",
         "conversations",
-        "Server-sent events: `entry` (a journal entry; its `seq` is the event id, so `Last-Event-ID` resumes after it), `delta` (the answer's text as it is written), `tool` (a call started or ended). Keep-alive comments; ends on shutdown.",
+        "Server-sent events: `entry` (a journal entry; its `seq` is the event id, so `Last-Event-ID` resumes after it) for the backlog, then `synced` (`{\"last_seq\": N}`), then as they happen `entry`, `delta` (the answer's text as it is written), `tool` (a call started or ended). Keep-alive comments; ends on shutdown.",
         json!({}),
         &with(&["400", "404"]),
     );
@@ -111,13 +114,13 @@ pub fn stream_conversation() -> Value {
         query(
             "after",
             "Start after this `seq` (`Last-Event-ID` wins).",
-            json!({"type": "integer", "minimum": 0})
+            json!({"type": "integer", "minimum": 0, "maximum": SEQ_MAX})
         ),
     ]);
     op["responses"]["200"] = json!({"description": "An event stream.",
     "content": {"text/event-stream": {"schema": {"type": "object", "required": ["event", "data"],
         "properties": {
-            "event": {"type": "string", "enum": ["entry", "delta", "tool"]},
+            "event": {"type": "string", "enum": ["entry", "synced", "delta", "tool"]},
             "id": {"type": "string"},
             "data": {"type": "string", "contentMediaType": "application/json"}
         }}}}});
@@ -219,13 +222,14 @@ pub(super) fn schemas() -> Value {
         "NewConversation": {
             "type": "object",
             "additionalProperties": false,
-            "properties": {"text": {"type": "string", "description": "A first message."}}
+            "properties": {"text": {"type": ["string", "null"], "description": "A first message (null: none)."}}
         },
         "NewMessage": {
             "type": "object",
             "required": ["text"],
             "additionalProperties": false,
-            "properties": {"text": {"type": "string"}}
+            "properties": {"text": {"type": "string", "minLength": 1,
+                "description": "Not only whitespace; at most [conversations] max_message_bytes."}}
         },
         "Posted": {
             "type": "object",
@@ -243,8 +247,11 @@ pub(super) fn schemas() -> Value {
             "required": ["messages"],
             "properties": {
                 "model": {"type": "string"},
-                "messages": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["role"],
-                    "properties": {"role": {"type": "string"}, "content": {}}}},
+                "messages": {"type": "array", "minItems": 1,
+                    "description": "The last message is the user's (the agent answers it); earlier `tool` messages are ignored.",
+                    "items": {"type": "object", "required": ["role"],
+                    "properties": {"role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool", "function"]},
+                        "content": {"description": "A string, or a list of text parts."}}}},
                 "stream": {"type": "boolean"}
             }
         },
