@@ -29,28 +29,45 @@ enum Next {
     Again,
     /// Nothing left, or someone else drives it, or the process stops.
     Done,
+    /// Nothing left, and the lease was given up with it.
+    Settled,
 }
 
 /// Drives conversation `id` until it has nothing left to answer; started by [`wake`].
 pub(crate) async fn drive(core: Arc<Core>, id: String) {
+    // When this driver last took or renewed the lease: a turn that ended within a third of
+    // the lease goes on to the next without renewing it again.
+    let mut claimed: Option<std::time::Instant> = None;
+    let mut release = true;
     loop {
         if core.stop.is_cancelled() {
             break;
         }
-        match core.store.claim(&id, &core.runner, lease(&core)).await {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                tracing::warn!(conversation = %id, error = %e, "conversations: cannot take the conversation's lease");
-                break;
+        if claimed.is_none_or(|at| at.elapsed() >= lease(&core) / 3) {
+            match core.store.claim(&id, &core.runner, lease(&core)).await {
+                Ok(true) => claimed = Some(std::time::Instant::now()),
+                Ok(false) => {
+                    release = false;
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(conversation = %id, error = %e, "conversations: cannot take the conversation's lease");
+                    break;
+                }
             }
         }
         match pass(&core, &id).await {
             Next::Again => {}
             Next::Done => break,
+            Next::Settled => {
+                release = false;
+                break;
+            }
         }
     }
-    let _ = core.store.release(&id, &core.runner).await;
+    if release {
+        let _ = core.store.release(&id, &core.runner).await;
+    }
     core.running
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -82,7 +99,7 @@ async fn pass(core: &Arc<Core>, id: &str) -> Next {
     let state = replay(&entries);
     let Some(reply_to) = state.current else {
         return match core.store.settle(id, &core.runner, through).await {
-            Ok(true) => Next::Done,
+            Ok(true) => Next::Settled,
             Ok(false) => Next::Again,
             Err(e) => {
                 tracing::warn!(conversation = %id, error = %e, "conversations: cannot settle");

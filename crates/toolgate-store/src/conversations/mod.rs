@@ -133,8 +133,8 @@ pub trait ConversationBackend: Send + Sync + 'static {
     async fn claim(&self, id: &str, runner: &str, now_ms: u64, until_ms: u64) -> StoreResult<bool>;
     /// Gives the lease up if `runner` holds it.
     async fn release(&self, id: &str, runner: &str) -> StoreResult<()>;
-    /// Clears `pending` if `runner` holds the lease and nothing was appended after
-    /// `through_seq`; whether it did.
+    /// Clears `pending` and gives the lease up, if `runner` holds it and nothing was appended
+    /// after `through_seq`; whether it did.
     async fn settle(&self, id: &str, runner: &str, through_seq: u64) -> StoreResult<bool>;
     /// Conversations pending whose lease has passed (or that have none), oldest first.
     async fn unattended(&self, now_ms: u64, limit: usize) -> StoreResult<Vec<String>>;
@@ -226,8 +226,9 @@ impl ConversationStore {
         self.backend.release(id, runner).await
     }
 
-    /// Clears `pending` if nothing was appended after `through_seq` and `runner` holds the
-    /// lease; whether it did (if not, read the journal again).
+    /// Clears `pending` and gives the lease up, in one step, if nothing was appended after
+    /// `through_seq` and `runner` holds the lease; whether it did (if not, read the journal
+    /// again).
     pub async fn settle(&self, id: &str, runner: &str, through_seq: u64) -> StoreResult<bool> {
         self.backend.settle(id, runner, through_seq).await
     }

@@ -224,7 +224,7 @@ impl ConversationBackend for PgConversations {
         let client = self.pool.get().await?;
         let n = client
             .execute(
-                "UPDATE conversations SET pending = FALSE \
+                "UPDATE conversations SET pending = FALSE, runner = NULL, lease_until_ms = 0 \
                  WHERE id = $1 AND runner = $2 AND last_seq <= $3",
                 &[&id, &runner, &ms(through_seq)],
             )

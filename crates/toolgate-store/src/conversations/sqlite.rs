@@ -225,7 +225,7 @@ impl ConversationBackend for SqliteConversations {
         self.conn
             .run("conversations", move |conn| {
                 Ok(conn.execute(
-                    "UPDATE conversations SET pending = 0 \
+                    "UPDATE conversations SET pending = 0, runner = NULL, lease_until_ms = 0 \
                      WHERE id = ?1 AND runner = ?2 AND last_seq <= ?3",
                     params![id, runner, through_seq],
                 )? == 1)

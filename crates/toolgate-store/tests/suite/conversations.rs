@@ -219,7 +219,9 @@ async fn a_runner_settles_only_what_it_has_read(b: Backend) {
     assert_eq!(store.busy("alice").await.unwrap(), 1);
     assert_eq!(store.busy("bob").await.unwrap(), 0);
     assert!(store.settle("c1", "r1", 3).await.unwrap());
-    assert!(!store.get("c1").await.unwrap().unwrap().pending);
+    let settled = store.get("c1").await.unwrap().unwrap();
+    assert!(!settled.pending);
+    assert_eq!(settled.runner, None, "settling gives the lease up");
     assert_eq!(store.busy("alice").await.unwrap(), 0);
     store.release("c1", "r1").await.unwrap();
     assert!(store.unattended(10).await.unwrap().is_empty());
