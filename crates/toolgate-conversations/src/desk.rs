@@ -473,7 +473,10 @@ impl Conversations {
         let own_user = row.principal == by.as_str();
         let mut context = Map::new();
         context.insert("conversation".into(), json!(row.id));
-        let via = Via::Conversation(format!("conversation:{}", row.entry));
+        let via = Via::Conversation {
+            name: format!("conversation:{}", row.entry),
+            by_its_user: !operator,
+        };
         let mut decider = Decider {
             principal: by.clone(),
             operator: true,

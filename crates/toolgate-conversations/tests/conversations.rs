@@ -328,6 +328,14 @@ async fn a_write_waits_for_its_card_and_runs_once_when_its_user_approves() {
         .unwrap();
     assert_eq!(decided.decided_by.as_deref(), Some("alice"));
     assert_eq!(decided.decided_via.as_deref(), Some("conversation:web"));
+    // The record says what right the decider held: the conversation's user, not an operator.
+    let records = p.audit().await;
+    let decision = records
+        .iter()
+        .find(|r| r["source"] == "approvals:conversation:web" && r["outcome"] == "ok")
+        .unwrap_or_else(|| panic!("no decision record: {records:#?}"));
+    assert_eq!(decision["role"], "conversation user", "{decision}");
+    assert_eq!(decision["principal"], "alice");
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "Noted.");
     assert_eq!(NOTES.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -436,11 +444,18 @@ async fn a_stranger_and_a_request_made_outside_the_conversation_are_refused() {
         .filter(|r| r["source"] == "approvals:conversation:web" && r["outcome"] == "forbidden")
         .count();
     assert_eq!(refusals, 2, "{records:#?}");
-    // An operator still decides it anywhere.
+    // An operator still decides it anywhere, recorded as an operator.
     p.desk
         .decide(&row, &approval, approve(), &"root".into(), true)
         .await
         .unwrap();
+    let records = p.audit().await;
+    assert!(
+        records
+            .iter()
+            .any(|r| r["principal"] == "root" && r["role"] == "operator" && r["outcome"] == "ok"),
+        "{records:#?}"
+    );
     assert_eq!(wait_for(&p.desk, &row.id, answer).await, "done");
 }
 

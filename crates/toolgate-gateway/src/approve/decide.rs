@@ -28,9 +28,10 @@ pub enum Via {
     /// A chat channel, named `{kind}:{name}` (`telegram:oncall`): stored as the request's
     /// `decided_via`.
     Chat(String),
-    /// The conversation the call was made in, by its own user (`[conversations]
-    /// approvals = "user"`), named `conversation:{entry}`: stored as `decided_via`.
-    Conversation(String),
+    /// The conversation the call was made in, named `conversation:{entry}`: stored as
+    /// `decided_via`. `by_its_user`: the decider holds the right as the conversation's own
+    /// user (`[conversations] approvals = "user"`), not as an operator — the record says so.
+    Conversation { name: String, by_its_user: bool },
 }
 
 impl Via {
@@ -39,7 +40,7 @@ impl Via {
             Via::Api => "api",
             Via::Cli => "cli",
             Via::Terminal => "terminal",
-            Via::Chat(name) | Via::Conversation(name) => name,
+            Via::Chat(name) | Via::Conversation { name, .. } => name,
         }
     }
 }
@@ -192,7 +193,7 @@ impl Decisions {
             reason: ask.reason,
             confirm: ask.confirm,
             via: match &by.via {
-                Via::Chat(name) | Via::Conversation(name) => Some(name.clone()),
+                Via::Chat(name) | Via::Conversation { name, .. } => Some(name.clone()),
                 _ => None,
             },
         };
@@ -254,7 +255,15 @@ impl Decisions {
             call_id: format!("{}.decision.{}", request.id, crate::new_call_id()),
             session: request.session.clone(),
             principal: by.principal.clone(),
-            role: if by.operator { "operator" } else { "none" }.into(),
+            role: match &by.via {
+                // The right a decider held: a conversation's user is not an operator.
+                Via::Conversation {
+                    by_its_user: true, ..
+                } if by.operator => "conversation user",
+                _ if by.operator => "operator",
+                _ => "none",
+            }
+            .into(),
             tool: request.tool.clone(),
             source: Some(format!("approvals:{}", by.via.label())),
             risk: Some(request.risk),
