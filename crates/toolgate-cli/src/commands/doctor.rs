@@ -180,7 +180,43 @@ async fn conversations(settings: &Config) -> Check {
         return check(NAME, Status::Fail, format!("[model]: {e}"));
     }
     let base = model.base_url().to_owned();
-    let target = url::Url::parse(&base).ok().and_then(|u| {
+    match reach(&base).await {
+        Reach::NoAddress => check(
+            NAME,
+            Status::Fail,
+            format!("[model] base_url {base} has no host and port"),
+        ),
+        Reach::Open => check(
+            NAME,
+            Status::Ok,
+            format!(
+                "the agent answers with {} at {base} (the server accepts connections)",
+                model.model
+            ),
+        ),
+        Reach::Refused(e) => check(
+            NAME,
+            Status::Warn,
+            format!("the model server at {base} refuses connections ({e}): turns will fail"),
+        ),
+        Reach::Silent => check(
+            NAME,
+            Status::Warn,
+            format!("the model server at {base} did not answer within 3 s: turns will fail"),
+        ),
+    }
+}
+
+/// Whether a TCP connection to a URL's host and port opens within 3 s.
+enum Reach {
+    NoAddress,
+    Open,
+    Refused(std::io::Error),
+    Silent,
+}
+
+async fn reach(url: &str) -> Reach {
+    let target = url::Url::parse(url).ok().and_then(|u| {
         let host = u
             .host_str()?
             .trim_start_matches('[')
@@ -189,32 +225,13 @@ async fn conversations(settings: &Config) -> Check {
         Some((host, u.port_or_known_default()?))
     });
     let Some((host, port)) = target else {
-        return check(
-            NAME,
-            Status::Fail,
-            format!("[model] base_url {base} has no host and port"),
-        );
+        return Reach::NoAddress;
     };
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
-        Ok(Ok(_)) => check(
-            NAME,
-            Status::Ok,
-            format!(
-                "the agent answers with {} at {base} (the server accepts connections)",
-                model.model
-            ),
-        ),
-        Ok(Err(e)) => check(
-            NAME,
-            Status::Warn,
-            format!("the model server at {base} refuses connections ({e}): turns will fail"),
-        ),
-        Err(_) => check(
-            NAME,
-            Status::Warn,
-            format!("the model server at {base} did not answer within 3 s: turns will fail"),
-        ),
+        Ok(Ok(_)) => Reach::Open,
+        Ok(Err(e)) => Reach::Refused(e),
+        Err(_) => Reach::Silent,
     }
 }
 
@@ -313,45 +330,32 @@ async fn telemetry(settings: &Config) -> Option<Check> {
         .or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
         .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
         .unwrap_or_else(|| "http://localhost:4318".to_owned());
-    let target = url::Url::parse(&url).ok().and_then(|u| {
-        let host = u
-            .host_str()?
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned();
-        Some((host, u.port_or_known_default()?))
-    });
-    let Some((host, port)) = target else {
-        return Some(check(
+    Some(match reach(&url).await {
+        Reach::NoAddress => check(
             "telemetry",
             Status::Warn,
             format!("the collector URL {url} has no host and port"),
-        ));
-    };
-    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
-    Some(
-        match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
-            Ok(Ok(_)) => check(
-                "telemetry",
-                Status::Ok,
-                format!("exporting over OTLP/HTTP to {url}: the collector accepts connections"),
+        ),
+        Reach::Open => check(
+            "telemetry",
+            Status::Ok,
+            format!("exporting over OTLP/HTTP to {url}: the collector accepts connections"),
+        ),
+        Reach::Refused(e) => check(
+            "telemetry",
+            Status::Warn,
+            format!(
+                "the collector at {url} refuses connections ({e}): spans and metrics are dropped, calls are unaffected"
             ),
-            Ok(Err(e)) => check(
-                "telemetry",
-                Status::Warn,
-                format!(
-                    "the collector at {url} refuses connections ({e}): spans and metrics are dropped, calls are unaffected"
-                ),
+        ),
+        Reach::Silent => check(
+            "telemetry",
+            Status::Warn,
+            format!(
+                "the collector at {url} did not answer within 3 s: spans and metrics are dropped, calls are unaffected"
             ),
-            Err(_) => check(
-                "telemetry",
-                Status::Warn,
-                format!(
-                    "the collector at {url} did not answer within 3 s: spans and metrics are dropped, calls are unaffected"
-                ),
-            ),
-        },
-    )
+        ),
+    })
 }
 
 /// `[rag]`: which retrieval is active (BM25 only names the command that upgrades it), one

@@ -37,11 +37,7 @@ impl Tool for TestTool {
         &self.0
     }
 
-    async fn call(
-        &self,
-        args: Value,
-        _ctx: ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         match self.0.name.as_str() {
             "note" => {
                 let n = NOTES.fetch_add(1, Ordering::SeqCst) + 1;

@@ -110,25 +110,32 @@ pub struct DecisionParams {
     pub reason: Option<String>,
 }
 
+impl DecisionParams {
+    /// What the decider asks for (`scope` defaults to `once`); 400 for an unknown scope.
+    pub fn into_ask(self) -> Result<Ask, ApiError> {
+        let scope: DecisionScope = self
+            .scope
+            .as_deref()
+            .unwrap_or("once")
+            .parse()
+            .map_err(|e: String| ApiError::new(ErrorCode::InvalidArguments, e))?;
+        Ok(Ask {
+            approve: self.approve,
+            scope,
+            pattern: self.pattern,
+            confirm: self.confirm,
+            reason: self.reason,
+        })
+    }
+}
+
 pub async fn decide(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(params): ApiJson<DecisionParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let scope: DecisionScope = params
-        .scope
-        .as_deref()
-        .unwrap_or("once")
-        .parse()
-        .map_err(|e: String| ApiError::new(ErrorCode::InvalidArguments, e))?;
-    let ask = Ask {
-        approve: params.approve,
-        scope,
-        pattern: params.pattern,
-        confirm: params.confirm,
-        reason: params.reason,
-    };
+    let ask = params.into_ask()?;
     // The desk checks the operator right, so a refused decision is recorded too.
     let by = Decider::new(caller.principal.clone(), caller.operator, Via::Api);
     match state.gateway.decisions().decide(&id, ask, &by).await {

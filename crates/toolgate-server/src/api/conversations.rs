@@ -16,9 +16,8 @@ use serde_json::{Value, json};
 use toolgate_conversations::{
     ConversationError, ConversationRow, Conversations, Entry, Event, Posted,
 };
-use toolgate_gateway::approve::{Ask, Refusal};
+use toolgate_gateway::approve::Refusal;
 use toolgate_protocol::ErrorCode;
-use toolgate_store::approvals::DecisionScope;
 
 use super::approvals::{DecisionParams, approval_json, time};
 use super::extract::{ApiJson, ApiPath, ApiQuery, bounded_limit};
@@ -254,19 +253,7 @@ pub async fn decide(
         .get(&id, &caller.principal, caller.operator)
         .await
         .map_err(refused)?;
-    let scope: DecisionScope = params
-        .scope
-        .as_deref()
-        .unwrap_or("once")
-        .parse()
-        .map_err(|e: String| ApiError::new(ErrorCode::InvalidArguments, e))?;
-    let ask = Ask {
-        approve: params.approve,
-        scope,
-        pattern: params.pattern,
-        confirm: params.confirm,
-        reason: params.reason,
-    };
+    let ask = params.into_ask()?;
     match desk
         .decide(&row, &approval_id, ask, &caller.principal, caller.operator)
         .await
