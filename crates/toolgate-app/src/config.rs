@@ -229,6 +229,9 @@ pub struct FileConfig {
     pub model: toolgate_agent::ModelConfig,
     /// `[conversations]`: the agent under `toolgate serve` (web, OpenAI-compatible endpoint).
     pub conversations: toolgate_conversations::ConversationsConfig,
+    /// `[[bots]]`: chat apps whose users talk to the agent (docs/conversations.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bots: Vec<toolgate_chatbots::BotConfig>,
     /// MCP servers to federate (`[[mcp.servers]]`); HTTP ones are reached under `[egress]`.
     pub mcp: McpSettings,
     /// Tool RAG (`[rag]`): threshold, k, retriever, fusion, embedding model or endpoint.
@@ -431,6 +434,29 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
         bail!("approvals.ttl_secs must be positive");
     }
     toolgate_channels::config::check_all(&cfg.approvals.channels)?;
+    toolgate_chatbots::config::check_all(&cfg.bots)?;
+    for bot in &cfg.bots {
+        if cfg
+            .approvals
+            .channels
+            .iter()
+            .any(|c| c.token_env == bot.token_env)
+        {
+            bail!(
+                "[[bots]] `{}` reads the token_env of an approval channel: a bot token serves one \
+                 of them (Telegram hands each update to one reader)",
+                bot.name
+            );
+        }
+        if let Some(role) = &bot.guest_role
+            && !cfg.roles.contains_key(role.as_str())
+        {
+            bail!(
+                "[[bots]] `{}`: guest_role `{role}` is not a role of [roles]",
+                bot.name
+            );
+        }
+    }
     let s = &cfg.shell;
     if s.default_timeout_secs == 0 || s.default_timeout_secs > s.max_timeout_secs {
         bail!("shell.default_timeout_secs must be between 1 and shell.max_timeout_secs");

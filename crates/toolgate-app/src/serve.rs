@@ -115,13 +115,14 @@ impl Runtime {
         let book = toolgate_server::auth::TokenBook::open(self.stores().tokens())
             .await
             .context("cannot read the issued tokens")?;
-        let operators = toolgate_server::hooks::ServerOperators::new(
+        let operators = Arc::new(toolgate_server::hooks::ServerOperators::new(
             &config,
             Some(Arc::clone(&book)),
             settings.file.approvals.operators.clone(),
-        );
+        ));
+        let public_url = config.public_url.clone();
         let channels = self
-            .approval_channels(Arc::new(operators), config.public_url.clone())
+            .approval_channels(operators.clone(), public_url.clone())
             .context("cannot start the approval channels ([[approvals.channels]])")?;
         let mut state = AppState::new(Inner {
             gateway: Arc::clone(self.gateway()),
@@ -140,7 +141,26 @@ impl Runtime {
         if let Some(hub) = channels {
             state = state.with_channels(hub);
         }
-        state = state.with_conversations(self.conversations());
+        let conversations = self.conversations();
+        if !settings.file.bots.is_empty() {
+            let talk = conversations.as_ref().map_err(|why| {
+                anyhow::anyhow!("[[bots]] talk to the agent, which cannot run: {why}")
+            })?;
+            let bots = toolgate_chatbots::Bots::new(
+                &settings.file.bots,
+                toolgate_chatbots::BotsDeps {
+                    conversations: talk.clone(),
+                    posts: self.stores().chat_posts(),
+                    directory: operators.clone(),
+                    egress: settings.file.egress.clone(),
+                    public_url,
+                    clock: toolgate_store::system_clock(),
+                },
+            )
+            .context("cannot start the chat bots ([[bots]])")?;
+            state = state.with_bots(bots);
+        }
+        state = state.with_conversations(conversations);
         if let Some(hub) = self.hub() {
             // Operators see the servers' state in `/v1/ready` (the console's Health page).
             let hub = Arc::clone(hub);

@@ -154,13 +154,18 @@ impl ApprovalChannels {
             match &channel.inbound {
                 Inbound::TelegramPolling(api) => {
                     let hub = Arc::clone(self);
+                    let chats = channel.config.chats.clone();
                     tokio::spawn(crate::telegram::poll::run(
                         api.clone(),
                         channel.config.name.clone(),
-                        channel.config.chats.clone(),
-                        move |tap| {
+                        move |update| {
                             let hub = Arc::clone(&hub);
-                            async move { hub.on_tap(index, tap).await }
+                            let tap = crate::telegram::updates::tap_of(&update, &chats);
+                            async move {
+                                if let Some(tap) = tap {
+                                    hub.on_tap(index, tap).await;
+                                }
+                            }
                         },
                         shutdown.clone(),
                     ));

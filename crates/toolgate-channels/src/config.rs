@@ -233,7 +233,7 @@ pub fn check_all(channels: &[ChannelConfig]) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn is_env_name(s: &str) -> bool {
+pub fn is_env_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
         && !s.as_bytes()[0].is_ascii_digit()

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolgate_gateway::approve::{Ask, Decider, Refusal, Via};
 use toolgate_protocol::ErrorCode;
-use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus, DecisionScope};
+use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 use toolgate_store::chat::ChatPost;
 
 use crate::action::{Action, ButtonData};
@@ -28,37 +28,13 @@ use crate::approval_channels::{ApprovalChannels, Channel};
 use crate::card::{open_card, outcome_line};
 use crate::service::{Tap, TapInput};
 
-/// The typed name a decision needs, checked: `Ok(Some(name))` to pass as the decision's
-/// confirmation, `Ok(None)` when none is needed, or the refusal to answer.
+/// The typed name a decision needs, checked ([`crate::confirm::typed_name`]).
 fn confirmation(
     asked: &Asked,
     request: &ApprovalRequest,
     approve: bool,
 ) -> Result<Option<String>, String> {
-    let typed = asked.typed.as_deref().map(str::trim);
-    if asked.replied && typed != Some(request.tool.as_str()) {
-        return Err(format!(
-            "`{}` is not `{}`: a reply approves only when it is the tool's name (optionally \
-             followed by session or always). Not approved; use the buttons otherwise.",
-            typed.unwrap_or_default(),
-            request.tool
-        ));
-    }
-    if !(approve && request.requires_confirmation) {
-        return Ok(None);
-    }
-    match typed {
-        Some(typed) if typed == request.tool => Ok(Some(request.tool.clone())),
-        Some("") | None => Err(format!(
-            "{} is dangerous: a tap does not approve it. Reply to the card with `{}` (or type \
-             it in the card's box, then tap Approve).",
-            request.tool, request.tool
-        )),
-        Some(other) => Err(format!(
-            "`{other}` is not `{}`: not approved. Type the tool's name exactly.",
-            request.tool
-        )),
-    }
+    crate::confirm::typed_name(asked.typed.as_deref(), asked.replied, request, approve)
 }
 
 /// How long a tap on an unknown message waits, step by step, for a card being recorded
@@ -211,14 +187,7 @@ impl ApprovalChannels {
             }
             TapInput::Reply { text } => {
                 let post = self.card_post(channel, tap).await?;
-                let mut words = text.split_whitespace();
-                let typed = words.next().unwrap_or_default().to_owned();
-                let scope = match words.next() {
-                    None => DecisionScope::Once,
-                    Some(word) => word.parse().map_err(|_| {
-                        format!("`{word}` is not once, session or always: not approved.")
-                    })?,
-                };
+                let (typed, scope) = crate::confirm::reply(text)?;
                 Ok(Asked {
                     approval_id: post.approval_id,
                     forged: None,

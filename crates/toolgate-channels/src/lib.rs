@@ -24,6 +24,7 @@ pub mod approval_channels;
 pub mod card;
 mod channel;
 pub mod config;
+pub mod confirm;
 mod decide;
 pub mod doctor;
 mod error;

@@ -532,6 +532,64 @@ impl Conversations {
         decisions.decide(approval_id, ask, &decider).await
     }
 
+    /// Records a decision asked from inside `row` and refused before it reached the desk
+    /// (a dangerous tool tapped without its name typed, a forged button), with why.
+    pub async fn refuse_decision(
+        &self,
+        row: &ConversationRow,
+        request: &ApprovalRequest,
+        ask: &Ask,
+        by: &Principal,
+        code: toolgate_protocol::ErrorCode,
+        why: &str,
+    ) {
+        let mut decider = Decider::new(
+            by.clone(),
+            false,
+            Via::Conversation {
+                name: format!("conversation:{}", row.entry),
+                by_its_user: row.principal == by.as_str(),
+            },
+        );
+        decider.context.insert("conversation".into(), json!(row.id));
+        self.0
+            .gateway
+            .decisions()
+            .refuse(request, ask, &decider, code, why)
+            .await;
+    }
+
+    /// Conversation `id` as stored, for an entry point that found it by its own key (a chat
+    /// app's card): no reader check.
+    pub async fn row(&self, id: &str) -> Result<Option<ConversationRow>, ConversationError> {
+        Ok(self.0.store.get(id).await?)
+    }
+
+    /// The last event of `id` its chat app was handed (0: none), if `id` exists.
+    pub async fn delivered(&self, id: &str) -> Result<Option<u64>, ConversationError> {
+        Ok(self.0.store.delivered(id).await?)
+    }
+
+    /// Records that `id`'s chat app was handed everything through `seq`.
+    pub async fn mark_delivered(&self, id: &str, seq: u64) -> Result<bool, ConversationError> {
+        Ok(self.0.store.mark_delivered(id, seq).await?)
+    }
+
+    /// The conversations of `entry` with events not yet handed to their chat app, with
+    /// their cursors.
+    pub async fn undelivered(
+        &self,
+        entry: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, u64)>, ConversationError> {
+        Ok(self.0.store.undelivered(entry, limit).await?)
+    }
+
+    /// The approval request `id` (a card's), if it exists.
+    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRequest>, ConversationError> {
+        Ok(self.0.gateway.decisions().store().get(id).await?)
+    }
+
     /// Records a message from someone no principal maps to, refused.
     pub async fn refuse_stranger(
         &self,

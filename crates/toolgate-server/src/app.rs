@@ -97,6 +97,9 @@ pub async fn serve(
         // Continues the turns the last run of this process (or a dead replica) left.
         conversations.start(&state.shutdown);
     }
+    if let Some(bots) = state.bots() {
+        bots.start(&state.shutdown);
+    }
     let tokens = state
         .tokens()
         .map(|book| book.spawn(state.shutdown.clone()));

@@ -28,6 +28,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/hooks/slack/{channel}", post(slack))
         .route("/hooks/telegram/{channel}", post(telegram))
+        .route("/hooks/bots/telegram/{bot}", post(telegram_bot))
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -43,8 +44,10 @@ fn answer(a: HookAnswer) -> Response {
                 "the request must carry its service's proof: Slack's signature made with the \
                  app's signing secret, or Telegram's webhook secret token",
             ),
-            HookRefusal::NoChannel => ApiError::not_found(message)
-                .with_hint("the hook URL ends with the name of a [[approvals.channels]] entry"),
+            HookRefusal::NoChannel => ApiError::not_found(message).with_hint(
+                "the hook URL ends with the name of a [[approvals.channels]] entry \
+                 (/hooks/bots/telegram/<name>: of a [[bots]] entry)",
+            ),
             HookRefusal::Malformed => ApiError::new(ErrorCode::InvalidArguments, message),
         }
         .into_response(),
@@ -91,12 +94,33 @@ async fn telegram(
     ))
 }
 
+async fn telegram_bot(
+    State(state): State<AppState>,
+    Path(bot): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(bots) = state.bots() else {
+        return answer(HookAnswer::Refused {
+            why: HookRefusal::NoChannel,
+            message: format!("no telegram bot `{bot}` ([[bots]])"),
+        });
+    };
+    answer(bots.telegram_hook(
+        &bot,
+        header(&headers, "x-telegram-bot-api-secret-token"),
+        &body,
+    ))
+}
+
 /// Who holds the operator right, for the approval channels: a principal with an operator
 /// token in `[[server.tokens]]`, an active operator token issued through the store (read
 /// at every tap, so a revocation takes the right away within a second), or one listed in
 /// `[approvals] operators` (for principals known only through an identity provider).
 pub struct ServerOperators {
     configured: Vec<String>,
+    /// `[[server.tokens]]`: principal → role, in the file's order.
+    roles: Vec<(String, toolgate_protocol::Role)>,
     book: Option<Arc<TokenBook>>,
     listed: Vec<String>,
 }
@@ -109,6 +133,11 @@ impl ServerOperators {
                 .iter()
                 .filter(|t| t.operator)
                 .map(|t| t.principal.to_string())
+                .collect(),
+            roles: config
+                .tokens
+                .iter()
+                .map(|t| (t.principal.to_string(), t.role.clone()))
                 .collect(),
             book,
             listed,
@@ -124,5 +153,27 @@ impl OperatorCheck for ServerOperators {
                 .book
                 .as_ref()
                 .is_some_and(|b| b.has_active_operator(principal))
+    }
+}
+
+/// What a chat bot's mapped user may do now: the role of their principal's first token in
+/// `[[server.tokens]]`, else of their newest active issued token; and the operator right as
+/// the approval channels see it.
+impl toolgate_chatbots::Directory for ServerOperators {
+    fn standing(&self, principal: &str) -> Option<toolgate_chatbots::Standing> {
+        let role = self
+            .roles
+            .iter()
+            .find(|(p, _)| p == principal)
+            .map(|(_, role)| role.clone())
+            .or_else(|| self.book.as_ref().and_then(|b| b.active_role(principal)))?;
+        Some(toolgate_chatbots::Standing {
+            role,
+            operator: OperatorCheck::is_operator(self, principal),
+        })
+    }
+
+    fn is_operator(&self, principal: &str) -> bool {
+        OperatorCheck::is_operator(self, principal)
     }
 }

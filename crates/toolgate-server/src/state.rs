@@ -60,6 +60,9 @@ pub struct AppState {
     /// The agent's conversations (`/v1/conversations`, `/v1/chat/completions`); `None` when
     /// no model is configured or `[conversations] enabled = false`, with the reason.
     conversations: Result<toolgate_conversations::Conversations, String>,
+    /// The chat bots talking to the agent (`[[bots]]`): started with the server, and the
+    /// target of `/hooks/bots/*`.
+    bots: Option<Arc<toolgate_chatbots::Bots>>,
 }
 
 pub struct Inner {
@@ -111,6 +114,7 @@ impl AppState {
             tokens: None,
             jwt,
             channels: None,
+            bots: None,
             conversations: Err("no model is configured: set [model] (provider, model, and its API key variable) to talk to the agent".into()),
         }
     }
@@ -122,6 +126,17 @@ impl AppState {
     ) -> Self {
         self.conversations = conversations;
         self
+    }
+
+    /// Serves the chat bots of `[[bots]]`.
+    pub fn with_bots(mut self, bots: Arc<toolgate_chatbots::Bots>) -> Self {
+        self.bots = Some(bots);
+        self
+    }
+
+    /// The chat bots, when any is configured.
+    pub fn bots(&self) -> Option<&Arc<toolgate_chatbots::Bots>> {
+        self.bots.as_ref()
     }
 
     /// The agent's conversations, or why there are none.

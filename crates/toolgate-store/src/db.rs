@@ -24,8 +24,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// 3: issued bearer tokens;
 /// 4: approval requests record the caller's issuer and subject;
 /// 5: approval channels: the channel a decision came through, and the chat posts;
-/// 6: the agent's conversations and their journals.
-pub const EMBEDDED_SCHEMA: i32 = 6;
+/// 6: the agent's conversations and their journals;
+/// 7: a conversation's delivery cursor (what a chat app has been sent).
+pub const EMBEDDED_SCHEMA: i32 = 7;
 
 /// Opens (creating if needed) the database at `path` with the pragmas the store relies on:
 /// WAL journal, `synchronous = FULL` (a committed approval survives power loss), a busy

@@ -160,7 +160,8 @@ CREATE TABLE IF NOT EXISTS conversations (
     last_seq       INTEGER NOT NULL DEFAULT 0,
     runner         TEXT,
     lease_until_ms INTEGER NOT NULL DEFAULT 0,
-    pending        INTEGER NOT NULL DEFAULT 0
+    pending        INTEGER NOT NULL DEFAULT 0,
+    delivered_seq  INTEGER NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS conversations_open
     ON conversations (entry, chat, user_ref) WHERE closed_at_ms IS NULL;
@@ -208,5 +209,21 @@ pub fn create_all(conn: &Connection) -> StoreResult<()> {
             return Err(e.into());
         }
     }
+    // Before schema 7 a conversation had no delivery cursor (chat apps).
+    let present = conn
+        .prepare("SELECT 1 FROM pragma_table_info('conversations') WHERE name = 'delivered_seq'")?
+        .exists([])?;
+    if !present
+        && let Err(e) = conn.execute_batch(
+            "ALTER TABLE conversations ADD COLUMN delivered_seq INTEGER NOT NULL DEFAULT 0",
+        )
+        && !e.to_string().contains("duplicate column")
+    {
+        return Err(e.into());
+    }
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS conversations_undelivered \
+         ON conversations (entry, updated_at_ms) WHERE last_seq > delivered_seq;",
+    )?;
     Ok(())
 }

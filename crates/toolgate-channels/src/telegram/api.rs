@@ -101,6 +101,70 @@ impl TelegramApi {
     }
 }
 
+impl TelegramApi {
+    /// Sends plain `text` (no `parse_mode`: nothing in it formats the message) to `chat`,
+    /// as a reply to `reply_to` when given (sent anyway if that message is gone); the new
+    /// message's id.
+    pub async fn send_text(
+        &self,
+        chat: &str,
+        text: &str,
+        reply_to: Option<&str>,
+    ) -> Result<String, ServiceError> {
+        let mut body = json!({
+            "chat_id": chat_id(chat),
+            "text": text,
+            "link_preview_options": { "is_disabled": true },
+        });
+        if let Some(reply_to) = reply_to {
+            body["reply_parameters"] =
+                json!({ "message_id": message_id(reply_to)?, "allow_sending_without_reply": true });
+        }
+        let message = self.call("sendMessage", body).await?;
+        sent_id(&message)
+    }
+
+    /// Deletes a message the bot sent.
+    pub async fn delete_message(&self, chat: &str, message: &str) -> Result<(), ServiceError> {
+        self.call(
+            "deleteMessage",
+            json!({ "chat_id": chat_id(chat), "message_id": message_id(message)? }),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Replaces the text of a message the bot sent (its buttons go).
+    pub async fn edit_text(
+        &self,
+        chat: &str,
+        message: &str,
+        text: &str,
+    ) -> Result<(), ServiceError> {
+        self.update(
+            chat,
+            message,
+            &Card {
+                text: text.to_owned(),
+                rows: Vec::new(),
+                confirm: None,
+            },
+        )
+        .await
+    }
+}
+
+fn sent_id(message: &Value) -> Result<String, ServiceError> {
+    message["message_id"]
+        .as_i64()
+        .map(|id| id.to_string())
+        .ok_or_else(|| ServiceError::Api {
+            service: "Telegram",
+            code: "200".to_owned(),
+            description: "sendMessage answered without a message_id".to_owned(),
+        })
+}
+
 /// A chat id as Telegram takes it: a number, or `@channelname`.
 pub(crate) fn chat_id(chat: &str) -> Value {
     chat.parse::<i64>()
@@ -151,14 +215,7 @@ impl ChatService for TelegramApi {
                 }),
             )
             .await?;
-        message["message_id"]
-            .as_i64()
-            .map(|id| id.to_string())
-            .ok_or_else(|| ServiceError::Api {
-                service: "Telegram",
-                code: "200".to_owned(),
-                description: "sendMessage answered without a message_id".to_owned(),
-            })
+        sent_id(&message)
     }
 
     async fn update(&self, chat: &str, message: &str, card: &Card) -> Result<(), ServiceError> {

@@ -9,23 +9,23 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use serde_json::Value;
+
 use super::TelegramApi;
-use super::updates::tap_of;
-use crate::service::{ServiceError, Tap};
+use crate::service::ServiceError;
 
 /// How long one `getUpdates` waits for an update.
 pub const POLL_SECS: u64 = 25;
 const MAX_PAUSE: Duration = Duration::from_secs(30);
 
-/// Polls until `shutdown`, handing each tap from `chats` to `on_tap`.
+/// Polls until `shutdown`, handing each update to `on_update` (in order, one at a time).
 pub async fn run<F, Fut>(
     api: TelegramApi,
     channel: String,
-    chats: Vec<String>,
-    on_tap: F,
+    on_update: F,
     shutdown: CancellationToken,
 ) where
-    F: Fn(Tap) -> Fut,
+    F: Fn(Value) -> Fut,
     Fut: Future<Output = ()>,
 {
     let mut offset = 0i64;
@@ -42,9 +42,7 @@ pub async fn run<F, Fut>(
                     if let Some(id) = update["update_id"].as_i64() {
                         offset = offset.max(id + 1);
                     }
-                    if let Some(tap) = tap_of(&update, &chats) {
-                        on_tap(tap).await;
-                    }
+                    on_update(update).await;
                 }
             }
             Err(e) => {

@@ -273,9 +273,16 @@ async fn tool_definitions(settings: &Config) -> Check {
 /// each chat reachable — or why not (a fail: approvals would not reach anyone there).
 async fn approval_channels(settings: &Config) -> Vec<Check> {
     let channels = &settings.file.approvals.channels;
+    let bots = toolgate_chatbots::doctor::check(
+        &settings.file.bots,
+        &settings.file.egress,
+        settings.file.server.public_url.as_deref(),
+    )
+    .await;
     let mut checks: Vec<Check> = toolgate_channels::doctor::check(channels, &settings.file.egress)
         .await
         .into_iter()
+        .chain(bots)
         .map(|f| {
             let status = if f.ok { Status::Ok } else { Status::Fail };
             check(f.name, status, f.detail)

@@ -210,6 +210,24 @@ async def telegram_checks(port):
         updates = await bot.get_updates(offset=rep["update_id"] + 1, timeout=0)
         check("tg offset confirms earlier updates", updates == (), updates)
 
+        # a user's own message (the conversations' bots): a mention and a command
+        st, say = http("POST", f"{base}/_test/say", {"chat_id": TG_GROUP, "from_id": 1002, "from_username": "bob",
+                                                      "text": "/help@toolgate_test_bot and @toolgate_test_bot hi"})
+        updates = await bot.get_updates(offset=rep["update_id"] + 1, timeout=2)
+        m = updates[0].message if updates else None
+        kinds = [e.type for e in m.entities] if m else []
+        check("tg a said message parses with its entities", m is not None and m.reply_to_message is None
+              and m.from_user.id == 1002 and m.message_id == say.get("message_id")
+              and kinds == ["bot_command", "mention"]
+              and m.parse_entity(m.entities[1]) == "@toolgate_test_bot", updates)
+        st, say2 = http("POST", f"{base}/_test/say", {"chat_id": TG_GROUP, "from_id": 1002, "text": "more",
+                                                       "reply_to_message_id": msg2.message_id})
+        updates = await bot.get_updates(offset=say["update_id"] + 1, timeout=2)
+        m = updates[0].message if updates else None
+        check("tg a said reply names the bot's message", m is not None and m.reply_to_message is not None
+              and m.reply_to_message.from_user.is_bot, updates)
+        await bot.get_updates(offset=say2["update_id"] + 1, timeout=0)
+
         # long polling: waits for the timeout, and a second poll ends the first with 409
         t0 = time.time()
         updates = await bot.get_updates(timeout=1)

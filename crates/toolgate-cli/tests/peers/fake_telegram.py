@@ -27,6 +27,10 @@ Test control (no token), all JSON:
                            a button with that callback_data unless force is true (a stale client)
   POST /_test/reply       {chat_id, reply_to_message_id, from_id, from_username?, text}
                            -> {update_id, message_id}
+  POST /_test/say         {chat_id, from_id, from_username?, text, reply_to_message_id?}
+                           -> {update_id, message_id}: a user's text message (in a private chat
+                           chat_id is the user's id); @mentions and a leading /command get their
+                           entities as Telegram sets them
   GET  /_test/answers     [{callback_query_id, text, show_alert, url, cache_time}]
   GET  /_test/deliveries  [{update_id, attempt, status, error}]  (status null: no HTTP answer)
   GET  /_test/updates     every update made so far, in order
@@ -1032,6 +1036,45 @@ class Telegram:
         return {"update_id": uid, "message_id": rec["message_id"]}
 
 
+    def t_say(self, body):
+        chat = self.chats.get(int(body["chat_id"]))
+        if chat is None:
+            raise ValueError("no such chat")
+        parent = None
+        if body.get("reply_to_message_id") is not None:
+            parent = self.record(chat["id"], int(body["reply_to_message_id"]))
+            if parent is None:
+                raise ValueError("no such message to reply to")
+        text = body.get("text") or ""
+        if not text.strip():
+            raise ValueError("text is required")
+        entities = []
+        m = re.match(r"/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?", text)
+        if m:
+            entities.append({"type": "bot_command", "offset": 0, "length": u16len(m.group(0))})
+        for mm in re.finditer(r"(?<![A-Za-z0-9_/])@[A-Za-z0-9_]{5,32}", text):
+            entities.append({
+                "type": "mention", "offset": u16len(text[: mm.start()]), "length": u16len(mm.group(0)),
+            })
+        rec = {
+            "chat_id": chat["id"],
+            "message_id": self.next_message_id(chat["id"]),
+            "date": int(time.time()),
+            "text": text,
+            "entities": entities,
+            "raw_text": text,
+            "parse_mode": None,
+            "reply_markup": None,
+            "reply_to": parent["message_id"] if parent else None,
+            "edits": [],
+            "from_bot": False,
+            "from": self.user(body),
+        }
+        self.state["messages"][f"{chat['id']}:{rec['message_id']}"] = rec
+        uid = self.enqueue("message", self.message_dict(rec))
+        return {"update_id": uid, "message_id": rec["message_id"]}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: Telegram = None
@@ -1127,6 +1170,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send_json(200, f.t_tap(body))
                 if what == "reply":
                     return self.send_json(200, f.t_reply(body))
+                if what == "say":
+                    return self.send_json(200, f.t_say(body))
                 if what == "outage":
                     f.outage_until = time.time() + float(body.get("ms", 0)) / 1000.0
                     f.cond.notify_all()

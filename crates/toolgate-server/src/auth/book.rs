@@ -113,6 +113,17 @@ impl TokenBook {
             .any(|r| r.operator && r.principal == principal && r.state(now) == TokenState::Active)
     }
 
+    /// The role of `principal`'s newest active token, as of the last read.
+    pub fn active_role(&self, principal: &str) -> Option<toolgate_protocol::Role> {
+        let now = self.store.now_ms();
+        self.by_hash
+            .load()
+            .values()
+            .filter(|r| r.principal == principal && r.state(now) == TokenState::Active)
+            .max_by_key(|r| r.created_at_ms)
+            .map(|r| r.role.clone())
+    }
+
     /// Writes the uses collected since the last write.
     pub async fn flush_uses(&self) {
         let used: Vec<(String, u64)> = match self.used.lock() {

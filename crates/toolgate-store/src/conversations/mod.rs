@@ -140,6 +140,13 @@ pub trait ConversationBackend: Send + Sync + 'static {
     async fn unattended(&self, now_ms: u64, limit: usize) -> StoreResult<Vec<String>>;
     /// How many of `principal`'s conversations have a message not yet settled.
     async fn busy(&self, principal: &str) -> StoreResult<usize>;
+    /// Moves the delivery cursor forward to `seq` (never back); whether it moved.
+    async fn mark_delivered(&self, id: &str, seq: u64) -> StoreResult<bool>;
+    /// The delivery cursor of `id`, if it exists.
+    async fn delivered(&self, id: &str) -> StoreResult<Option<u64>>;
+    /// Conversations of `entry` with events past their delivery cursor, least recently
+    /// updated first: (id, cursor).
+    async fn undelivered(&self, entry: &str, limit: usize) -> StoreResult<Vec<(String, u64)>>;
 }
 
 /// The conversations of `toolgate serve`, over either backend.
@@ -242,5 +249,22 @@ impl ConversationStore {
     /// turn), across every process and replica.
     pub async fn busy(&self, principal: &str) -> StoreResult<usize> {
         self.backend.busy(principal).await
+    }
+
+    /// Records that a chat app has been handed every event through `seq` (the cursor only
+    /// moves forward, so a late writer never undoes a later one); whether it moved.
+    pub async fn mark_delivered(&self, id: &str, seq: u64) -> StoreResult<bool> {
+        self.backend.mark_delivered(id, seq).await
+    }
+
+    /// The last event of `id` handed to its chat app (0: none), if `id` exists.
+    pub async fn delivered(&self, id: &str) -> StoreResult<Option<u64>> {
+        self.backend.delivered(id).await
+    }
+
+    /// The conversations of `entry` with events not yet handed to their chat app, least
+    /// recently updated first, with their cursors.
+    pub async fn undelivered(&self, entry: &str, limit: usize) -> StoreResult<Vec<(String, u64)>> {
+        self.backend.undelivered(entry, limit).await
     }
 }

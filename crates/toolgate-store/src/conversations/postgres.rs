@@ -258,4 +258,46 @@ impl ConversationBackend for PgConversations {
             .map_err(pg_error)?;
         Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
+
+    async fn mark_delivered(&self, id: &str, seq: u64) -> StoreResult<bool> {
+        let client = self.pool.get().await?;
+        let n = client
+            .execute(
+                "UPDATE conversations SET delivered_seq = $2 \
+                 WHERE id = $1 AND delivered_seq < $2",
+                &[&id, &ms(seq)],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(n == 1)
+    }
+
+    async fn delivered(&self, id: &str) -> StoreResult<Option<u64>> {
+        let client = self.pool.get().await?;
+        let row = client
+            .query_opt(
+                "SELECT delivered_seq FROM conversations WHERE id = $1",
+                &[&id],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(row.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
+    async fn undelivered(&self, entry: &str, n: usize) -> StoreResult<Vec<(String, u64)>> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT id, delivered_seq FROM conversations \
+                 WHERE entry = $1 AND last_seq > delivered_seq \
+                 ORDER BY updated_at_ms LIMIT $2",
+                &[&entry, &limit(n)],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), u64::try_from(r.get::<_, i64>(1)).unwrap_or(0)))
+            .collect())
+    }
 }

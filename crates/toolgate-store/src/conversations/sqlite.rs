@@ -260,4 +260,48 @@ impl ConversationBackend for SqliteConversations {
             })
             .await
     }
+
+    async fn mark_delivered(&self, id: &str, seq: u64) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.conn
+            .run("conversations", move |conn| {
+                Ok(conn.execute(
+                    "UPDATE conversations SET delivered_seq = ?2 \
+                     WHERE id = ?1 AND delivered_seq < ?2",
+                    params![id, seq],
+                )? == 1)
+            })
+            .await
+    }
+
+    async fn delivered(&self, id: &str) -> StoreResult<Option<u64>> {
+        let id = id.to_owned();
+        self.conn
+            .run("conversations", move |conn| {
+                Ok(conn
+                    .query_row(
+                        "SELECT delivered_seq FROM conversations WHERE id = ?1",
+                        params![id],
+                        |r| r.get(0),
+                    )
+                    .optional()?)
+            })
+            .await
+    }
+
+    async fn undelivered(&self, entry: &str, n: usize) -> StoreResult<Vec<(String, u64)>> {
+        let entry = entry.to_owned();
+        self.conn
+            .run("conversations", move |conn| {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT id, delivered_seq FROM conversations \
+                     WHERE entry = ?1 AND last_seq > delivered_seq \
+                     ORDER BY updated_at_ms LIMIT ?2",
+                )?;
+                let rows =
+                    stmt.query_map(params![entry, limit(n)], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.map(|r| r.map_err(StoreError::from)).collect()
+            })
+            .await
+    }
 }

@@ -86,6 +86,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "the agent's conversations and their journals",
         sql: include_str!("migrations/0013_conversations.sql"),
     },
+    Migration {
+        version: 14,
+        name: "a conversation's delivery cursor",
+        sql: include_str!("migrations/0014_conversation_delivery.sql"),
+    },
 ];
 
 /// The newest schema this binary knows.

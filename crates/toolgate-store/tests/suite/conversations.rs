@@ -249,7 +249,56 @@ async fn racing_claims_have_one_winner(b: Backend) {
     assert_eq!(won, 1);
 }
 
+/// The delivery cursor: only conversations of the entry with events past it are listed, it
+/// only moves forward, and a new event makes the conversation undelivered again.
+async fn the_delivery_cursor_only_moves_forward(b: Backend) {
+    let clock = TestClock::new();
+    let store = b.conversations(&clock).await;
+    store.open(&new("c1", "-100", "42")).await.unwrap();
+    let mut web = new("w1", "w1", "alice");
+    web.entry = "web".into();
+    store.open(&web).await.unwrap();
+    assert!(
+        store
+            .undelivered("telegram:ops", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store.append("c1", user_message("hi")).await.unwrap();
+    store.append("c1", user_message("again")).await.unwrap();
+    store.append("w1", user_message("web")).await.unwrap();
+    assert_eq!(
+        store.undelivered("telegram:ops", 10).await.unwrap(),
+        vec![("c1".to_owned(), 0)]
+    );
+    assert!(store.mark_delivered("c1", 1).await.unwrap());
+    assert!(!store.mark_delivered("c1", 1).await.unwrap(), "not twice");
+    assert_eq!(store.delivered("c1").await.unwrap(), Some(1));
+    assert_eq!(
+        store.undelivered("telegram:ops", 10).await.unwrap(),
+        vec![("c1".to_owned(), 1)]
+    );
+    assert!(store.mark_delivered("c1", 2).await.unwrap());
+    assert!(!store.mark_delivered("c1", 1).await.unwrap(), "never back");
+    assert_eq!(store.delivered("c1").await.unwrap(), Some(2));
+    assert!(
+        store
+            .undelivered("telegram:ops", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store.append("c1", user_message("more")).await.unwrap();
+    assert_eq!(
+        store.undelivered("telegram:ops", 10).await.unwrap().len(),
+        1
+    );
+    assert_eq!(store.delivered("nope").await.unwrap(), None);
+}
+
 on_both_backends!(
+    the_delivery_cursor_only_moves_forward,
     a_chat_keeps_its_open_conversation_until_closed,
     the_journal_numbers_events_in_order_and_titles_the_conversation,
     concurrent_writers_never_share_a_number,

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::harness::{Env, Run, http, peer_python, serving_address};
 
+mod bots;
 mod doctor;
 mod one_desk;
 mod recovery;

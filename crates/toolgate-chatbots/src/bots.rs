@@ -1,0 +1,337 @@
+//! [`Bots`]: every `[[bots]]` entry, how each hears from its service (long polling or a
+//! webhook on `toolgate serve`), and the loop that hands each conversation's journal to its
+//! chat ([`crate::deliver`]).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use aws_lc_rs::constant_time::verify_slices_are_equal;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolgate_channels::secret::Secret;
+use toolgate_channels::telegram::TelegramApi;
+use toolgate_channels::{HookAnswer, HookRefusal, UpdateMode};
+use toolgate_conversations::Conversations;
+use toolgate_net::EgressPolicy;
+use toolgate_store::{ChatPosts, Clock, millis};
+
+use crate::config::{BotConfig, check_all};
+use crate::directory::Directory;
+use crate::telegram::inbound::{Incoming, Me, incoming};
+
+/// The delivery loop's pace when nothing happens here (another replica's turns, decisions
+/// taken elsewhere, retries).
+pub const PASS_EVERY: Duration = Duration::from_secs(2);
+/// How long a claimed message may stay unsent before another process sends it.
+pub const LEASE: Duration = Duration::from_secs(30);
+/// Conversations looked at per pass and bot.
+const PASS_WINDOW: usize = 64;
+/// Sent messages' records are kept this long (a tap on an older card is not recognised).
+const KEEP_SENT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Why the bots cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum BotsError {
+    #[error("[[bots]] `{0}`: {1}")]
+    Bot(String, String),
+}
+
+/// What the bots need from the running system.
+pub struct BotsDeps {
+    pub conversations: Conversations,
+    /// The record of what was sent where (shared with the approval channels' cards).
+    pub posts: ChatPosts,
+    pub directory: Arc<dyn Directory>,
+    pub egress: EgressPolicy,
+    /// `[server] public_url` (webhooks are registered under it).
+    pub public_url: Option<String>,
+    /// The wall clock leases and pauses are measured on (the one `posts` reads).
+    pub clock: Clock,
+}
+
+/// One bot.
+pub(crate) struct Bot {
+    pub(crate) config: BotConfig,
+    /// `telegram:<name>`: the conversations' entry and the sent messages' channel.
+    pub(crate) entry: String,
+    pub(crate) api: TelegramApi,
+    webhook_secret: Option<Secret>,
+    /// From `getMe`, once it answered.
+    pub(crate) me: OnceLock<Me>,
+    /// Nothing is sent before this (ms): the service asked to slow down.
+    paused_until: Mutex<u64>,
+}
+
+/// The bots of one process.
+pub struct Bots {
+    pub(crate) bots: Vec<Bot>,
+    pub(crate) conversations: Conversations,
+    pub(crate) posts: ChatPosts,
+    pub(crate) directory: Arc<dyn Directory>,
+    public_url: Option<String>,
+    clock: Clock,
+    /// Conversations this process is sending now (one sender per conversation here).
+    pub(crate) sending: Mutex<HashSet<String>>,
+    /// Conversations whose live events this process relays (the answer as it is written).
+    pub(crate) watching: Mutex<HashSet<String>>,
+    pub(crate) stop: CancellationToken,
+}
+
+impl std::fmt::Debug for Bots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bots")
+            .field(
+                "bots",
+                &self.bots.iter().map(|b| &b.entry).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Bots {
+    /// Builds every bot: secrets from the environment (a missing one is an error naming its
+    /// variable), API URLs checked against `[egress]`.
+    pub fn new(configs: &[BotConfig], deps: BotsDeps) -> Result<Arc<Bots>, BotsError> {
+        check_all(configs).map_err(|e| BotsError::Bot(e.bot.clone(), e.problem))?;
+        let client = toolgate_channels::approval_channels::client(&deps.egress)
+            .map_err(|e| BotsError::Bot("*".into(), e.to_string()))?;
+        let mut bots = Vec::new();
+        for config in configs {
+            let fail = |problem: String| BotsError::Bot(config.name.clone(), problem);
+            let api_url = url::Url::parse(&config.api_base()).map_err(|e| fail(e.to_string()))?;
+            toolgate_net::check_url(&deps.egress, &api_url).map_err(|e| {
+                fail(format!(
+                    "api_url {}: refused by [egress]: {e}",
+                    config.api_base()
+                ))
+            })?;
+            let token = Secret::from_env(&config.name, &config.token_env, "the bot token")
+                .map_err(|e| fail(e.to_string()))?;
+            let webhook_secret = match config.updates {
+                UpdateMode::Polling => None,
+                UpdateMode::Webhook => {
+                    if deps.public_url.is_none() {
+                        return Err(fail(
+                            "updates = \"webhook\" needs [server] public_url (the address \
+                             Telegram posts updates to)"
+                                .into(),
+                        ));
+                    }
+                    Some(
+                        Secret::from_env(
+                            &config.name,
+                            config.webhook_secret_env.as_deref().unwrap_or_default(),
+                            "the webhook secret token",
+                        )
+                        .map_err(|e| fail(e.to_string()))?,
+                    )
+                }
+            };
+            bots.push(Bot {
+                entry: config.entry(),
+                api: TelegramApi::new(client.clone(), config.api_base(), token),
+                webhook_secret,
+                config: config.clone(),
+                me: OnceLock::new(),
+                paused_until: Mutex::new(0),
+            });
+        }
+        Ok(Arc::new(Bots {
+            bots,
+            conversations: deps.conversations,
+            posts: deps.posts,
+            directory: deps.directory,
+            public_url: deps.public_url,
+            clock: deps.clock,
+            sending: Mutex::new(HashSet::new()),
+            watching: Mutex::new(HashSet::new()),
+            stop: CancellationToken::new(),
+        }))
+    }
+
+    /// Starts each bot's listener and the delivery loop; everything stops with `shutdown`.
+    pub fn start(self: &Arc<Self>, shutdown: &CancellationToken) {
+        {
+            let stop = self.stop.clone();
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                shutdown.cancelled().await;
+                stop.cancel();
+            });
+        }
+        let hub = Arc::clone(self);
+        tokio::spawn(async move { hub.run().await });
+        for index in 0..self.bots.len() {
+            let hub = Arc::clone(self);
+            tokio::spawn(async move { hub.listen(index).await });
+        }
+    }
+
+    /// Learns who the bot is, then hears from its service until shutdown.
+    async fn listen(self: Arc<Self>, index: usize) {
+        let bot = &self.bots[index];
+        let mut pause = Duration::from_secs(1);
+        while bot.me.get().is_none() {
+            match bot.api.call("getMe", serde_json::json!({})).await {
+                Ok(me) => {
+                    let me = Me {
+                        id: me["id"].as_i64().unwrap_or_default(),
+                        username: me["username"].as_str().unwrap_or_default().to_owned(),
+                    };
+                    tracing::info!(bot = %bot.entry, username = %me.username, "bot: talking to the agent");
+                    let _ = bot.me.set(me);
+                }
+                Err(e) => {
+                    tracing::warn!(bot = %bot.entry, "bot: getMe failed, retrying in {pause:?}: {e}");
+                    tokio::select! {
+                        () = self.stop.cancelled() => return,
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                    pause = (pause * 2).min(Duration::from_secs(30));
+                }
+            }
+        }
+        match &bot.webhook_secret {
+            None => {
+                let hub = Arc::clone(&self);
+                toolgate_channels::telegram::poll::run(
+                    bot.api.clone(),
+                    bot.entry.clone(),
+                    move |update| {
+                        let hub = Arc::clone(&hub);
+                        async move { hub.on_update(index, update).await }
+                    },
+                    self.stop.clone(),
+                )
+                .await;
+            }
+            Some(secret) => {
+                let url = format!(
+                    "{}/hooks/bots/telegram/{}",
+                    self.public_url
+                        .as_deref()
+                        .unwrap_or_default()
+                        .trim_end_matches('/'),
+                    bot.config.name
+                );
+                while let Err(e) = bot.api.set_webhook(&url, secret).await {
+                    tracing::error!(bot = %bot.entry, "telegram: registering the webhook {url} failed, retrying in 30 s: {e}");
+                    tokio::select! {
+                        () = self.stop.cancelled() => return,
+                        () = tokio::time::sleep(Duration::from_secs(30)) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// One update from bot `index`'s service.
+    pub(crate) async fn on_update(self: &Arc<Self>, index: usize, update: Value) {
+        let bot = &self.bots[index];
+        match incoming(&update, bot.me.get()) {
+            Some(Incoming::Message(message)) => self.on_message(index, message).await,
+            Some(Incoming::Button(press)) => self.on_button(index, press).await,
+            None => {}
+        }
+    }
+
+    /// A Telegram update in webhook mode: the secret token checked, then handled on its own
+    /// task (Telegram wants its answer at once).
+    pub fn telegram_hook(
+        self: &Arc<Self>,
+        name: &str,
+        secret: Option<&str>,
+        body: &[u8],
+    ) -> HookAnswer {
+        let refused = |why, message: &str| HookAnswer::Refused {
+            why,
+            message: message.to_owned(),
+        };
+        let Some(index) = self.bots.iter().position(|b| b.config.name == name) else {
+            return refused(
+                HookRefusal::NoChannel,
+                &format!("no telegram bot `{name}` ([[bots]])"),
+            );
+        };
+        let Some(expected) = &self.bots[index].webhook_secret else {
+            return refused(
+                HookRefusal::NoChannel,
+                &format!("the telegram bot `{name}` polls: it has no webhook"),
+            );
+        };
+        let matches = secret.is_some_and(|s| {
+            verify_slices_are_equal(s.as_bytes(), expected.expose().as_bytes()).is_ok()
+        });
+        if !matches {
+            tracing::warn!(bot = %name, "telegram: an update without the webhook's secret token was refused");
+            return refused(
+                HookRefusal::Unauthenticated,
+                "X-Telegram-Bot-Api-Secret-Token is missing or wrong",
+            );
+        }
+        let Ok(update) = serde_json::from_slice::<Value>(body) else {
+            return refused(HookRefusal::Malformed, "the update is not JSON");
+        };
+        let hub = Arc::clone(self);
+        tokio::spawn(async move { hub.on_update(index, update).await });
+        HookAnswer::Accepted
+    }
+
+    /// The delivery loop: every pass sends what each bot's conversations have not yet sent
+    /// and refreshes cards decided elsewhere.
+    async fn run(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(PASS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut passes: u64 = 0;
+        loop {
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            for index in 0..self.bots.len() {
+                let entry = &self.bots[index].entry;
+                match self.conversations.undelivered(entry, PASS_WINDOW).await {
+                    Ok(ids) => {
+                        for (id, _) in ids {
+                            self.deliver(index, &id).await;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(bot = %entry, "bots: reading the conversations failed: {e}")
+                    }
+                }
+                self.refresh_cards(index).await;
+            }
+            passes += 1;
+            if passes % 1800 == 1
+                && let Err(e) = self.posts.prune(KEEP_SENT).await
+            {
+                tracing::warn!("bots: pruning old sent messages failed: {e}");
+            }
+        }
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        (self.clock)()
+    }
+
+    /// When bot `index` may send again (ms), if it is paused now.
+    pub(crate) fn paused(&self, index: usize) -> bool {
+        let until = *self.bots[index]
+            .paused_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        until > self.now_ms()
+    }
+
+    pub(crate) fn pause(&self, index: usize, secs: u64) {
+        let until = self
+            .now_ms()
+            .saturating_add(millis(Duration::from_secs(secs.clamp(1, 3600))));
+        *self.bots[index]
+            .paused_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = until;
+    }
+}

@@ -1,0 +1,220 @@
+//! `[[bots]]`: chat apps whose users talk to the agent. Each bot is its own entry point
+//! (`telegram:<name>`): a chat user is mapped to a toolgate principal (`users`), or given
+//! the `guest_role` when one is set, or refused — and the refusal audited. Secrets are never
+//! in this table, only the names of the environment variables holding them.
+//!
+//! ```toml
+//! [[bots]]
+//! name = "assistant"
+//! kind = "telegram"
+//! token_env = "TOOLGATE_ASSISTANT_BOT_TOKEN"
+//! [bots.users]
+//! "123456789" = "alice"      # Telegram user id → toolgate principal
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toolgate_channels::config::is_env_name;
+use toolgate_channels::{ChannelKind, UpdateMode};
+use toolgate_protocol::Role;
+
+/// One `[[bots]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotConfig {
+    /// Names the bot in its entry point (`telegram:assistant`), hook URLs and `doctor`.
+    pub name: String,
+    /// The chat service (Telegram today).
+    pub kind: ChannelKind,
+    /// The environment variable holding the bot token.
+    pub token_env: String,
+    /// `getUpdates` long polling (default) or a webhook on `[server] public_url`.
+    #[serde(default)]
+    pub updates: UpdateMode,
+    /// With `updates = "webhook"`: the environment variable holding the secret token
+    /// Telegram sends back with every update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret_env: Option<String>,
+    /// The service's API base (the official one when absent); reached under `[egress]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
+    /// Only these chats (ids) may talk to the bot; any chat when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chats: Vec<String>,
+    /// Chat user id → toolgate principal. A mapped user talks with the role of their
+    /// principal's active token, checked at every message.
+    #[serde(default)]
+    pub users: BTreeMap<String, String>,
+    /// The role of chat users nobody mapped (principal `telegram:<bot>:<user id>`); without
+    /// it they are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_role: Option<Role>,
+}
+
+/// A bot table that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[[bots]] {bot}: {problem}")]
+pub struct BotConfigError {
+    pub bot: String,
+    pub problem: String,
+}
+
+impl BotConfig {
+    fn problem(&self, problem: impl Into<String>) -> BotConfigError {
+        BotConfigError {
+            bot: if self.name.is_empty() {
+                "(no name)".to_owned()
+            } else {
+                format!("`{}`", self.name)
+            },
+            problem: problem.into(),
+        }
+    }
+
+    /// The conversations' entry point: `telegram:assistant`.
+    pub fn entry(&self) -> String {
+        format!("{}:{}", self.kind.as_str(), self.name)
+    }
+
+    /// The API root.
+    pub fn api_base(&self) -> String {
+        self.api_url
+            .clone()
+            .unwrap_or_else(|| self.kind.default_api_url().to_owned())
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    /// Checks one entry on its own.
+    pub fn check(&self) -> Result<(), BotConfigError> {
+        let valid_name = !self.name.is_empty()
+            && self.name.len() <= 32
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !valid_name {
+            return Err(self.problem(
+                "name must be 1-32 characters of a-z, 0-9, - and _ (it appears in hook URLs)",
+            ));
+        }
+        if self.kind != ChannelKind::Telegram {
+            return Err(self.problem(
+                "kind: only \"telegram\" bots talk to the agent so far (Slack is an approval \
+                 channel: [[approvals.channels]])",
+            ));
+        }
+        for (key, var) in [
+            ("token_env", Some(&self.token_env)),
+            ("webhook_secret_env", self.webhook_secret_env.as_ref()),
+        ] {
+            if let Some(var) = var
+                && !is_env_name(var)
+            {
+                return Err(self.problem(format!(
+                    "{key} must name an environment variable (A-Z, 0-9, _), not hold a secret: \
+                     put the secret in the environment and its name here"
+                )));
+            }
+        }
+        if self.updates == UpdateMode::Webhook && self.webhook_secret_env.is_none() {
+            return Err(self.problem(
+                "updates = \"webhook\" needs webhook_secret_env (Telegram sends it back with \
+                 every update, so nobody else can post messages)",
+            ));
+        }
+        if let Some(chat) = self.chats.iter().find(|c| c.parse::<i64>().is_err()) {
+            return Err(self.problem(format!("chats: `{chat}` is not a numeric chat id")));
+        }
+        if self.users.is_empty() && self.guest_role.is_none() {
+            return Err(self.problem(
+                "nobody could talk to this bot: map chat user ids to principals in \
+                 [bots.users], or set guest_role",
+            ));
+        }
+        if self
+            .users
+            .iter()
+            .any(|(user, principal)| user.trim().is_empty() || principal.trim().is_empty())
+        {
+            return Err(self.problem("users: user ids and principals must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+/// Checks every entry, and that no two share a name or a token.
+pub fn check_all(bots: &[BotConfig]) -> Result<(), BotConfigError> {
+    for (i, bot) in bots.iter().enumerate() {
+        bot.check()?;
+        if bots[..i].iter().any(|b| b.name == bot.name) {
+            return Err(bot.problem("two bots have this name"));
+        }
+        if bots[..i].iter().any(|b| b.token_env == bot.token_env) {
+            return Err(bot.problem(
+                "two bots read the same token_env: one bot token serves one entry point",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bot() -> BotConfig {
+        toml::from_str(
+            r#"
+            name = "assistant"
+            kind = "telegram"
+            token_env = "BOT_TOKEN"
+            [users]
+            "42" = "alice"
+            "#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_minimal_bot_is_valid_and_names_its_entry() {
+        let b = bot();
+        b.check().unwrap();
+        assert_eq!(b.entry(), "telegram:assistant");
+        assert_eq!(b.api_base(), "https://api.telegram.org");
+    }
+
+    #[test]
+    fn refusals_say_what_to_fix() {
+        let mut b = bot();
+        b.users.clear();
+        assert!(b.check().unwrap_err().problem.contains("guest_role"));
+        b.guest_role = Some(Role::from("guest"));
+        b.check().unwrap();
+        let mut b = bot();
+        b.token_env = "123:ABC".into();
+        assert!(
+            b.check()
+                .unwrap_err()
+                .problem
+                .contains("environment variable")
+        );
+        let mut b = bot();
+        b.updates = UpdateMode::Webhook;
+        assert!(
+            b.check()
+                .unwrap_err()
+                .problem
+                .contains("webhook_secret_env")
+        );
+        let mut b = bot();
+        b.kind = ChannelKind::Slack;
+        assert!(b.check().is_err());
+        let mut b = bot();
+        b.chats = vec!["@group".into()];
+        assert!(b.check().is_err());
+        let e = check_all(&[bot(), bot()]).unwrap_err();
+        assert!(e.problem.contains("two bots"), "{e}");
+    }
+}

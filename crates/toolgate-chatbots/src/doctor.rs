@@ -1,0 +1,158 @@
+//! `toolgate doctor`'s view of each bot: its secrets set, its token accepted, in webhook mode
+//! the webhook Telegram holds (this server's hook, and Telegram's last delivery error), each
+//! listed chat reachable — or why not.
+
+use serde_json::json;
+use toolgate_channels::ChatService;
+use toolgate_channels::UpdateMode;
+use toolgate_channels::doctor::Finding;
+use toolgate_channels::secret::Secret;
+use toolgate_channels::service::ServiceError;
+use toolgate_channels::telegram::TelegramApi;
+use toolgate_net::EgressPolicy;
+
+use crate::config::BotConfig;
+
+fn why(e: &ServiceError) -> String {
+    match e {
+        ServiceError::Api { code, .. } if code == "401" || code == "404" => {
+            format!("{e} (the token is wrong or revoked)")
+        }
+        ServiceError::Api { code, .. } if code == "400" || code == "403" => {
+            format!("{e} (is the bot a member of the chat, and the id right?)")
+        }
+        ServiceError::Egress(_) => format!("{e} (allow the API's host in [egress])"),
+        _ => e.to_string(),
+    }
+}
+
+/// Checks every bot; `public_url` is `[server] public_url` (webhooks live under it).
+pub async fn check(
+    bots: &[BotConfig],
+    egress: &EgressPolicy,
+    public_url: Option<&str>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let client = match toolgate_channels::approval_channels::client(egress) {
+        Ok(c) => c,
+        Err(e) => {
+            findings.push(Finding {
+                name: "bots".into(),
+                ok: false,
+                detail: e.to_string(),
+            });
+            return findings;
+        }
+    };
+    for config in bots {
+        let name = format!("bots: {}", config.entry());
+        let mut fail = |detail: String| {
+            findings.push(Finding {
+                name: name.clone(),
+                ok: false,
+                detail,
+            });
+        };
+        if let Err(e) = config.check() {
+            fail(e.to_string());
+            continue;
+        }
+        let token = match Secret::from_env(&config.name, &config.token_env, "the bot token") {
+            Ok(t) => t,
+            Err(e) => {
+                fail(e.to_string());
+                continue;
+            }
+        };
+        let api = TelegramApi::new(client.clone(), config.api_base(), token);
+        match api.whoami().await {
+            Ok(me) => findings.push(Finding {
+                name: name.clone(),
+                ok: true,
+                detail: format!("token accepted: {me}"),
+            }),
+            Err(e) => {
+                findings.push(Finding {
+                    name,
+                    ok: false,
+                    detail: why(&e),
+                });
+                continue;
+            }
+        }
+        if config.updates == UpdateMode::Webhook {
+            findings.push(webhook(&api, config, &name, public_url).await);
+        }
+        for chat in &config.chats {
+            let chat_name = format!("{name} chat {chat}");
+            findings.push(match api.chat_title(chat).await {
+                Ok(title) => Finding {
+                    name: chat_name,
+                    ok: true,
+                    detail: format!("reachable: {title}"),
+                },
+                Err(e) => Finding {
+                    name: chat_name,
+                    ok: false,
+                    detail: why(&e),
+                },
+            });
+        }
+    }
+    findings
+}
+
+/// The webhook Telegram holds for the bot: this server's hook, delivered without error.
+async fn webhook(
+    api: &TelegramApi,
+    config: &BotConfig,
+    name: &str,
+    public_url: Option<&str>,
+) -> Finding {
+    let name = format!("{name} webhook");
+    let Some(public_url) = public_url else {
+        return Finding {
+            name,
+            ok: false,
+            detail: "updates = \"webhook\" needs [server] public_url".into(),
+        };
+    };
+    let expected = format!(
+        "{}/hooks/bots/telegram/{}",
+        public_url.trim_end_matches('/'),
+        config.name
+    );
+    match api.call("getWebhookInfo", json!({})).await {
+        Ok(info) => {
+            let url = info["url"].as_str().unwrap_or_default();
+            let error = info["last_error_message"].as_str();
+            if url != expected {
+                Finding {
+                    name,
+                    ok: false,
+                    detail: format!(
+                        "Telegram holds `{url}`, not {expected} (toolgate serve registers it \
+                         at start)"
+                    ),
+                }
+            } else if let Some(error) = error {
+                Finding {
+                    name,
+                    ok: false,
+                    detail: format!("{expected}: Telegram's last delivery failed: {error}"),
+                }
+            } else {
+                Finding {
+                    name,
+                    ok: true,
+                    detail: format!("{expected} registered"),
+                }
+            }
+        }
+        Err(e) => Finding {
+            name,
+            ok: false,
+            detail: why(&e),
+        },
+    }
+}

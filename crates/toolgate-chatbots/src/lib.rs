@@ -1,0 +1,34 @@
+//! Chat apps as entry points to the agent (`[[bots]]`): a Telegram bot whose chats are
+//! conversations of [`toolgate_conversations`] — private chats, and groups when the bot is
+//! mentioned or replied to.
+//!
+//! - [`config`]: the table; [`directory`]: what a mapped principal may do now.
+//! - [`bots`]: [`Bots`] — each bot's listener (long polling, or a webhook on
+//!   `toolgate serve`) and the delivery loop.
+//! - `speak`: a message → who is talking → their conversation.
+//! - `deliver`: the journal → the chat, exactly once and in order (answers split at the
+//!   service's limit, approval cards with the channels' complete, redacted preview).
+//! - `watch`: the answer as it is written, shown in a draft edited at a pace the service
+//!   tolerates.
+//! - `taps`: a card's buttons and typed replies → a decision inside the conversation.
+//! - [`text`]: splitting at the limit; [`telegram`]: updates understood.
+//!
+//! Everything sent goes through `toolgate_net` under `[egress]`; secrets come only from the
+//! environment. No OAuth code or token is ever sent to a chat.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod bots;
+pub mod config;
+mod deliver;
+pub mod directory;
+pub mod doctor;
+mod speak;
+mod taps;
+pub mod telegram;
+pub mod text;
+mod watch;
+
+pub use bots::{Bots, BotsDeps, BotsError};
+pub use config::BotConfig;
+pub use directory::{Directory, Standing};

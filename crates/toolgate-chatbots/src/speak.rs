@@ -1,0 +1,111 @@
+//! A message to the bot: who is talking (a mapped principal with the role of their active
+//! token, a guest, or nobody — refused and audited), then their conversation in this chat
+//! gets it. Commands are answered through the journal like everything else; what cannot be
+//! queued (the conversation is busy, the message too long) is answered at once.
+
+use std::sync::Arc;
+
+use toolgate_channels::action::is_approval_id;
+use toolgate_conversations::{Posted, Speaker};
+use toolgate_protocol::Principal;
+
+use crate::bots::Bots;
+use crate::telegram::inbound::ChatMessage;
+
+impl Bots {
+    pub(crate) async fn on_message(self: &Arc<Self>, index: usize, m: ChatMessage) {
+        let bot = &self.bots[index];
+        if !bot.config.chats.is_empty() && !bot.config.chats.contains(&m.chat) {
+            tracing::debug!(bot = %bot.entry, chat = %m.chat, "bots: a message from a chat not listed was ignored");
+            return;
+        }
+        // A reply to one of the bot's approval cards: the typed confirmation.
+        if let Some(replied) = &m.reply_to
+            && let Ok(Some(post)) = self.posts.by_message(&bot.entry, &m.chat, replied).await
+            && is_approval_id(&post.approval_id)
+        {
+            let answer = self.on_typed(index, &m, &post.approval_id, replied).await;
+            self.say(index, &m, &answer).await;
+            return;
+        }
+        let speaker = match self.speaker(index, &m.chat, &m.user) {
+            Ok(speaker) => speaker,
+            Err(why) => {
+                self.conversations
+                    .refuse_stranger(&bot.entry, &m.chat, &m.user, &m.text, &why)
+                    .await;
+                self.say(
+                    index,
+                    &m,
+                    &format!("Not allowed: {why}. Your message was refused and recorded."),
+                )
+                .await;
+                return;
+            }
+        };
+        let posted = match self.conversations.open(&speaker).await {
+            Ok(row) => self
+                .conversations
+                .post(&row, &m.user, &speaker.role, &m.text)
+                .await
+                .map(|posted| (row, posted)),
+            Err(e) => Err(e),
+        };
+        match posted {
+            Ok((row, Posted::Queued { .. } | Posted::Command { .. })) => {
+                self.watch(index, &row.id);
+            }
+            Err(e) => {
+                tracing::info!(bot = %bot.entry, chat = %m.chat, "bots: a message was not queued: {e}");
+                self.say(index, &m, &e.to_string()).await;
+            }
+        }
+    }
+
+    /// Who `user` of `chat` talks to the agent as, or why nobody.
+    pub(crate) fn speaker(&self, index: usize, chat: &str, user: &str) -> Result<Speaker, String> {
+        let bot = &self.bots[index];
+        let (principal, role) = match bot.config.users.get(user) {
+            Some(principal) => match self.directory.standing(principal) {
+                Some(standing) => (Principal::from(principal.as_str()), standing.role),
+                None => {
+                    return Err(format!(
+                        "chat user {user} is mapped to `{principal}`, who holds no active token \
+                         (an operator issues one with `toolgate token create`)"
+                    ));
+                }
+            },
+            None => match &bot.config.guest_role {
+                Some(role) => (self.guest(index, user), role.clone()),
+                None => {
+                    return Err(format!(
+                        "chat user {user} is not mapped to a toolgate principal ([bots.users] of \
+                         `{}`)",
+                        bot.config.name
+                    ));
+                }
+            },
+        };
+        Ok(Speaker {
+            entry: bot.entry.clone(),
+            chat: chat.to_owned(),
+            user_ref: user.to_owned(),
+            principal,
+            role,
+        })
+    }
+
+    /// The principal of a chat user nobody mapped: `telegram:<bot>:<user id>`.
+    pub(crate) fn guest(&self, index: usize, user: &str) -> Principal {
+        Principal::from(format!("{}:{user}", self.bots[index].entry))
+    }
+
+    /// Answers `m` at once (a reply to it in a group).
+    pub(crate) async fn say(&self, index: usize, m: &ChatMessage, text: &str) {
+        let bot = &self.bots[index];
+        let reply_to = (!m.private).then_some(m.message.as_str());
+        if let Err(e) = bot.api.send_text(&m.chat, text, reply_to).await {
+            tracing::warn!(bot = %bot.entry, chat = %m.chat, "bots: answering a message failed: {e}");
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! The agent in Telegram (`[[bots]]`), end to end: `toolgate serve` with the scripted model
+//! behind `[model]` and the fake Bot API (checked by python-telegram-bot). A user's message →
+//! a write that needs approval → the card in the same chat → approved there by its user → the
+//! tool runs once → the answer arrives once; an unmapped user is refused and audited; a
+//! dangerous tool is refused on a tap and approved by its typed name; in a group the bot
+//! answers only when mentioned.
+
+use toolgate_agent::fake::{FakeServer, FakeTurn, Reply};
+
+use super::*;
+
+const KEY_VAR: &str = "TOOLGATE_TEST_MODEL_KEY";
+/// alice's private chat with the bot (a private chat's id is its user's).
+const ALICE_CHAT: i64 = ALICE;
+const STRANGER_CHAT: i64 = STRANGER;
+
+struct Bot {
+    _rt: tokio::runtime::Runtime,
+    _model: FakeServer,
+    fake: Fake,
+    env: Env,
+    log: std::path::PathBuf,
+}
+
+impl Drop for Bot {
+    /// A failing test shows what the server logged.
+    #[allow(clippy::print_stderr)]
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- toolgate serve's log ---\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+        }
+    }
+}
+
+impl Bot {
+    fn new(script: Vec<Reply>) -> Bot {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let model = rt.block_on(FakeServer::start(script)).unwrap();
+        let fake = Fake::start(
+            "fake_telegram.py",
+            &[
+                "--token",
+                TG_TOKEN,
+                "--chat",
+                CHAT,
+                "--chat",
+                &ALICE_CHAT.to_string(),
+                "--chat",
+                &STRANGER_CHAT.to_string(),
+            ],
+        );
+        let env = Env::with_config(&format!(
+            r#"
+[model]
+provider = "openai-chat"
+model = "fake-model"
+base_url = "{model}"
+api_key_env = "{KEY_VAR}"
+retry_base_ms = 5
+
+[conversations]
+lease_secs = 3
+sweep_secs = 1
+
+[egress]
+allow_hosts = ["127.0.0.1"]
+allow_http = ["127.0.0.1"]
+
+[[bots]]
+name = "assistant"
+kind = "telegram"
+token_env = "TG_TOKEN"
+api_url = "http://{addr}"
+[bots.users]
+"{ALICE}" = "alice"
+"#,
+            model = model.base_url(),
+            addr = fake.addr,
+        ));
+        // alice talks with the role of her token.
+        env.run(&[
+            "token",
+            "create",
+            "--principal",
+            "alice",
+            "--role",
+            "default",
+        ])
+        .assert_code(0);
+        let log = env.root().join("serve.log");
+        Bot {
+            _rt: rt,
+            _model: model,
+            fake,
+            env,
+            log,
+        }
+    }
+
+    fn serve(&self) -> Served {
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        let mut child = self
+            .env
+            .command()
+            .env("TG_TOKEN", TG_TOKEN)
+            .env(KEY_VAR, "sk-test-model-key")
+            .env("TOOLGATE_LOG", "info")
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn toolgate serve");
+        let addr = serving_address(&mut child);
+        Served { child, addr }
+    }
+
+    fn say(&self, chat: i64, from: i64, text: &str) -> Value {
+        self.fake.post(
+            "/_test/say",
+            &json!({"chat_id": chat, "from_id": from, "text": text}),
+        )
+    }
+
+    /// The bot's messages in `chat`.
+    fn sent_in(&self, chat: i64) -> Vec<Value> {
+        self.fake
+            .messages()
+            .into_iter()
+            .filter(|m| m["chat_id"] == chat && m["message"]["from"]["is_bot"] == true)
+            .collect()
+    }
+
+    fn sent_when(&self, chat: i64, what: &str, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        wait_for(what, || {
+            let m = self.sent_in(chat);
+            ready(&m).then_some(m)
+        })
+    }
+
+    fn card(&self, chat: i64) -> Value {
+        self.sent_when(chat, "the approval card", |m| {
+            m.iter().any(|x| !x["reply_markup"].is_null())
+        })
+        .into_iter()
+        .find(|x| !x["reply_markup"].is_null())
+        .unwrap()
+    }
+
+    fn tap(&self, chat: i64, card: &Value, from: i64, data: &str) -> String {
+        let q = self.fake.post(
+            "/_test/tap",
+            &json!({"chat_id": chat, "message_id": card["message_id"], "from_id": from,
+                    "data": data}),
+        );
+        answer_to(&self.fake, &q)
+    }
+}
+
+fn texts(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["deleted"] != true)
+        .map(|m| m["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn write_outcomes(env: &Env) -> usize {
+    env.audit_records()
+        .iter()
+        .filter(|r| {
+            r["tool"] == "write_file"
+                && r["outcome"] == "ok"
+                && !r["source"].as_str().unwrap_or("").starts_with("approvals")
+        })
+        .count()
+}
+
+fn card_data(card: &Value, n: usize) -> String {
+    card["reply_markup"]["inline_keyboard"][0][n]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
+    let bot = Bot::new(vec![
+        Reply::Turn(FakeTurn::calls(&[(
+            "call_1",
+            "write_file",
+            r#"{"path":"out.md","content":"from telegram"}"#,
+        )])),
+        Reply::Turn(FakeTurn::text("Wrote out.md.")),
+    ]);
+    let served = bot.serve();
+    bot.say(ALICE_CHAT, ALICE, "please write out.md");
+    let card = bot.card(ALICE_CHAT);
+    let text = card["text"].as_str().unwrap();
+    for expected in ["write_file", "\"from telegram\"", "out.md"] {
+        assert!(text.contains(expected), "{expected} not in {text}");
+    }
+    let approve = card_data(&card, 0);
+
+    // Somebody else's tap on alice's card (a forged update): refused and recorded.
+    let answer = bot.tap(ALICE_CHAT, &card, STRANGER, &approve);
+    assert!(answer.starts_with("Not allowed"), "{answer}");
+    assert!(!bot.env.root().join("out.md").exists());
+    // A stranger's own message: refused, answered, audited.
+    bot.say(STRANGER_CHAT, STRANGER, "hello?");
+    let refused = bot.sent_when(STRANGER_CHAT, "the refusal", |m| !m.is_empty());
+    assert!(texts(&refused)[0].contains("not mapped"), "{refused:?}");
+
+    // alice approves in her chat: the tool runs once, the answer arrives once.
+    let answer = bot.tap(ALICE_CHAT, &card, ALICE, &approve);
+    assert!(answer.contains("Approved"), "{answer}");
+    let sent = bot.sent_when(ALICE_CHAT, "the answer", |m| {
+        texts(m).iter().any(|t| t == "Wrote out.md.")
+    });
+    assert_eq!(bot.env.read("out.md"), "from telegram");
+    // A few passes later nothing was sent twice.
+    std::thread::sleep(Duration::from_millis(2_500));
+    let sent_after = bot.sent_in(ALICE_CHAT);
+    let answers = texts(&sent_after)
+        .into_iter()
+        .filter(|t| t == "Wrote out.md.")
+        .count();
+    assert_eq!(answers, 1, "{sent:?}");
+    let card_now = sent_after
+        .iter()
+        .find(|m| m["message_id"] == card["message_id"])
+        .unwrap();
+    assert!(
+        card_now["reply_markup"].is_null(),
+        "the card keeps its buttons: {card_now}"
+    );
+    assert!(card_now["text"].as_str().unwrap().contains("Approved"));
+    drop(served);
+    assert_eq!(write_outcomes(&bot.env), 1);
+
+    let audit = bot.env.audit_records();
+    let messages: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["tool"] == "conversation.message")
+        .collect();
+    assert!(
+        messages.iter().any(|r| r["principal"] == "alice"
+            && r["arguments"]["direction"] == "in"
+            && r["arguments"]["entry"] == "telegram:assistant"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.iter().any(|r| r["principal"] == "telegram:assistant:99"
+            && r["outcome"] == "forbidden"
+            && r["error"].as_str().is_some_and(|w| w.contains("not mapped"))),
+        "the stranger's message is not audited as refused: {messages:#?}"
+    );
+    // The decisions taken from the chat: the stranger's tap refused, alice's approval.
+    let decisions: Vec<(String, String)> =
+        chat_records(&bot.env, "conversation:telegram:assistant")
+            .iter()
+            .map(|r| {
+                (
+                    r["principal"].as_str().unwrap_or_default().to_owned(),
+                    r["outcome"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("telegram:assistant:99".to_owned(), "forbidden".to_owned()),
+            ("alice".to_owned(), "ok".to_owned())
+        ]
+    );
+    let checked = validate_with_sdks(Some(&bot.fake), None);
+    assert!(
+        checked["telegram_messages"].as_u64().unwrap() >= 3,
+        "{checked}"
+    );
+    assert_no_secret(&bot.log);
+}
+
+#[test]
+fn in_a_group_the_bot_answers_when_mentioned_and_a_dangerous_tool_needs_its_name() {
+    let bot = Bot::new(vec![
+        Reply::Turn(FakeTurn::calls(&[(
+            "call_1",
+            "shell",
+            r#"{"command":"echo typed > t.txt"}"#,
+        )])),
+        Reply::Turn(FakeTurn::text("Done.")),
+    ]);
+    let _served = bot.serve();
+    let group: i64 = CHAT.parse().unwrap();
+    bot.say(group, ALICE, "nobody asked the bot");
+    bot.say(group, ALICE, "@toolgate_test_bot run the command");
+    let card = bot.card(group);
+    assert!(
+        card["text"]
+            .as_str()
+            .unwrap()
+            .contains("Reply to this message with `shell`")
+    );
+    let answer = bot.tap(group, &card, ALICE, &card_data(&card, 0));
+    assert!(answer.contains("a tap does not approve it"), "{answer}");
+    assert!(!bot.env.root().join("t.txt").exists());
+    bot.fake.post(
+        "/_test/reply",
+        &json!({"chat_id": group, "reply_to_message_id": card["message_id"],
+                "from_id": ALICE, "text": "shell"}),
+    );
+    bot.sent_when(group, "the answer", |m| {
+        texts(m).iter().any(|t| t == "Done.")
+    });
+    assert_eq!(bot.env.read("t.txt").trim(), "typed");
+    // The first message (no mention) opened nothing: one user message reached the model.
+    let inbound = bot
+        .env
+        .audit_records()
+        .iter()
+        .filter(|r| r["tool"] == "conversation.message" && r["arguments"]["direction"] == "in")
+        .count();
+    assert_eq!(inbound, 1);
+    assert_no_secret(&bot.log);
+}
