@@ -241,6 +241,30 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
         "the card keeps its buttons: {card_now}"
     );
     assert!(card_now["text"].as_str().unwrap().contains("Approved"));
+    // The turn was shown as it went in one draft (first: the tool waiting for its approval),
+    // deleted when the answer came.
+    let drafts: Vec<&Value> = sent_after.iter().filter(|m| m["deleted"] == true).collect();
+    assert_eq!(drafts.len(), 1, "{sent_after:#?}");
+    // What the draft showed, in order: its sending and each edit.
+    let requests = bot.fake.get("/_test/requests");
+    let shown: Vec<String> = requests
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            let draft = drafts[0]["message_id"].to_string();
+            r["method"] == "sendMessage"
+                || (r["method"] == "editMessageText"
+                    && r["params"]["message_id"].to_string().trim_matches('"') == draft)
+        })
+        .filter_map(|r| r["params"]["text"].as_str().map(str::to_owned))
+        .filter(|t| t.ends_with('▍') || t == "…")
+        .collect();
+    assert_eq!(
+        shown.first().map(String::as_str),
+        Some("⚙ write_file … ▍"),
+        "{shown:?}"
+    );
     drop(served);
     assert_eq!(write_outcomes(&bot.env), 1);
 
@@ -256,9 +280,13 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
         "{messages:#?}"
     );
     assert!(
-        messages.iter().any(|r| r["principal"] == "telegram:assistant:99"
-            && r["outcome"] == "forbidden"
-            && r["error"].as_str().is_some_and(|w| w.contains("not mapped"))),
+        messages
+            .iter()
+            .any(|r| r["principal"] == "telegram:assistant:99"
+                && r["outcome"] == "forbidden"
+                && r["error"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("not mapped"))),
         "the stranger's message is not audited as refused: {messages:#?}"
     );
     // The decisions taken from the chat: the stranger's tap refused, alice's approval.
@@ -329,4 +357,71 @@ fn in_a_group_the_bot_answers_when_mentioned_and_a_dangerous_tool_needs_its_name
         .count();
     assert_eq!(inbound, 1);
     assert_no_secret(&bot.log);
+}
+
+/// SIGKILL while the card waits, decided from the CLI during the outage: after the restart
+/// the card is not posted again, it says how it ended, the tool runs once and the answer
+/// arrives once (the delivery cursor and the claims survive the process).
+#[test]
+fn sigkill_while_the_card_waits_delivers_the_answer_once_after_the_restart() {
+    let bot = Bot::new(vec![
+        Reply::Turn(FakeTurn::calls(&[(
+            "call_1",
+            "write_file",
+            r#"{"path":"out.md","content":"after the outage"}"#,
+        )])),
+        Reply::Turn(FakeTurn::text("Wrote it after all.")),
+    ]);
+    let mut served = bot.serve();
+    bot.say(ALICE_CHAT, ALICE, "please write out.md");
+    let card = bot.card(ALICE_CHAT);
+    let approval = card["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .rsplit('.')
+        .next()
+        .unwrap()
+        .to_owned();
+    // Killed once the card is recorded (within milliseconds of Telegram's answer; a kill in
+    // between would leave a claim that lapses after 30 s and one late duplicate card).
+    std::thread::sleep(Duration::from_millis(500));
+    served.child.kill().unwrap(); // SIGKILL
+    served.child.wait().unwrap();
+    bot.env.approve(&approval, &[]).assert_code(0);
+    let _served = bot.serve();
+    // The write a killed process had reserved continues once its reservation lapses (30 s).
+    wait_within(Duration::from_secs(60), "the answer", || {
+        texts(&bot.sent_in(ALICE_CHAT))
+            .iter()
+            .any(|t| t == "Wrote it after all.")
+            .then_some(())
+    });
+    wait_for("the card closed", || {
+        bot.sent_in(ALICE_CHAT)
+            .iter()
+            .any(|m| m["message_id"] == card["message_id"] && m["reply_markup"].is_null())
+            .then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(2_500));
+    let sent = bot.sent_in(ALICE_CHAT);
+    let cards = sent
+        .iter()
+        .filter(|m| {
+            m["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("write_file")
+                && m["deleted"] != true
+                && !m["text"].as_str().unwrap_or_default().starts_with('⚙')
+        })
+        .count();
+    assert_eq!(cards, 1, "the card was posted again: {sent:#?}");
+    let answers = texts(&sent)
+        .into_iter()
+        .filter(|t| t == "Wrote it after all.")
+        .count();
+    assert_eq!(answers, 1, "{sent:#?}");
+    assert_eq!(bot.env.read("out.md"), "after the outage");
+    drop(_served);
+    assert_eq!(write_outcomes(&bot.env), 1);
 }
