@@ -25,6 +25,8 @@ use crate::telegram::inbound::{Incoming, Me, incoming};
 pub const PASS_EVERY: Duration = Duration::from_secs(2);
 /// How long a claimed message may stay unsent before another process sends it.
 pub const LEASE: Duration = Duration::from_secs(30);
+/// A refused chat user is told so at most this often.
+pub const REFUSAL_EVERY: Duration = Duration::from_secs(60);
 /// Conversations looked at per pass and bot.
 const PASS_WINDOW: usize = 64;
 /// Sent messages' records are kept this long (a tap on an older card is not recognised).
@@ -75,6 +77,9 @@ pub struct Bots {
     pub(crate) sending: Mutex<HashSet<String>>,
     /// Conversations whose live events this process relays (the answer as it is written).
     pub(crate) watching: Mutex<HashSet<String>>,
+    /// When each refused chat user was last told so (ms): a flood of refused messages is
+    /// audited message by message but answered once per [`REFUSAL_EVERY`].
+    pub(crate) refused: Mutex<std::collections::HashMap<(usize, String), u64>>,
     pub(crate) stop: CancellationToken,
 }
 
@@ -146,6 +151,7 @@ impl Bots {
             clock: deps.clock,
             sending: Mutex::new(HashSet::new()),
             watching: Mutex::new(HashSet::new()),
+            refused: Mutex::new(std::collections::HashMap::new()),
             stop: CancellationToken::new(),
         }))
     }
@@ -314,6 +320,22 @@ impl Bots {
 
     pub(crate) fn now_ms(&self) -> u64 {
         (self.clock)()
+    }
+
+    /// Whether refused `user` of bot `index` is to be told now (and then not again before
+    /// [`REFUSAL_EVERY`]).
+    pub(crate) fn tell_refused(&self, index: usize, user: &str) -> bool {
+        let now = self.now_ms();
+        let every = millis(REFUSAL_EVERY);
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        refused.retain(|_, at| now.saturating_sub(*at) < every);
+        match refused.entry((index, user.to_owned())) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(now);
+                true
+            }
+        }
     }
 
     /// When bot `index` may send again (ms), if it is paused now.

@@ -34,12 +34,15 @@ impl Bots {
                 self.conversations
                     .refuse_stranger(&bot.entry, &m.chat, &m.user, &m.text, &why)
                     .await;
-                self.say(
-                    index,
-                    &m,
-                    &format!("Not allowed: {why}. Your message was refused and recorded."),
-                )
-                .await;
+                // Every refused message is audited; the sender is told once a minute.
+                if self.tell_refused(index, &m.user) {
+                    self.say(
+                        index,
+                        &m,
+                        &format!("Not allowed: {why}. Your message was refused and recorded."),
+                    )
+                    .await;
+                }
                 return;
             }
         };

@@ -216,6 +216,8 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
     bot.say(STRANGER_CHAT, STRANGER, "hello?");
     let refused = bot.sent_when(STRANGER_CHAT, "the refusal", |m| !m.is_empty());
     assert!(texts(&refused)[0].contains("not mapped"), "{refused:?}");
+    // Insisting is audited again but answered once a minute (no flood through the bot).
+    bot.say(STRANGER_CHAT, STRANGER, "hello again?");
 
     // alice approves in her chat: the tool runs once, the answer arrives once.
     let answer = bot.tap(ALICE_CHAT, &card, ALICE, &approve);
@@ -279,15 +281,24 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
             && r["arguments"]["entry"] == "telegram:assistant"),
         "{messages:#?}"
     );
-    assert!(
-        messages
-            .iter()
-            .any(|r| r["principal"] == "telegram:assistant:99"
+    let refusals = messages
+        .iter()
+        .filter(|r| {
+            r["principal"] == "telegram:assistant:99"
                 && r["outcome"] == "forbidden"
                 && r["error"]
                     .as_str()
-                    .is_some_and(|w| w.contains("not mapped"))),
-        "the stranger's message is not audited as refused: {messages:#?}"
+                    .is_some_and(|w| w.contains("not mapped"))
+        })
+        .count();
+    assert_eq!(
+        refusals, 2,
+        "the stranger's messages are not audited as refused: {messages:#?}"
+    );
+    assert_eq!(
+        bot.sent_in(STRANGER_CHAT).len(),
+        1,
+        "the refusal was repeated"
     );
     // The decisions taken from the chat: the stranger's tap refused, alice's approval.
     let decisions: Vec<(String, String)> =
