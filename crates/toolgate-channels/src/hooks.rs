@@ -16,6 +16,8 @@ use crate::approval_channels::{ApprovalChannels, Inbound};
 pub enum HookAnswer {
     /// Verified and taken (the tap is handled on its own task): 200.
     Accepted,
+    /// Slack's Request URL handshake, verified: 200 with `{"challenge": …}`.
+    Challenge(String),
     /// Refused before anything in it was acted on.
     Refused { why: HookRefusal, message: String },
 }

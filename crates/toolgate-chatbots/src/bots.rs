@@ -10,15 +10,20 @@ use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_channels::secret::Secret;
+use toolgate_channels::slack::SlackApi;
+use toolgate_channels::slack::verify::Verifier;
 use toolgate_channels::telegram::TelegramApi;
-use toolgate_channels::{HookAnswer, HookRefusal, UpdateMode};
+use toolgate_channels::{ChannelKind, HookAnswer, HookRefusal, UpdateMode};
 use toolgate_conversations::Conversations;
 use toolgate_net::EgressPolicy;
 use toolgate_store::{ChatPosts, Clock, millis};
 
 use crate::config::{BotConfig, check_all};
 use crate::directory::Directory;
-use crate::telegram::inbound::{Incoming, Me, incoming};
+use crate::incoming::Incoming;
+use crate::outbound::Outbound;
+use crate::slack::SlackRequest;
+use crate::telegram::inbound::{Me, incoming};
 
 /// The delivery loop's pace when nothing happens here (another replica's turns, decisions
 /// taken elsewhere, retries).
@@ -52,14 +57,29 @@ pub struct BotsDeps {
     pub clock: Clock,
 }
 
+/// How a bot hears from its service.
+enum Inbound {
+    TelegramPolling(TelegramApi),
+    TelegramWebhook {
+        api: TelegramApi,
+        secret: Secret,
+    },
+    /// Events and interactions POSTed to the hook, signed with the app's signing secret.
+    Slack {
+        api: SlackApi,
+        verifier: Box<Verifier>,
+    },
+}
+
 /// One bot.
 pub(crate) struct Bot {
     pub(crate) config: BotConfig,
-    /// `telegram:<name>`: the conversations' entry and the sent messages' channel.
+    /// `telegram:<name>`, `slack:<name>`: the conversations' entry and the sent messages'
+    /// channel.
     pub(crate) entry: String,
-    pub(crate) api: TelegramApi,
-    webhook_secret: Option<Secret>,
-    /// From `getMe`, once it answered.
+    pub(crate) out: Arc<dyn Outbound>,
+    inbound: Inbound,
+    /// Who the bot is (Telegram's `getMe`, Slack's `auth.test`), once the service answered.
     pub(crate) me: OnceLock<Me>,
     /// Nothing is sent before this (ms): the service asked to slow down.
     paused_until: Mutex<u64>,
@@ -113,9 +133,28 @@ impl Bots {
             })?;
             let token = Secret::from_env(&config.name, &config.token_env, "the bot token")
                 .map_err(|e| fail(e.to_string()))?;
-            let webhook_secret = match config.updates {
-                UpdateMode::Polling => None,
-                UpdateMode::Webhook => {
+            let (out, inbound): (Arc<dyn Outbound>, Inbound) = match (config.kind, config.updates) {
+                (ChannelKind::Slack, _) => {
+                    let secret = Secret::from_env(
+                        &config.name,
+                        config.signing_secret_env.as_deref().unwrap_or_default(),
+                        "the signing secret",
+                    )
+                    .map_err(|e| fail(e.to_string()))?;
+                    let api = SlackApi::new(client.clone(), config.api_base(), token);
+                    (
+                        Arc::new(api.clone()),
+                        Inbound::Slack {
+                            api,
+                            verifier: Box::new(Verifier::new(&secret)),
+                        },
+                    )
+                }
+                (ChannelKind::Telegram, UpdateMode::Polling) => {
+                    let api = TelegramApi::new(client.clone(), config.api_base(), token);
+                    (Arc::new(api.clone()), Inbound::TelegramPolling(api))
+                }
+                (ChannelKind::Telegram, UpdateMode::Webhook) => {
                     if deps.public_url.is_none() {
                         return Err(fail(
                             "updates = \"webhook\" needs [server] public_url (the address \
@@ -123,20 +162,23 @@ impl Bots {
                                 .into(),
                         ));
                     }
-                    Some(
-                        Secret::from_env(
-                            &config.name,
-                            config.webhook_secret_env.as_deref().unwrap_or_default(),
-                            "the webhook secret token",
-                        )
-                        .map_err(|e| fail(e.to_string()))?,
+                    let secret = Secret::from_env(
+                        &config.name,
+                        config.webhook_secret_env.as_deref().unwrap_or_default(),
+                        "the webhook secret token",
+                    )
+                    .map_err(|e| fail(e.to_string()))?;
+                    let api = TelegramApi::new(client.clone(), config.api_base(), token);
+                    (
+                        Arc::new(api.clone()),
+                        Inbound::TelegramWebhook { api, secret },
                     )
                 }
             };
             bots.push(Bot {
                 entry: config.entry(),
-                api: TelegramApi::new(client.clone(), config.api_base(), token),
-                webhook_secret,
+                out,
+                inbound,
                 config: config.clone(),
                 me: OnceLock::new(),
                 paused_until: Mutex::new(0),
@@ -179,17 +221,28 @@ impl Bots {
         let bot = &self.bots[index];
         let mut pause = Duration::from_secs(1);
         while bot.me.get().is_none() {
-            match bot.api.call("getMe", serde_json::json!({})).await {
-                Ok(me) => {
-                    let me = Me {
+            let asked = match &bot.inbound {
+                Inbound::TelegramPolling(api) | Inbound::TelegramWebhook { api, .. } => {
+                    api.call("getMe", serde_json::json!({})).await.map(|me| Me {
                         id: me["id"].as_i64().unwrap_or_default(),
                         username: me["username"].as_str().unwrap_or_default().to_owned(),
-                    };
+                    })
+                }
+                Inbound::Slack { api, .. } => api
+                    .call("auth.test", serde_json::json!({}))
+                    .await
+                    .map(|me| Me {
+                        id: 0,
+                        username: me["user_id"].as_str().unwrap_or_default().to_owned(),
+                    }),
+            };
+            match asked {
+                Ok(me) => {
                     tracing::info!(bot = %bot.entry, username = %me.username, "bot: talking to the agent");
                     let _ = bot.me.set(me);
                 }
                 Err(e) => {
-                    tracing::warn!(bot = %bot.entry, "bot: getMe failed, retrying in {pause:?}: {e}");
+                    tracing::warn!(bot = %bot.entry, "bot: the service does not know the bot yet, retrying in {pause:?}: {e}");
                     tokio::select! {
                         () = self.stop.cancelled() => return,
                         () = tokio::time::sleep(pause) => {}
@@ -198,11 +251,11 @@ impl Bots {
                 }
             }
         }
-        match &bot.webhook_secret {
-            None => {
+        match &bot.inbound {
+            Inbound::TelegramPolling(api) => {
                 let hub = Arc::clone(&self);
                 toolgate_channels::telegram::poll::run(
-                    bot.api.clone(),
+                    api.clone(),
                     bot.entry.clone(),
                     move |update| {
                         let hub = Arc::clone(&hub);
@@ -212,7 +265,7 @@ impl Bots {
                 )
                 .await;
             }
-            Some(secret) => {
+            Inbound::TelegramWebhook { api, secret } => {
                 let url = format!(
                     "{}/hooks/bots/telegram/{}",
                     self.public_url
@@ -221,7 +274,7 @@ impl Bots {
                         .trim_end_matches('/'),
                     bot.config.name
                 );
-                while let Err(e) = bot.api.set_webhook(&url, secret).await {
+                while let Err(e) = api.set_webhook(&url, secret).await {
                     tracing::error!(bot = %bot.entry, "telegram: registering the webhook {url} failed, retrying in 30 s: {e}");
                     tokio::select! {
                         () = self.stop.cancelled() => return,
@@ -229,6 +282,8 @@ impl Bots {
                     }
                 }
             }
+            // Slack posts to the hook.
+            Inbound::Slack { .. } => {}
         }
     }
 
@@ -254,13 +309,16 @@ impl Bots {
             why,
             message: message.to_owned(),
         };
-        let Some(index) = self.bots.iter().position(|b| b.config.name == name) else {
+        let Some(index) = self.index(ChannelKind::Telegram, name) else {
             return refused(
                 HookRefusal::NoChannel,
                 &format!("no telegram bot `{name}` ([[bots]])"),
             );
         };
-        let Some(expected) = &self.bots[index].webhook_secret else {
+        let Inbound::TelegramWebhook {
+            secret: expected, ..
+        } = &self.bots[index].inbound
+        else {
             return refused(
                 HookRefusal::NoChannel,
                 &format!("the telegram bot `{name}` polls: it has no webhook"),
@@ -282,6 +340,96 @@ impl Bots {
         let hub = Arc::clone(self);
         tokio::spawn(async move { hub.on_update(index, update).await });
         HookAnswer::Accepted
+    }
+
+    fn index(&self, kind: ChannelKind, name: &str) -> Option<usize> {
+        self.bots
+            .iter()
+            .position(|b| b.config.kind == kind && b.config.name == name)
+    }
+
+    /// A Slack event or interaction: the signature, timestamp and replay checked, then
+    /// handled on its own task (Slack wants its answer within 3 s). An event Slack sends
+    /// again (a retry, on any replica) is handled once: its id is claimed in the store.
+    pub fn slack_hook(
+        self: &Arc<Self>,
+        name: &str,
+        timestamp: Option<&str>,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> HookAnswer {
+        let refused = |why, message: String| HookAnswer::Refused { why, message };
+        let Some(index) = self.index(ChannelKind::Slack, name) else {
+            return refused(
+                HookRefusal::NoChannel,
+                format!("no slack bot `{name}` ([[bots]])"),
+            );
+        };
+        let Inbound::Slack { verifier, .. } = &self.bots[index].inbound else {
+            return refused(HookRefusal::NoChannel, format!("no slack bot `{name}`"));
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if let Err(refusal) = verifier.verify(timestamp, signature, body, now) {
+            tracing::warn!(bot = %name, "slack: a request was refused: {refusal}");
+            return refused(HookRefusal::Unauthenticated, refusal.to_string());
+        }
+        let me = self.bots[index].me.get().map(|m| m.username.as_str());
+        match crate::slack::request(body, me) {
+            None => refused(
+                HookRefusal::Malformed,
+                "neither an event (JSON) nor an interaction (a payload form field)".into(),
+            ),
+            Some(SlackRequest::Challenge(challenge)) => HookAnswer::Challenge(challenge),
+            Some(SlackRequest::Event {
+                id,
+                message: Some(message),
+            }) => {
+                let hub = Arc::clone(self);
+                tokio::spawn(async move {
+                    if hub.first_time(index, &id).await {
+                        hub.on_message(index, message).await;
+                    }
+                });
+                HookAnswer::Accepted
+            }
+            Some(SlackRequest::Button(press)) => {
+                let hub = Arc::clone(self);
+                tokio::spawn(async move { hub.on_button(index, press).await });
+                HookAnswer::Accepted
+            }
+            Some(SlackRequest::Event { message: None, .. } | SlackRequest::Other) => {
+                HookAnswer::Accepted
+            }
+        }
+    }
+
+    /// Whether event `id` is seen here first (across restarts and replicas).
+    async fn first_time(&self, index: usize, id: &str) -> bool {
+        let bot = &self.bots[index];
+        let key = format!("event:{id}");
+        match self
+            .posts
+            .claim(&key, &bot.entry, "events", KEEP_SENT)
+            .await
+        {
+            Ok(true) => {
+                let _ = self
+                    .posts
+                    .close(&key, &bot.entry, "events", "handled")
+                    .await;
+                true
+            }
+            Ok(false) => {
+                tracing::info!(bot = %bot.entry, event = %id, "slack: an event sent again was ignored");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(bot = %bot.entry, "slack: recording an event failed, handling it anyway: {e}");
+                true
+            }
+        }
     }
 
     /// The delivery loop: every pass sends what each bot's conversations have not yet sent

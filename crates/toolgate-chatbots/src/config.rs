@@ -25,11 +25,16 @@ use toolgate_protocol::Role;
 pub struct BotConfig {
     /// Names the bot in its entry point (`telegram:assistant`), hook URLs and `doctor`.
     pub name: String,
-    /// The chat service (Telegram today).
+    /// The chat service: `telegram` or `slack`.
     pub kind: ChannelKind,
-    /// The environment variable holding the bot token.
+    /// The environment variable holding the bot token (Telegram's `123:ABC…`, Slack's
+    /// `xoxb-…`).
     pub token_env: String,
-    /// `getUpdates` long polling (default) or a webhook on `[server] public_url`.
+    /// Slack: the environment variable holding the app's signing secret (required: it
+    /// verifies every event and interaction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_secret_env: Option<String>,
+    /// Telegram: `getUpdates` long polling (default) or a webhook on `[server] public_url`.
     #[serde(default)]
     pub updates: UpdateMode,
     /// With `updates = "webhook"`: the environment variable holding the secret token
@@ -39,7 +44,8 @@ pub struct BotConfig {
     /// The service's API base (the official one when absent); reached under `[egress]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_url: Option<String>,
-    /// Only these chats (ids) may talk to the bot; any chat when empty.
+    /// Only these chats (Telegram chat ids, Slack channel ids) may talk to the bot; any chat
+    /// when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chats: Vec<String>,
     /// Chat user id → toolgate principal. A mapped user talks with the role of their
@@ -99,14 +105,9 @@ impl BotConfig {
                 "name must be 1-32 characters of a-z, 0-9, - and _ (it appears in hook URLs)",
             ));
         }
-        if self.kind != ChannelKind::Telegram {
-            return Err(self.problem(
-                "kind: only \"telegram\" bots talk to the agent so far (Slack is an approval \
-                 channel: [[approvals.channels]])",
-            ));
-        }
         for (key, var) in [
             ("token_env", Some(&self.token_env)),
+            ("signing_secret_env", self.signing_secret_env.as_ref()),
             ("webhook_secret_env", self.webhook_secret_env.as_ref()),
         ] {
             if let Some(var) = var
@@ -118,14 +119,35 @@ impl BotConfig {
                 )));
             }
         }
-        if self.updates == UpdateMode::Webhook && self.webhook_secret_env.is_none() {
-            return Err(self.problem(
-                "updates = \"webhook\" needs webhook_secret_env (Telegram sends it back with \
-                 every update, so nobody else can post messages)",
-            ));
-        }
-        if let Some(chat) = self.chats.iter().find(|c| c.parse::<i64>().is_err()) {
-            return Err(self.problem(format!("chats: `{chat}` is not a numeric chat id")));
+        match self.kind {
+            ChannelKind::Telegram => {
+                if self.signing_secret_env.is_some() {
+                    return Err(self.problem("signing_secret_env is for slack bots"));
+                }
+                if self.updates == UpdateMode::Webhook && self.webhook_secret_env.is_none() {
+                    return Err(self.problem(
+                        "updates = \"webhook\" needs webhook_secret_env (Telegram sends it \
+                         back with every update, so nobody else can post messages)",
+                    ));
+                }
+                if let Some(chat) = self.chats.iter().find(|c| c.parse::<i64>().is_err()) {
+                    return Err(self.problem(format!("chats: `{chat}` is not a numeric chat id")));
+                }
+            }
+            ChannelKind::Slack => {
+                if self.signing_secret_env.is_none() {
+                    return Err(self.problem(
+                        "a slack bot needs signing_secret_env (the app's signing secret \
+                         verifies every event and interaction)",
+                    ));
+                }
+                if self.updates != UpdateMode::Polling || self.webhook_secret_env.is_some() {
+                    return Err(self.problem(
+                        "updates and webhook_secret_env are for telegram bots (Slack posts \
+                         events to /hooks/bots/slack/<name>)",
+                    ));
+                }
+            }
         }
         if self.users.is_empty() && self.guest_role.is_none() {
             return Err(self.problem(
@@ -210,7 +232,15 @@ mod tests {
         );
         let mut b = bot();
         b.kind = ChannelKind::Slack;
-        assert!(b.check().is_err());
+        assert!(
+            b.check()
+                .unwrap_err()
+                .problem
+                .contains("signing_secret_env")
+        );
+        b.signing_secret_env = Some("SLACK_SIGNING_SECRET".into());
+        b.check().unwrap();
+        assert_eq!(b.entry(), "slack:assistant");
         let mut b = bot();
         b.chats = vec!["@group".into()];
         assert!(b.check().is_err());

@@ -19,7 +19,6 @@
 //!   buttons — in the conversation's chat. Once the request is decided (here, in the console,
 //!   in an approval channel) the card says how it ended and loses its buttons.
 
-use toolgate_channels::ChatService;
 use toolgate_channels::action::is_approval_id;
 use toolgate_channels::card::{Card, closed_card, open_card};
 use toolgate_channels::service::ServiceError;
@@ -27,7 +26,7 @@ use toolgate_conversations::{ConversationRow, Entry, Event};
 use toolgate_store::approvals::ApprovalStatus;
 
 use crate::bots::{Bots, LEASE};
-use crate::text::{TELEGRAM_UNITS, split};
+use crate::text::split;
 
 /// Journal entries read per step.
 const STEP: usize = 100;
@@ -173,7 +172,7 @@ impl Bots {
         {
             return Sent::Later;
         }
-        for (i, piece) in split(text, TELEGRAM_UNITS).iter().enumerate() {
+        for (i, piece) in split(text, self.bots[index].out.limit()).iter().enumerate() {
             let key = format!("{}#{seq}#{i}", row.id);
             if self
                 .send_once(index, &row.chat, &key, Payload::Text(piece))
@@ -211,7 +210,7 @@ impl Bots {
             // Being posted right now: once it is, it is deleted.
             Some(None) => Sent::Later,
             Some(Some(message)) => {
-                match bot.api.delete_message(&row.chat, &message).await {
+                match bot.out.delete(&row.chat, &message).await {
                     Ok(()) => {}
                     Err(ServiceError::RateLimited {
                         retry_after_secs, ..
@@ -282,8 +281,8 @@ impl Bots {
             }
         }
         let sent = match &payload {
-            Payload::Text(text) => bot.api.send_text(chat, text, None).await,
-            Payload::Card(card) => bot.api.post(chat, card).await,
+            Payload::Text(text) => bot.out.send_text(chat, text, None).await,
+            Payload::Card(card) => bot.out.post_card(chat, card).await,
         };
         match sent {
             Ok(message) => {
@@ -390,7 +389,7 @@ impl Bots {
         r: &toolgate_store::approvals::ApprovalRequest,
     ) {
         let bot = &self.bots[index];
-        match bot.api.update(chat, message, &closed_card(r)).await {
+        match bot.out.update_card(chat, message, &closed_card(r)).await {
             Ok(()) => {
                 let _ = self
                     .posts

@@ -1,24 +1,29 @@
-//! `toolgate doctor`'s view of each bot: its secrets set, its token accepted, in webhook mode
-//! the webhook Telegram holds (this server's hook, and Telegram's last delivery error), each
+//! `toolgate doctor`'s view of each bot: its secrets set, its token accepted, for a Telegram
+//! bot in webhook mode the webhook Telegram holds (this server's hook, and Telegram's last delivery error), each
 //! listed chat reachable — or why not.
 
 use serde_json::json;
 use toolgate_channels::ChatService;
-use toolgate_channels::UpdateMode;
 use toolgate_channels::doctor::Finding;
 use toolgate_channels::secret::Secret;
 use toolgate_channels::service::ServiceError;
+use toolgate_channels::slack::SlackApi;
 use toolgate_channels::telegram::TelegramApi;
+use toolgate_channels::{ChannelKind, UpdateMode};
 use toolgate_net::EgressPolicy;
 
 use crate::config::BotConfig;
 
 fn why(e: &ServiceError) -> String {
     match e {
-        ServiceError::Api { code, .. } if code == "401" || code == "404" => {
+        ServiceError::Api { code, .. }
+            if code == "401" || code == "404" || code == "invalid_auth" || code == "not_authed" =>
+        {
             format!("{e} (the token is wrong or revoked)")
         }
-        ServiceError::Api { code, .. } if code == "400" || code == "403" => {
+        ServiceError::Api { code, .. }
+            if code == "400" || code == "403" || code == "channel_not_found" =>
+        {
             format!("{e} (is the bot a member of the chat, and the id right?)")
         }
         ServiceError::Egress(_) => format!("{e} (allow the API's host in [egress])"),
@@ -64,8 +69,24 @@ pub async fn check(
                 continue;
             }
         };
-        let api = TelegramApi::new(client.clone(), config.api_base(), token);
-        match api.whoami().await {
+        let (service, telegram): (Box<dyn ChatService>, Option<TelegramApi>) = match config.kind {
+            ChannelKind::Telegram => {
+                let api = TelegramApi::new(client.clone(), config.api_base(), token);
+                (Box::new(api.clone()), Some(api))
+            }
+            ChannelKind::Slack => {
+                let var = config.signing_secret_env.as_deref().unwrap_or_default();
+                if let Err(e) = Secret::from_env(&config.name, var, "the signing secret") {
+                    fail(e.to_string());
+                    continue;
+                }
+                (
+                    Box::new(SlackApi::new(client.clone(), config.api_base(), token)),
+                    None,
+                )
+            }
+        };
+        match service.whoami().await {
             Ok(me) => findings.push(Finding {
                 name: name.clone(),
                 ok: true,
@@ -80,12 +101,14 @@ pub async fn check(
                 continue;
             }
         }
-        if config.updates == UpdateMode::Webhook {
-            findings.push(webhook(&api, config, &name, public_url).await);
+        if let Some(api) = &telegram
+            && config.updates == UpdateMode::Webhook
+        {
+            findings.push(webhook(api, config, &name, public_url).await);
         }
         for chat in &config.chats {
             let chat_name = format!("{name} chat {chat}");
-            findings.push(match api.chat_title(chat).await {
+            findings.push(match service.chat_title(chat).await {
                 Ok(title) => Finding {
                     name: chat_name,
                     ok: true,

@@ -10,7 +10,7 @@ use toolgate_conversations::{Posted, Speaker};
 use toolgate_protocol::Principal;
 
 use crate::bots::Bots;
-use crate::telegram::inbound::ChatMessage;
+use crate::incoming::ChatMessage;
 
 impl Bots {
     pub(crate) async fn on_message(self: &Arc<Self>, index: usize, m: ChatMessage) {
@@ -107,7 +107,7 @@ impl Bots {
     pub(crate) async fn say(&self, index: usize, m: &ChatMessage, text: &str) {
         let bot = &self.bots[index];
         let reply_to = (!m.private).then_some(m.message.as_str());
-        if let Err(e) = bot.api.send_text(&m.chat, text, reply_to).await {
+        if let Err(e) = bot.out.send_text(&m.chat, text, reply_to).await {
             tracing::warn!(bot = %bot.entry, chat = %m.chat, "bots: answering a message failed: {e}");
         }
     }

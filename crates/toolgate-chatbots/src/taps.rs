@@ -5,18 +5,28 @@
 //! approved only with its name typed (a reply to the card): a tap alone never approves it.
 //! Every refusal is recorded by the decision desk.
 
-use toolgate_channels::ChatService;
-use toolgate_channels::action::{Action, ButtonData};
+use std::time::Duration;
+
+use toolgate_channels::action::{Action, ButtonData, is_approval_id};
 use toolgate_channels::card::{open_card, outcome_line};
 use toolgate_channels::confirm;
-use toolgate_channels::service::ReplyTo;
 use toolgate_conversations::ConversationRow;
 use toolgate_gateway::approve::{Ask, Refusal};
 use toolgate_protocol::{ErrorCode, Principal};
 use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
 use crate::bots::Bots;
-use crate::telegram::inbound::{ButtonPress, ChatMessage};
+
+/// How long a press on an unknown message waits, step by step, for a card being recorded
+/// (about 2 s in all).
+const RECORD_WAITS: [Duration; 5] = [
+    Duration::from_millis(50),
+    Duration::from_millis(150),
+    Duration::from_millis(300),
+    Duration::from_millis(500),
+    Duration::from_millis(1_000),
+];
+use crate::incoming::{ButtonPress, ChatMessage};
 
 /// Where the card is and who acts on it.
 struct OnCard<'a> {
@@ -24,36 +34,27 @@ struct OnCard<'a> {
     message: &'a str,
     user: &'a str,
     user_name: Option<&'a str>,
+    /// The tool's name as typed (Slack's box, Telegram's reply), if anything.
+    typed: Option<&'a str>,
+    /// A text reply to the card: it approves only when it is the tool's name.
+    replied: bool,
 }
 
 impl Bots {
     pub(crate) async fn on_button(&self, index: usize, press: ButtonPress) {
         let answer = self.decide_button(index, &press).await;
         let bot = &self.bots[index];
-        if let Err(e) = bot
-            .api
-            .tell(&ReplyTo::Callback(press.query.clone()), &answer)
-            .await
-        {
+        if let Err(e) = bot.out.tell(&press.reply, &answer).await {
             tracing::warn!(bot = %bot.entry, "bots: answering a tap failed: {e}");
         }
     }
 
     async fn decide_button(&self, index: usize, press: &ButtonPress) -> String {
         let bot = &self.bots[index];
-        let card_of = match self
-            .posts
-            .by_message(&bot.entry, &press.chat, &press.message)
-            .await
-        {
-            Ok(Some(post)) if toolgate_channels::action::is_approval_id(&post.approval_id) => {
-                post.approval_id
-            }
-            Ok(_) => return "That message is not an approval card of this bot.".to_owned(),
-            Err(e) => {
-                tracing::warn!(bot = %bot.entry, "bots: reading a card failed: {e}");
-                return "toolgate could not read the card; try again.".to_owned();
-            }
+        let card_of = match self.card_at(index, &press.chat, &press.message).await {
+            Ok(Some(approval_id)) => approval_id,
+            Ok(None) => return "That message is not an approval card of this bot.".to_owned(),
+            Err(()) => return "toolgate could not read the card; try again.".to_owned(),
         };
         let Some(data) = ButtonData::decode(&press.data) else {
             return "This button is not toolgate's (or from a newer version).".to_owned();
@@ -67,6 +68,8 @@ impl Bots {
             message: &press.message,
             user: &press.user,
             user_name: press.user_name.as_deref(),
+            typed: press.typed.as_deref(),
+            replied: false,
         };
         let ask = match data.action {
             Action::Approve(scope) => Ask::approve(scope),
@@ -74,7 +77,11 @@ impl Bots {
             Action::Page(page) => {
                 if request.status == ApprovalStatus::Pending && data.approval_id == card_of {
                     let card = open_card(&request, usize::from(page));
-                    if let Err(e) = bot.api.update(&press.chat, &press.message, &card).await {
+                    if let Err(e) = bot
+                        .out
+                        .update_card(&press.chat, &press.message, &card)
+                        .await
+                    {
                         tracing::warn!(bot = %bot.entry, "bots: showing a page failed: {e}");
                     }
                     return format!("Page {}", page + 1);
@@ -93,8 +100,38 @@ impl Bots {
                 .await;
             return format!("Not allowed: {why}. Your tap was refused and recorded.");
         }
-        self.decide_on_card(index, &on, &row, &request, ask, None)
-            .await
+        self.decide_on_card(index, &on, &row, &request, ask).await
+    }
+
+    /// The approval request of the card that is `message` in `chat`. A card the service has
+    /// answered for but whose message is not recorded yet (the sender is between the
+    /// service's answer and its write) is waited for, briefly — only when such a card is
+    /// being sent in this chat, so a press on any other message is answered at once.
+    async fn card_at(&self, index: usize, chat: &str, message: &str) -> Result<Option<String>, ()> {
+        let bot = &self.bots[index];
+        let mut waits = RECORD_WAITS.iter();
+        loop {
+            match self.posts.by_message(&bot.entry, chat, message).await {
+                Ok(Some(post)) if is_approval_id(&post.approval_id) => {
+                    return Ok(Some(post.approval_id));
+                }
+                Ok(Some(_)) => return Ok(None),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(bot = %bot.entry, "bots: reading a card failed: {e}");
+                    return Err(());
+                }
+            }
+            let being_sent = self.posts.open_posts(&bot.entry).await.is_ok_and(|posts| {
+                posts.iter().any(|p| {
+                    p.chat == chat && p.message_ref.is_none() && is_approval_id(&p.approval_id)
+                })
+            });
+            match waits.next() {
+                Some(wait) if being_sent => tokio::time::sleep(*wait).await,
+                _ => return Ok(None),
+            }
+        }
     }
 
     /// A text reply to card `card_of` (whose message is `card_message`): the tool's name,
@@ -119,16 +156,11 @@ impl Bots {
             message: card_message,
             user: &m.user,
             user_name: m.user_name.as_deref(),
+            typed: Some(&typed),
+            replied: true,
         };
-        self.decide_on_card(
-            index,
-            &on,
-            &row,
-            &request,
-            Ask::approve(scope),
-            Some(&typed),
-        )
-        .await
+        self.decide_on_card(index, &on, &row, &request, Ask::approve(scope))
+            .await
     }
 
     /// The request a card shows and the conversation it was made in, or what to answer.
@@ -160,7 +192,6 @@ impl Bots {
         row: &ConversationRow,
         request: &ApprovalRequest,
         mut ask: Ask,
-        typed: Option<&str>,
     ) -> String {
         let bot = &self.bots[index];
         let by = self.tapper(index, on.user);
@@ -180,7 +211,7 @@ impl Bots {
             self.close_card(index, on.chat, on.message, request).await;
             return format!("Already decided: {}", outcome_line(request));
         }
-        match confirm::typed_name(typed, typed.is_some(), request, ask.approve) {
+        match confirm::typed_name(on.typed, on.replied, request, ask.approve) {
             Ok(confirmation) => ask.confirm = confirmation,
             Err(refusal) => {
                 self.conversations

@@ -170,7 +170,7 @@ impl Bots {
             let text = draft.shown();
             let shown = match &draft.message {
                 None => match self.posts.claim(&key, &bot.entry, chat, LEASE).await {
-                    Ok(true) => match bot.api.send_text(chat, &text, None).await {
+                    Ok(true) => match bot.out.send_text(chat, &text, None).await {
                         Ok(message) => {
                             let _ = self.posts.attach(&key, &bot.entry, chat, &message).await;
                             draft.message = Some(message);
@@ -193,7 +193,7 @@ impl Bots {
                 Some(message) => {
                     // Still a draft? (Answered here or on another replica: then it is gone.)
                     match self.open_post(index, &key).await {
-                        Ok(Some(_)) => bot.api.edit_text(chat, message, &text).await,
+                        Ok(Some(_)) => bot.out.edit_text(chat, message, &text).await,
                         Ok(None) => {
                             draft.done = true;
                             Ok(())

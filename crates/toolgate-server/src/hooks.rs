@@ -29,6 +29,7 @@ pub fn routes() -> Router<AppState> {
         .route("/hooks/slack/{channel}", post(slack))
         .route("/hooks/telegram/{channel}", post(telegram))
         .route("/hooks/bots/telegram/{bot}", post(telegram_bot))
+        .route("/hooks/bots/slack/{bot}", post(slack_bot))
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -39,6 +40,11 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 fn answer(a: HookAnswer) -> Response {
     match a {
         HookAnswer::Accepted => (StatusCode::OK, axum::Json(serde_json::json!({}))).into_response(),
+        HookAnswer::Challenge(challenge) => (
+            StatusCode::OK,
+            axum::Json(serde_json::json!({ "challenge": challenge })),
+        )
+            .into_response(),
         HookAnswer::Refused { why, message } => match why {
             HookRefusal::Unauthenticated => ApiError::unauthenticated(message).with_hint(
                 "the request must carry its service's proof: Slack's signature made with the \
@@ -109,6 +115,26 @@ async fn telegram_bot(
     answer(bots.telegram_hook(
         &bot,
         header(&headers, "x-telegram-bot-api-secret-token"),
+        &body,
+    ))
+}
+
+async fn slack_bot(
+    State(state): State<AppState>,
+    Path(bot): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(bots) = state.bots() else {
+        return answer(HookAnswer::Refused {
+            why: HookRefusal::NoChannel,
+            message: format!("no slack bot `{bot}` ([[bots]])"),
+        });
+    };
+    answer(bots.slack_hook(
+        &bot,
+        header(&headers, "x-slack-request-timestamp"),
+        header(&headers, "x-slack-signature"),
         &body,
     ))
 }

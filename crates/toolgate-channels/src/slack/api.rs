@@ -96,6 +96,67 @@ impl SlackApi {
     }
 }
 
+impl SlackApi {
+    /// Posts `card` in `channel`, in thread `thread` when given; the message's `ts`.
+    pub async fn post_in(
+        &self,
+        channel: &str,
+        thread: Option<&str>,
+        card: &Card,
+    ) -> Result<String, ServiceError> {
+        let mut body = json!({ "channel": channel, "text": fallback(card), "blocks": blocks(card),
+                               "unfurl_links": false, "unfurl_media": false });
+        if let Some(thread) = thread {
+            body["thread_ts"] = json!(thread);
+        }
+        posted_ts(&self.call("chat.postMessage", body).await?)
+    }
+
+    /// Posts plain `text` (`mrkdwn` off: nothing in it formats the message) in `channel`, in
+    /// thread `thread` when given; the message's `ts`.
+    pub async fn send_text(
+        &self,
+        channel: &str,
+        thread: Option<&str>,
+        text: &str,
+    ) -> Result<String, ServiceError> {
+        let mut body = json!({ "channel": channel, "text": text, "mrkdwn": false,
+                               "unfurl_links": false, "unfurl_media": false });
+        if let Some(thread) = thread {
+            body["thread_ts"] = json!(thread);
+        }
+        posted_ts(&self.call("chat.postMessage", body).await?)
+    }
+
+    /// Replaces a message's text (and drops its blocks).
+    pub async fn edit_text(&self, channel: &str, ts: &str, text: &str) -> Result<(), ServiceError> {
+        self.call(
+            "chat.update",
+            json!({ "channel": channel, "ts": ts, "text": text, "blocks": [] }),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Deletes a message the bot posted.
+    pub async fn delete_message(&self, channel: &str, ts: &str) -> Result<(), ServiceError> {
+        self.call("chat.delete", json!({ "channel": channel, "ts": ts }))
+            .await
+            .map(drop)
+    }
+}
+
+fn posted_ts(answer: &Value) -> Result<String, ServiceError> {
+    answer["ts"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| ServiceError::Api {
+            service: "Slack",
+            code: "no_ts".to_owned(),
+            description: "chat.postMessage answered without a ts".to_owned(),
+        })
+}
+
 /// The card as Block Kit: the text as `plain_text` (nothing in it is markup), the
 /// confirmation box when the tool is dangerous, and the buttons.
 pub fn blocks(card: &Card) -> Value {
@@ -162,21 +223,7 @@ fn fallback(card: &Card) -> String {
 #[async_trait]
 impl ChatService for SlackApi {
     async fn post(&self, chat: &str, card: &Card) -> Result<String, ServiceError> {
-        let answer = self
-            .call(
-                "chat.postMessage",
-                json!({ "channel": chat, "text": fallback(card), "blocks": blocks(card),
-                        "unfurl_links": false, "unfurl_media": false }),
-            )
-            .await?;
-        answer["ts"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| ServiceError::Api {
-                service: "Slack",
-                code: "no_ts".to_owned(),
-                description: "chat.postMessage answered without a ts".to_owned(),
-            })
+        self.post_in(chat, None, card).await
     }
 
     async fn update(&self, chat: &str, message: &str, card: &Card) -> Result<(), ServiceError> {

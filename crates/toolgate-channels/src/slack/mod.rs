@@ -4,7 +4,7 @@
 //! (`POST /hooks/slack/<channel>`, [`verify`]), and what only the tapper should read goes
 //! by `chat.postEphemeral`.
 
-mod api;
+pub mod api;
 pub mod interaction;
 pub mod verify;
 

@@ -4,45 +4,15 @@
 //! one of its messages. Messages from bots, edits and anything without text are ignored.
 
 use serde_json::Value;
+use toolgate_channels::service::ReplyTo;
+
+pub use crate::incoming::{ButtonPress, ChatMessage, Incoming};
 
 /// Who the bot is (from `getMe`): group messages are addressed to it by these.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Me {
     pub id: i64,
     pub username: String,
-}
-
-/// A text message for the bot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatMessage {
-    pub chat: String,
-    pub private: bool,
-    /// This message's id (answers reply to it in groups).
-    pub message: String,
-    pub user: String,
-    pub user_name: Option<String>,
-    /// The text, the bot's `@name` taken out.
-    pub text: String,
-    /// The bot's message this one replies to, if it replies to one.
-    pub reply_to: Option<String>,
-}
-
-/// A button pressed on one of the bot's messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ButtonPress {
-    pub chat: String,
-    pub message: String,
-    pub user: String,
-    pub user_name: Option<String>,
-    pub data: String,
-    /// Answered with `answerCallbackQuery`.
-    pub query: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incoming {
-    Message(ChatMessage),
-    Button(ButtonPress),
 }
 
 /// What `update` asks of the bot, if anything.
@@ -55,7 +25,8 @@ pub fn incoming(update: &Value, me: Option<&Me>) -> Option<Incoming> {
             user: id_text(&q["from"]["id"])?,
             user_name: name(&q["from"]),
             data: q["data"].as_str()?.to_owned(),
-            query: q["id"].as_str()?.to_owned(),
+            typed: None,
+            reply: ReplyTo::Callback(q["id"].as_str()?.to_owned()),
         }));
     }
     let message = update.get("message")?;
@@ -220,9 +191,7 @@ mod tests {
         let Some(Incoming::Button(b)) = incoming(&tap, None) else {
             panic!("a button");
         };
-        assert_eq!(
-            (b.chat.as_str(), b.message.as_str(), b.query.as_str()),
-            ("42", "7", "q1")
-        );
+        assert_eq!((b.chat.as_str(), b.message.as_str()), ("42", "7"));
+        assert_eq!(b.reply, ReplyTo::Callback("q1".into()));
     }
 }

@@ -400,7 +400,35 @@ def slack_checks(port):
     st, nope = http("POST", f"{base}/_test/click", {"url": f"{recv.url}/i", "channel": SLACK_CHANNEL, "ts": ts2,
                                                     "user_id": "U0ALICE", "action_id": "no_such_button"})
     check("slack click on a button the message lacks is refused", st == 409, nope)
+
+    # Events API: a signed event_callback and the url_verification handshake, checked by
+    # slack_sdk's SignatureVerifier; the message the event carries is in the channel.
+    st, ev = http("POST", f"{base}/_test/event", {"url": f"{recv.url}/events", "type": "app_mention",
+                                                  "channel": SLACK_CHANNEL, "user": "U0ALICE",
+                                                  "text": "<@U0TGBOT01> weather?", "retry": 1})
+    req = recv.wait(5)
+    if check("slack event arrives", st == 200 and ev.get("status") == 200 and req is not None, ev):
+        check("slack event signature passes SignatureVerifier", verifier.is_valid_request(req["body"], req["headers"])
+              and req["headers"].get("X-Slack-Retry-Num") == "1", req["headers"])
+        env = json.loads(req["body"])
+        e = env["event"]
+        check("slack event_callback envelope", env["type"] == "event_callback" and env["event_id"] == ev["event_id"]
+              and env["authorizations"][0]["is_bot"] and e["type"] == "app_mention" and e["user"] == "U0ALICE"
+              and e["ts"] == ev["ts"] and e["channel"] == SLACK_CHANNEL and e["text"] == "<@U0TGBOT01> weather?", env)
+    st, uv = http("POST", f"{base}/_test/url_verification", {"url": f"{recv.url}/events"})
+    req = recv.wait(6)
+    check("slack url_verification is signed with its challenge", req is not None and uv.get("challenge")
+          and verifier.is_valid_request(req["body"], req["headers"])
+          and json.loads(req["body"]) == {"token": "Shh_legacy_verification_token", "challenge": uv["challenge"],
+                                         "type": "url_verification"}, uv)
     recv.close()
+
+    def err_of_early(fn):
+        try:
+            fn()
+        except SlackApiError as e:
+            return e.response["error"]
+        return None
 
     updated = client.chat_update(channel=SLACK_CHANNEL, ts=ts2, text="Denied by alice",
                                  blocks=[SectionBlock(text=MarkdownTextObject(text=":x: *Denied* by <@U0ALICE>"))])
@@ -412,6 +440,11 @@ def slack_checks(port):
     check("slack chat_postEphemeral", eph["ok"] and eph["message_ts"], eph.data)
     st, ephs = http("GET", f"{base}/_test/ephemeral")
     check("slack /_test/ephemeral", ephs and ephs[-1]["user"] == "U0BOB", ephs)
+    gone = client.chat_postMessage(channel=SLACK_CHANNEL, text="a draft")
+    deleted = client.chat_delete(channel=SLACK_CHANNEL, ts=gone["ts"])
+    check("slack chat_delete", deleted["ok"] and deleted["ts"] == gone["ts"], deleted.data)
+    check("slack chat_update of a deleted message is message_not_found",
+          err_of_early(lambda: client.chat_update(channel=SLACK_CHANNEL, ts=gone["ts"], text="x")) == "message_not_found")
     info = client.conversations_info(channel=SLACK_CHANNEL)
     check("slack conversations_info", info["channel"]["id"] == SLACK_CHANNEL and info["channel"]["is_member"], info.data)
 

@@ -15,7 +15,8 @@ token form/query field (not a JSON body field, as in Slack); bodies form-encoded
 Answers are HTTP 200 {"ok": true, ...} or {"ok": false, "error": "..."} (invalid_blocks adds
 "errors" and response_metadata.messages with json-pointers, as Slack does); a JSON body whose
 Content-Type has no charset gets the "missing_charset" warning.
-Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, conversations.info.
+Methods: auth.test, chat.postMessage, chat.update, chat.delete, chat.postEphemeral,
+conversations.info.
 Blocks are checked as Slack does (see check_blocks); blocks and buttons without block_id or
 action_id get generated ones, and chat.update without a blocks argument keeps the old blocks.
 
@@ -41,6 +42,14 @@ Test control (no token), all JSON:
      message now (value defaults to its value and must match it) unless force is true (a stale
      client or a forged request). replay: the last click's request again, byte for byte.
      status is null (and error set) when url gave no HTTP answer.
+  POST /_test/event      {url, type: "app_mention" | "message", channel, user, text,
+                          thread_ts?, channel_type?: "channel" | "im", event_id?, retry?: n}
+                          -> {status, body, event_id, ts, request: {timestamp, signature, body}}
+     A user's message, recorded in the channel (with a new ts), then delivered as Slack's
+     Events API does: a signed JSON event_callback envelope POSTed to url (retry: the
+     X-Slack-Retry-Num header, as Slack's redeliveries; event_id: reuse one).
+  POST /_test/url_verification  {url} -> {status, body, challenge}: the Request URL's
+                          signed handshake.
   POST /_test/response/<n>  the response_url given in click n (as Slack's): JSON {text?, blocks?,
                           replace_original?, delete_original?, response_type?}; replace_original
                           edits the message, delete_original deletes it, otherwise the text is an
@@ -63,7 +72,7 @@ import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-METHODS = ("auth.test", "chat.postMessage", "chat.update", "chat.postEphemeral", "conversations.info")
+METHODS = ("auth.test", "chat.postMessage", "chat.update", "chat.delete", "chat.postEphemeral", "conversations.info")
 TEAM = {"id": "T0TOOLGATE", "domain": "toolgate-test"}
 BOT_USER = "U0TGBOT01"
 BOT_ID = "B0TGBOT01"
@@ -411,6 +420,11 @@ class Slack:
         return text
 
     def message_obj(self, rec):
+        if rec.get("user"):
+            m = {"user": rec["user"], "type": "message", "ts": rec["ts"], "text": rec["text"], "team": TEAM["id"]}
+            if rec.get("thread_ts"):
+                m["thread_ts"] = rec["thread_ts"]
+            return m
         m = {
             "user": BOT_USER,
             "type": "message",
@@ -481,6 +495,64 @@ class Slack:
             raise SlackError("no_text")
         self.apply_update(rec, text, present, blocks, "chat.update")
         return {"channel": cid, "ts": rec["ts"], "text": rec["text"], "message": self.message_obj(rec)}
+
+    def m_chat_delete(self, p):
+        cid = self.channel(p)
+        if not p.get("ts"):
+            raise SlackError("message_not_found")
+        rec = self.find(cid, str(p["ts"]))
+        rec["deleted"] = True
+        self.save()
+        return {"channel": cid, "ts": rec["ts"]}
+
+    def sign(self, raw):
+        ts = str(int(time.time()))
+        sig = "v0=" + hmac.new(self.secret.encode(), b"v0:" + ts.encode() + b":" + raw, hashlib.sha256).hexdigest()
+        return {
+            "Content-Type": "application/json",
+            "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": sig,
+        }
+
+    def build_event(self, body):
+        cid = body["channel"]
+        if cid not in self.channels:
+            raise ValueError(f"no channel {cid}")
+        kind = body.get("type", "app_mention")
+        if kind not in ("app_mention", "message"):
+            raise ValueError("type is app_mention or message")
+        text = body.get("text") or ""
+        ts = self.new_ts()
+        rec = {"channel": cid, "ts": ts, "text": text, "blocks": None, "thread_ts": body.get("thread_ts"),
+               "deleted": False, "updates": [], "user": body["user"]}
+        self.state["messages"][f"{cid}:{ts}"] = rec
+        event = {
+            "type": kind, "user": body["user"], "text": text, "ts": ts, "channel": cid,
+            "event_ts": ts, "team": TEAM["id"],
+            "blocks": [{"type": "rich_text", "block_id": secrets.token_hex(3), "elements": [
+                {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}]}],
+        }
+        if body.get("thread_ts"):
+            event["thread_ts"] = body["thread_ts"]
+        if kind == "message":
+            event["channel_type"] = body.get("channel_type", "channel")
+        event_id = body.get("event_id") or "Ev" + secrets.token_hex(5).upper()
+        envelope = {
+            "token": "Shh_legacy_verification_token", "team_id": TEAM["id"], "api_app_id": APP_ID,
+            "event": event, "type": "event_callback", "event_id": event_id,
+            "event_time": int(time.time()), "event_context": "4-" + secrets.token_hex(12),
+            "authorizations": [{"enterprise_id": None, "team_id": TEAM["id"], "user_id": BOT_USER,
+                                "is_bot": True, "is_enterprise_install": False}],
+            "is_ext_shared_channel": False,
+        }
+        raw = json.dumps(envelope, separators=(",", ":")).encode()
+        headers = self.sign(raw)
+        if body.get("retry"):
+            headers["X-Slack-Retry-Num"] = str(int(body["retry"]))
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        self.save()
+        return body["url"], raw, headers, event_id, ts
 
     def m_chat_postEphemeral(self, p):
         cid = self.channel(p)
@@ -770,6 +842,26 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw.strip() else {}
         except ValueError:
             return self.send_json(400, {"error": "body is not JSON"})
+        if what in ("event", "url_verification") and self.command == "POST":
+            try:
+                with f.lock:
+                    if what == "event":
+                        url, data, headers, event_id, ts = f.build_event(body)
+                    else:
+                        challenge = secrets.token_urlsafe(24)
+                        data = json.dumps({"token": "Shh_legacy_verification_token", "challenge": challenge,
+                                           "type": "url_verification"}).encode()
+                        url, headers = body["url"], f.sign(data)
+            except (KeyError, ValueError, TypeError) as e:
+                return self.send_json(400, {"error": f"{type(e).__name__}: {e}"})
+            result = f.send(url, data, headers)
+            if what == "event":
+                result.update({"event_id": event_id, "ts": ts})
+            else:
+                result["challenge"] = challenge
+            result["request"] = {"timestamp": headers["X-Slack-Request-Timestamp"],
+                                 "signature": headers["X-Slack-Signature"], "body": data.decode()}
+            return self.send_json(200, result)
         if what == "click" and self.command == "POST":
             try:
                 with f.lock:
