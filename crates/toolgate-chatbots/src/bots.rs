@@ -6,14 +6,13 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_channels::secret::Secret;
 use toolgate_channels::slack::SlackApi;
 use toolgate_channels::slack::verify::Verifier;
 use toolgate_channels::telegram::TelegramApi;
-use toolgate_channels::{ChannelKind, HookAnswer, HookRefusal, UpdateMode};
+use toolgate_channels::{ChannelKind, UpdateMode};
 use toolgate_conversations::Conversations;
 use toolgate_net::EgressPolicy;
 use toolgate_store::{ChatPosts, Clock, millis};
@@ -22,7 +21,6 @@ use crate::config::{BotConfig, check_all};
 use crate::directory::Directory;
 use crate::incoming::Incoming;
 use crate::outbound::Outbound;
-use crate::slack::SlackRequest;
 use crate::telegram::inbound::{Me, incoming};
 
 /// The delivery loop's pace when nothing happens here (another replica's turns, decisions
@@ -35,7 +33,7 @@ pub const REFUSAL_EVERY: Duration = Duration::from_secs(60);
 /// Conversations looked at per pass and bot.
 const PASS_WINDOW: usize = 64;
 /// Sent messages' records are kept this long (a tap on an older card is not recognised).
-const KEEP_SENT: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const KEEP_SENT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Why the bots cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +56,7 @@ pub struct BotsDeps {
 }
 
 /// How a bot hears from its service.
-enum Inbound {
+pub(crate) enum Inbound {
     TelegramPolling(TelegramApi),
     TelegramWebhook {
         api: TelegramApi,
@@ -78,7 +76,7 @@ pub(crate) struct Bot {
     /// channel.
     pub(crate) entry: String,
     pub(crate) out: Arc<dyn Outbound>,
-    inbound: Inbound,
+    pub(crate) inbound: Inbound,
     /// Who the bot is (Telegram's `getMe`, Slack's `auth.test`), once the service answered.
     pub(crate) me: OnceLock<Me>,
     /// Nothing is sent before this (ms): the service asked to slow down.
@@ -297,139 +295,10 @@ impl Bots {
         }
     }
 
-    /// A Telegram update in webhook mode: the secret token checked, then handled on its own
-    /// task (Telegram wants its answer at once).
-    pub fn telegram_hook(
-        self: &Arc<Self>,
-        name: &str,
-        secret: Option<&str>,
-        body: &[u8],
-    ) -> HookAnswer {
-        let refused = |why, message: &str| HookAnswer::Refused {
-            why,
-            message: message.to_owned(),
-        };
-        let Some(index) = self.index(ChannelKind::Telegram, name) else {
-            return refused(
-                HookRefusal::NoChannel,
-                &format!("no telegram bot `{name}` ([[bots]])"),
-            );
-        };
-        let Inbound::TelegramWebhook {
-            secret: expected, ..
-        } = &self.bots[index].inbound
-        else {
-            return refused(
-                HookRefusal::NoChannel,
-                &format!("the telegram bot `{name}` polls: it has no webhook"),
-            );
-        };
-        let matches = secret.is_some_and(|s| {
-            verify_slices_are_equal(s.as_bytes(), expected.expose().as_bytes()).is_ok()
-        });
-        if !matches {
-            tracing::warn!(bot = %name, "telegram: an update without the webhook's secret token was refused");
-            return refused(
-                HookRefusal::Unauthenticated,
-                "X-Telegram-Bot-Api-Secret-Token is missing or wrong",
-            );
-        }
-        let Ok(update) = serde_json::from_slice::<Value>(body) else {
-            return refused(HookRefusal::Malformed, "the update is not JSON");
-        };
-        let hub = Arc::clone(self);
-        tokio::spawn(async move { hub.on_update(index, update).await });
-        HookAnswer::Accepted
-    }
-
-    fn index(&self, kind: ChannelKind, name: &str) -> Option<usize> {
+    pub(crate) fn index(&self, kind: ChannelKind, name: &str) -> Option<usize> {
         self.bots
             .iter()
             .position(|b| b.config.kind == kind && b.config.name == name)
-    }
-
-    /// A Slack event or interaction: the signature, timestamp and replay checked, then
-    /// handled on its own task (Slack wants its answer within 3 s). An event Slack sends
-    /// again (a retry, on any replica) is handled once: its id is claimed in the store.
-    pub fn slack_hook(
-        self: &Arc<Self>,
-        name: &str,
-        timestamp: Option<&str>,
-        signature: Option<&str>,
-        body: &[u8],
-    ) -> HookAnswer {
-        let refused = |why, message: String| HookAnswer::Refused { why, message };
-        let Some(index) = self.index(ChannelKind::Slack, name) else {
-            return refused(
-                HookRefusal::NoChannel,
-                format!("no slack bot `{name}` ([[bots]])"),
-            );
-        };
-        let Inbound::Slack { verifier, .. } = &self.bots[index].inbound else {
-            return refused(HookRefusal::NoChannel, format!("no slack bot `{name}`"));
-        };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if let Err(refusal) = verifier.verify(timestamp, signature, body, now) {
-            tracing::warn!(bot = %name, "slack: a request was refused: {refusal}");
-            return refused(HookRefusal::Unauthenticated, refusal.to_string());
-        }
-        let me = self.bots[index].me.get().map(|m| m.username.as_str());
-        match crate::slack::request(body, me) {
-            None => refused(
-                HookRefusal::Malformed,
-                "neither an event (JSON) nor an interaction (a payload form field)".into(),
-            ),
-            Some(SlackRequest::Challenge(challenge)) => HookAnswer::Challenge(challenge),
-            Some(SlackRequest::Event {
-                id,
-                message: Some(message),
-            }) => {
-                let hub = Arc::clone(self);
-                tokio::spawn(async move {
-                    if hub.first_time(index, &id).await {
-                        hub.on_message(index, message).await;
-                    }
-                });
-                HookAnswer::Accepted
-            }
-            Some(SlackRequest::Button(press)) => {
-                let hub = Arc::clone(self);
-                tokio::spawn(async move { hub.on_button(index, press).await });
-                HookAnswer::Accepted
-            }
-            Some(SlackRequest::Event { message: None, .. } | SlackRequest::Other) => {
-                HookAnswer::Accepted
-            }
-        }
-    }
-
-    /// Whether event `id` is seen here first (across restarts and replicas).
-    async fn first_time(&self, index: usize, id: &str) -> bool {
-        let bot = &self.bots[index];
-        let key = format!("event:{id}");
-        match self
-            .posts
-            .claim(&key, &bot.entry, "events", KEEP_SENT)
-            .await
-        {
-            Ok(true) => {
-                let _ = self
-                    .posts
-                    .close(&key, &bot.entry, "events", "handled")
-                    .await;
-                true
-            }
-            Ok(false) => {
-                tracing::info!(bot = %bot.entry, event = %id, "slack: an event sent again was ignored");
-                false
-            }
-            Err(e) => {
-                tracing::warn!(bot = %bot.entry, "slack: recording an event failed, handling it anyway: {e}");
-                true
-            }
-        }
     }
 
     /// The delivery loop: every pass sends what each bot's conversations have not yet sent

@@ -1,10 +1,13 @@
-//! Chat apps as entry points to the agent (`[[bots]]`): a Telegram bot whose chats are
-//! conversations of [`toolgate_conversations`] — private chats, and groups when the bot is
-//! mentioned or replied to.
+//! Chat apps as entry points to the agent (`[[bots]]`): Telegram and Slack bots whose chats
+//! are conversations of [`toolgate_conversations`] — Telegram private chats, and groups when
+//! the bot is mentioned or replied to; Slack direct messages, and channel threads started by
+//! a mention.
 //!
 //! - [`config`]: the table; [`directory`]: what a mapped principal may do now.
-//! - [`bots`]: [`Bots`] — each bot's listener (long polling, or a webhook on
-//!   `toolgate serve`) and the delivery loop.
+//! - [`bots`]: [`Bots`] — each bot's listener and the delivery loop; `hooks`: what Telegram
+//!   (webhook mode) and Slack (events, interactions) POST to `toolgate serve`.
+//! - [`outbound`]: one trait over what is sent (Telegram's Bot API, Slack's Web API);
+//!   [`incoming`]: what arrives, service-neutral; [`slack`]: Slack's requests understood.
 //! - `speak`: a message → who is talking → their conversation.
 //! - `deliver`: the journal → the chat, exactly once and in order (answers split at the
 //!   service's limit, approval cards with the channels' complete, redacted preview).
@@ -23,6 +26,7 @@ pub mod config;
 mod deliver;
 pub mod directory;
 pub mod doctor;
+mod hooks;
 pub mod incoming;
 pub mod outbound;
 pub mod slack;
