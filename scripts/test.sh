@@ -120,19 +120,24 @@ if ! grep -qs "\"version\": \"$CONFORMANCE_NEXT\"" tests/peers/conformance-2026/
 fi
 # --- end MCP ----------------------------------------------------------------------------------
 
-# Approval channels (issue 19): local fakes of the Telegram Bot API and the Slack Web API +
-# interactivity (crates/toolgate-cli/tests/peers/fake_telegram.py, fake_slack.py: standard
-# library only) are checked by the official SDKs, python-telegram-bot and slack_sdk from PyPI,
-# pinned, into .venv; the tests also run chat_sdk_check.py --validate on what toolgate posted.
-PTB_VERSION=22.8 SLACK_SDK_VERSION=3.48.0
-step "chat peers: python-telegram-bot $PTB_VERSION, slack_sdk $SLACK_SDK_VERSION (.venv)"
-if ! .venv/bin/python -c "import sys; from importlib.metadata import version; sys.exit([version('python-telegram-bot'), version('slack_sdk')] != ['$PTB_VERSION', '$SLACK_SDK_VERSION'])" 2>/dev/null; then
+# Approval channels and bots: local fakes of the Telegram Bot API and the Slack Web API +
+# interactivity + Events API (crates/toolgate-cli/tests/peers/fake_telegram.py, fake_slack.py:
+# standard library only) are checked by the official SDKs, python-telegram-bot and slack_sdk
+# from PyPI, pinned, into .venv; the tests also run chat_sdk_check.py --validate on what
+# toolgate posted. The WeCom fake (fake_wecom.py) signs and encrypts its callbacks with
+# wechatpy's WeCom crypto and decrypts toolgate's passive replies with it; wecom_sdk_check.py
+# drives it with wechatpy's WeCom client.
+PTB_VERSION=22.8 SLACK_SDK_VERSION=3.48.0 WECHATPY_VERSION=1.8.18
+step "chat peers: python-telegram-bot $PTB_VERSION, slack_sdk $SLACK_SDK_VERSION, wechatpy $WECHATPY_VERSION (.venv)"
+if ! .venv/bin/python -c "import sys, cryptography; from importlib.metadata import version; sys.exit([version('python-telegram-bot'), version('slack_sdk'), version('wechatpy')] != ['$PTB_VERSION', '$SLACK_SDK_VERSION', '$WECHATPY_VERSION'])" 2>/dev/null; then
   { [ -x .venv/bin/python ] || python3 -m venv .venv; } \
-    && .venv/bin/pip install -q "python-telegram-bot==$PTB_VERSION" "slack_sdk==$SLACK_SDK_VERSION" \
-    || { echo "error: could not install python-telegram-bot $PTB_VERSION and slack_sdk $SLACK_SDK_VERSION into .venv (the chat fakes' SDK check)" >&2; exit 1; }
+    && .venv/bin/pip install -q "python-telegram-bot==$PTB_VERSION" "slack_sdk==$SLACK_SDK_VERSION" "wechatpy[cryptography]==$WECHATPY_VERSION" \
+    || { echo "error: could not install python-telegram-bot $PTB_VERSION, slack_sdk $SLACK_SDK_VERSION and wechatpy $WECHATPY_VERSION into .venv (the chat fakes' SDK checks)" >&2; exit 1; }
 fi
 .venv/bin/python crates/toolgate-cli/tests/peers/chat_sdk_check.py >/dev/null \
   || { echo "error: the official Telegram/Slack SDKs reject the chat fakes: run .venv/bin/python crates/toolgate-cli/tests/peers/chat_sdk_check.py" >&2; exit 1; }
+.venv/bin/python crates/toolgate-cli/tests/peers/wecom_sdk_check.py >/dev/null \
+  || { echo "error: wechatpy rejects the WeCom fake: run .venv/bin/python crates/toolgate-cli/tests/peers/wecom_sdk_check.py" >&2; exit 1; }
 
 # --- telemetry (crates/toolgate-cli/tests/suite/telemetry.rs) --------------------------------
 # The OTLP receiver decodes what toolgate exports with the official protobuf definitions

@@ -18,6 +18,12 @@ pub enum HookAnswer {
     Accepted,
     /// Slack's Request URL handshake, verified: 200 with `{"challenge": …}`.
     Challenge(String),
+    /// Verified, answered with this body (WeCom's URL check echoes a decrypted text; a
+    /// callback may carry an encrypted passive reply): 200.
+    Body {
+        content_type: &'static str,
+        body: String,
+    },
     /// Refused before anything in it was acted on.
     Refused { why: HookRefusal, message: String },
 }

@@ -1,6 +1,6 @@
 //! [`Bots`]: every `[[bots]]` entry, how each hears from its service (long polling or a
 //! webhook on `toolgate serve`), and the loop that hands each conversation's journal to its
-//! chat ([`crate::deliver`]).
+//! chat (`deliver`).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -8,20 +8,22 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use toolgate_channels::UpdateMode;
 use toolgate_channels::secret::Secret;
 use toolgate_channels::slack::SlackApi;
 use toolgate_channels::slack::verify::Verifier;
 use toolgate_channels::telegram::TelegramApi;
-use toolgate_channels::{ChannelKind, UpdateMode};
 use toolgate_conversations::Conversations;
 use toolgate_net::EgressPolicy;
 use toolgate_store::{ChatPosts, Clock, millis};
 
-use crate::config::{BotConfig, check_all};
+use crate::config::{BotConfig, BotKind, check_all};
 use crate::directory::Directory;
 use crate::incoming::Incoming;
 use crate::outbound::Outbound;
 use crate::telegram::inbound::{Me, incoming};
+use crate::wecom::api::WecomApi;
+use crate::wecom::crypto::WecomCrypto;
 
 /// The delivery loop's pace when nothing happens here (another replica's turns, decisions
 /// taken elsewhere, retries).
@@ -66,6 +68,12 @@ pub(crate) enum Inbound {
     Slack {
         api: SlackApi,
         verifier: Box<Verifier>,
+    },
+    /// Callbacks POSTed to the hook, signed and encrypted with the callback Token and
+    /// EncodingAESKey.
+    Wecom {
+        api: Arc<WecomApi>,
+        crypto: Box<WecomCrypto>,
     },
 }
 
@@ -132,7 +140,7 @@ impl Bots {
             let token = Secret::from_env(&config.name, &config.token_env, "the bot token")
                 .map_err(|e| fail(e.to_string()))?;
             let (out, inbound): (Arc<dyn Outbound>, Inbound) = match (config.kind, config.updates) {
-                (ChannelKind::Slack, _) => {
+                (BotKind::Slack, _) => {
                     let secret = Secret::from_env(
                         &config.name,
                         config.signing_secret_env.as_deref().unwrap_or_default(),
@@ -148,11 +156,36 @@ impl Bots {
                         },
                     )
                 }
-                (ChannelKind::Telegram, UpdateMode::Polling) => {
+                (BotKind::Wecom, _) => {
+                    let secret = |var: &Option<String>, what| {
+                        Secret::from_env(&config.name, var.as_deref().unwrap_or_default(), what)
+                            .map_err(|e| fail(e.to_string()))
+                    };
+                    let callback = secret(&config.callback_token_env, "the callback Token")?;
+                    let aes = secret(&config.encoding_aes_key_env, "the EncodingAESKey")?;
+                    let corp = config.corp_id.clone().unwrap_or_default();
+                    let crypto = WecomCrypto::new(callback.expose(), aes.expose(), &corp)
+                        .map_err(|e| fail(format!("encoding_aes_key_env: {e}")))?;
+                    let api = Arc::new(WecomApi::new(
+                        client.clone(),
+                        config.api_base(),
+                        corp,
+                        config.agent_id.unwrap_or_default(),
+                        token,
+                    ));
+                    (
+                        Arc::clone(&api) as Arc<dyn Outbound>,
+                        Inbound::Wecom {
+                            api,
+                            crypto: Box::new(crypto),
+                        },
+                    )
+                }
+                (BotKind::Telegram, UpdateMode::Polling) => {
                     let api = TelegramApi::new(client.clone(), config.api_base(), token);
                     (Arc::new(api.clone()), Inbound::TelegramPolling(api))
                 }
-                (ChannelKind::Telegram, UpdateMode::Webhook) => {
+                (BotKind::Telegram, UpdateMode::Webhook) => {
                     if deps.public_url.is_none() {
                         return Err(fail(
                             "updates = \"webhook\" needs [server] public_url (the address \
@@ -233,6 +266,10 @@ impl Bots {
                         id: 0,
                         username: me["user_id"].as_str().unwrap_or_default().to_owned(),
                     }),
+                Inbound::Wecom { api, .. } => api.whoami().await.map(|me| Me {
+                    id: 0,
+                    username: me,
+                }),
             };
             match asked {
                 Ok(me) => {
@@ -280,8 +317,8 @@ impl Bots {
                     }
                 }
             }
-            // Slack posts to the hook.
-            Inbound::Slack { .. } => {}
+            // Slack and WeCom post to the hook.
+            Inbound::Slack { .. } | Inbound::Wecom { .. } => {}
         }
     }
 
@@ -295,7 +332,7 @@ impl Bots {
         }
     }
 
-    pub(crate) fn index(&self, kind: ChannelKind, name: &str) -> Option<usize> {
+    pub(crate) fn index(&self, kind: BotKind, name: &str) -> Option<usize> {
         self.bots
             .iter()
             .position(|b| b.config.kind == kind && b.config.name == name)

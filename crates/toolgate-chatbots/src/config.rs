@@ -15,9 +15,38 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use toolgate_channels::UpdateMode;
 use toolgate_channels::config::is_env_name;
-use toolgate_channels::{ChannelKind, UpdateMode};
 use toolgate_protocol::Role;
+
+/// The chat service behind a bot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BotKind {
+    Telegram,
+    Slack,
+    /// A WeCom (企业微信) self-built application in callback mode.
+    Wecom,
+}
+
+impl BotKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotKind::Telegram => "telegram",
+            BotKind::Slack => "slack",
+            BotKind::Wecom => "wecom",
+        }
+    }
+
+    /// The service's API when `api_url` is not set.
+    pub fn default_api_url(self) -> &'static str {
+        match self {
+            BotKind::Telegram => "https://api.telegram.org",
+            BotKind::Slack => "https://slack.com/api",
+            BotKind::Wecom => "https://qyapi.weixin.qq.com/cgi-bin",
+        }
+    }
+}
 
 /// One `[[bots]]` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,11 +54,23 @@ use toolgate_protocol::Role;
 pub struct BotConfig {
     /// Names the bot in its entry point (`telegram:assistant`), hook URLs and `doctor`.
     pub name: String,
-    /// The chat service: `telegram` or `slack`.
-    pub kind: ChannelKind,
+    /// The chat service: `telegram`, `slack` or `wecom`.
+    pub kind: BotKind,
     /// The environment variable holding the bot token (Telegram's `123:ABC…`, Slack's
-    /// `xoxb-…`).
+    /// `xoxb-…`, a WeCom application's Secret).
     pub token_env: String,
+    /// WeCom: the corp id (企业ID; not a secret). Decrypted callbacks must name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corp_id: Option<String>,
+    /// WeCom: the application's AgentId.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<i64>,
+    /// WeCom: the environment variable holding the callback Token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_token_env: Option<String>,
+    /// WeCom: the environment variable holding the callback EncodingAESKey.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding_aes_key_env: Option<String>,
     /// Slack: the environment variable holding the app's signing secret (required: it
     /// verifies every event and interaction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +150,8 @@ impl BotConfig {
             ("token_env", Some(&self.token_env)),
             ("signing_secret_env", self.signing_secret_env.as_ref()),
             ("webhook_secret_env", self.webhook_secret_env.as_ref()),
+            ("callback_token_env", self.callback_token_env.as_ref()),
+            ("encoding_aes_key_env", self.encoding_aes_key_env.as_ref()),
         ] {
             if let Some(var) = var
                 && !is_env_name(var)
@@ -119,8 +162,18 @@ impl BotConfig {
                 )));
             }
         }
+        if self.kind != BotKind::Wecom
+            && (self.corp_id.is_some()
+                || self.agent_id.is_some()
+                || self.callback_token_env.is_some()
+                || self.encoding_aes_key_env.is_some())
+        {
+            return Err(self.problem(
+                "corp_id, agent_id, callback_token_env and encoding_aes_key_env are for wecom bots",
+            ));
+        }
         match self.kind {
-            ChannelKind::Telegram => {
+            BotKind::Telegram => {
                 if self.signing_secret_env.is_some() {
                     return Err(self.problem("signing_secret_env is for slack bots"));
                 }
@@ -134,7 +187,28 @@ impl BotConfig {
                     return Err(self.problem(format!("chats: `{chat}` is not a numeric chat id")));
                 }
             }
-            ChannelKind::Slack => {
+            BotKind::Wecom => {
+                if self.corp_id.as_deref().is_none_or(str::is_empty)
+                    || self.agent_id.is_none()
+                    || self.callback_token_env.is_none()
+                    || self.encoding_aes_key_env.is_none()
+                {
+                    return Err(self.problem(
+                        "a wecom bot needs corp_id, agent_id, callback_token_env and \
+                         encoding_aes_key_env (token_env holds the application's Secret)",
+                    ));
+                }
+                if self.updates != UpdateMode::Polling
+                    || self.webhook_secret_env.is_some()
+                    || self.signing_secret_env.is_some()
+                {
+                    return Err(self.problem(
+                        "updates, webhook_secret_env and signing_secret_env are not for wecom \
+                         bots (WeCom posts callbacks to /hooks/bots/wecom/<name>)",
+                    ));
+                }
+            }
+            BotKind::Slack => {
                 if self.signing_secret_env.is_none() {
                     return Err(self.problem(
                         "a slack bot needs signing_secret_env (the app's signing secret \
@@ -231,7 +305,7 @@ mod tests {
                 .contains("webhook_secret_env")
         );
         let mut b = bot();
-        b.kind = ChannelKind::Slack;
+        b.kind = BotKind::Slack;
         assert!(
             b.check()
                 .unwrap_err()
@@ -241,6 +315,18 @@ mod tests {
         b.signing_secret_env = Some("SLACK_SIGNING_SECRET".into());
         b.check().unwrap();
         assert_eq!(b.entry(), "slack:assistant");
+        let mut b = bot();
+        b.kind = BotKind::Wecom;
+        assert!(b.check().unwrap_err().problem.contains("corp_id"));
+        b.corp_id = Some("ww1".into());
+        b.agent_id = Some(1_000_002);
+        b.callback_token_env = Some("WECOM_TOKEN".into());
+        b.encoding_aes_key_env = Some("WECOM_AES_KEY".into());
+        b.check().unwrap();
+        assert_eq!(b.api_base(), "https://qyapi.weixin.qq.com/cgi-bin");
+        let mut t = bot();
+        t.corp_id = Some("ww1".into());
+        assert!(t.check().unwrap_err().problem.contains("for wecom bots"));
         let mut b = bot();
         b.chats = vec!["@group".into()];
         assert!(b.check().is_err());

@@ -12,7 +12,7 @@
 //!
 //! # What is sent
 //! - an answer: its text, split at Telegram's limit; the draft that showed it being written
-//!   is deleted first ([`crate::watch`]);
+//!   is deleted first (`watch`);
 //! - a turn that ended without an answer: why;
 //! - a command's reply (`/help`, `/tools`, …);
 //! - an approval card: the approval channels' card — the complete, redacted preview and
@@ -26,7 +26,6 @@ use toolgate_conversations::{ConversationRow, Entry, Event};
 use toolgate_store::approvals::ApprovalStatus;
 
 use crate::bots::{Bots, LEASE};
-use crate::text::split;
 
 /// Journal entries read per step.
 const STEP: usize = 100;
@@ -172,7 +171,7 @@ impl Bots {
         {
             return Sent::Later;
         }
-        for (i, piece) in split(text, self.bots[index].out.limit()).iter().enumerate() {
+        for (i, piece) in self.bots[index].out.pieces(text).iter().enumerate() {
             let key = format!("{}#{seq}#{i}", row.id);
             if self
                 .send_once(index, &row.chat, &key, Payload::Text(piece))

@@ -4,15 +4,16 @@
 
 use serde_json::json;
 use toolgate_channels::ChatService;
+use toolgate_channels::UpdateMode;
 use toolgate_channels::doctor::Finding;
 use toolgate_channels::secret::Secret;
 use toolgate_channels::service::ServiceError;
 use toolgate_channels::slack::SlackApi;
 use toolgate_channels::telegram::TelegramApi;
-use toolgate_channels::{ChannelKind, UpdateMode};
 use toolgate_net::EgressPolicy;
 
-use crate::config::BotConfig;
+use crate::config::{BotConfig, BotKind};
+use crate::wecom::api::WecomApi;
 
 fn why(e: &ServiceError) -> String {
     match e {
@@ -70,11 +71,43 @@ pub async fn check(
             }
         };
         let (service, telegram): (Box<dyn ChatService>, Option<TelegramApi>) = match config.kind {
-            ChannelKind::Telegram => {
+            BotKind::Telegram => {
                 let api = TelegramApi::new(client.clone(), config.api_base(), token);
                 (Box::new(api.clone()), Some(api))
             }
-            ChannelKind::Slack => {
+            BotKind::Wecom => {
+                for (var, what) in [
+                    (&config.callback_token_env, "the callback Token"),
+                    (&config.encoding_aes_key_env, "the EncodingAESKey"),
+                ] {
+                    if let Err(e) =
+                        Secret::from_env(&config.name, var.as_deref().unwrap_or_default(), what)
+                    {
+                        fail(e.to_string());
+                    }
+                }
+                let api = WecomApi::new(
+                    client.clone(),
+                    config.api_base(),
+                    config.corp_id.clone().unwrap_or_default(),
+                    config.agent_id.unwrap_or_default(),
+                    token,
+                );
+                match api.whoami().await {
+                    Ok(me) => findings.push(Finding {
+                        name: name.clone(),
+                        ok: true,
+                        detail: format!("secret accepted (gettoken): {me}"),
+                    }),
+                    Err(e) => findings.push(Finding {
+                        name: name.clone(),
+                        ok: false,
+                        detail: why(&e),
+                    }),
+                }
+                continue;
+            }
+            BotKind::Slack => {
                 let var = config.signing_secret_env.as_deref().unwrap_or_default();
                 if let Err(e) = Secret::from_env(&config.name, var, "the signing secret") {
                     fail(e.to_string());

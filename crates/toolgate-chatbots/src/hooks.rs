@@ -7,10 +7,14 @@ use std::sync::Arc;
 
 use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
-use toolgate_channels::{ChannelKind, HookAnswer, HookRefusal};
+use toolgate_channels::{HookAnswer, HookRefusal};
 
 use crate::bots::{Bots, Inbound, KEEP_SENT};
+use crate::config::BotKind;
+use crate::incoming::Incoming;
 use crate::slack::SlackRequest;
+use crate::wecom::WecomQuery;
+use crate::wecom::inbound;
 
 impl Bots {
     /// A Telegram update in webhook mode: the secret token checked, then handled on its own
@@ -25,7 +29,7 @@ impl Bots {
             why,
             message: message.to_owned(),
         };
-        let Some(index) = self.index(ChannelKind::Telegram, name) else {
+        let Some(index) = self.index(BotKind::Telegram, name) else {
             return refused(
                 HookRefusal::NoChannel,
                 &format!("no telegram bot `{name}` ([[bots]])"),
@@ -69,7 +73,7 @@ impl Bots {
         body: &[u8],
     ) -> HookAnswer {
         let refused = |why, message: String| HookAnswer::Refused { why, message };
-        let Some(index) = self.index(ChannelKind::Slack, name) else {
+        let Some(index) = self.index(BotKind::Slack, name) else {
             return refused(
                 HookRefusal::NoChannel,
                 format!("no slack bot `{name}` ([[bots]])"),
@@ -118,7 +122,11 @@ impl Bots {
     /// Whether event `id` is seen here first (across restarts and replicas).
     async fn first_time(&self, index: usize, id: &str) -> bool {
         let bot = &self.bots[index];
-        let key = format!("event:{id}");
+        let key = if id.contains(':') {
+            id.to_owned()
+        } else {
+            format!("event:{id}")
+        };
         match self
             .posts
             .claim(&key, &bot.entry, "events", KEEP_SENT)
@@ -139,6 +147,119 @@ impl Bots {
                 tracing::warn!(bot = %bot.entry, "slack: recording an event failed, handling it anyway: {e}");
                 true
             }
+        }
+    }
+
+    /// A WeCom callback: the signature checked and the message decrypted (the corp id it
+    /// names checked too), then handled on its own task. The URL check (`echostr`) is
+    /// answered with its decrypted text. A callback WeCom sends again is handled once (its
+    /// message id, or the press's user, time and task, claimed in the store). A chat user
+    /// who may not talk is answered at once with an encrypted passive reply.
+    pub fn wecom_hook(self: &Arc<Self>, name: &str, query: &WecomQuery, body: &[u8]) -> HookAnswer {
+        let refused = |why, message: String| HookAnswer::Refused { why, message };
+        let Some(index) = self.index(BotKind::Wecom, name) else {
+            return refused(
+                HookRefusal::NoChannel,
+                format!("no wecom bot `{name}` ([[bots]])"),
+            );
+        };
+        let Inbound::Wecom { api, crypto } = &self.bots[index].inbound else {
+            return refused(HookRefusal::NoChannel, format!("no wecom bot `{name}`"));
+        };
+        let (Some(signature), Some(timestamp), Some(nonce)) = (
+            query.msg_signature.as_deref(),
+            query.timestamp.as_deref(),
+            query.nonce.as_deref(),
+        ) else {
+            return refused(
+                HookRefusal::Unauthenticated,
+                "msg_signature, timestamp and nonce are required".into(),
+            );
+        };
+        let encrypted = match &query.echostr {
+            Some(echo) => echo.clone(),
+            None => {
+                let Some(encrypted) = std::str::from_utf8(body)
+                    .ok()
+                    .and_then(|xml| inbound::field(xml, "Encrypt"))
+                else {
+                    return refused(
+                        HookRefusal::Malformed,
+                        "the callback is not WeCom's XML with an Encrypt field".into(),
+                    );
+                };
+                encrypted
+            }
+        };
+        let plain = match crypto.open(signature, timestamp, nonce, &encrypted) {
+            Ok(plain) => plain,
+            Err(e) => {
+                tracing::warn!(bot = %name, "wecom: a callback was refused: {e}");
+                return refused(HookRefusal::Unauthenticated, e.to_string());
+            }
+        };
+        if query.echostr.is_some() {
+            return HookAnswer::Body {
+                content_type: "text/plain; charset=utf-8",
+                body: plain,
+            };
+        }
+        let Some(parsed) = inbound::message(&plain) else {
+            return refused(
+                HookRefusal::Malformed,
+                "the decrypted message is not XML".into(),
+            );
+        };
+        if let (Some(code), Some(Incoming::Button(press))) =
+            (&parsed.response_code, &parsed.incoming)
+        {
+            api.remember_code(&press.message, code);
+        }
+        let Some(incoming) = parsed.incoming else {
+            return HookAnswer::Accepted;
+        };
+        // Who may not talk is told in the callback's own answer.
+        let mut passive = None;
+        if let Incoming::Message(m) = &incoming
+            && let Err(why) = self.speaker(index, &m.chat, &m.user)
+            && self.tell_refused(index, &m.user)
+        {
+            let text = format!("Not allowed: {why}. Your message was refused and recorded.");
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let corp = self.bots[index].config.corp_id.clone().unwrap_or_default();
+            let mut random = [0u8; 16];
+            if getrandom::fill(&mut random).is_ok() {
+                passive = crypto
+                    .reply(
+                        &inbound::text_reply(&m.user, &corp, &text, now),
+                        timestamp,
+                        nonce,
+                        random,
+                    )
+                    .ok();
+            }
+        }
+        let hub = Arc::clone(self);
+        let key = parsed.key;
+        let quiet = passive.is_some();
+        tokio::spawn(async move {
+            if !hub.first_time(index, &key).await {
+                return;
+            }
+            match incoming {
+                Incoming::Message(m) if quiet => hub.refuse_quietly(index, &m).await,
+                Incoming::Message(m) => hub.on_message(index, m).await,
+                Incoming::Button(press) => hub.on_button(index, press).await,
+            }
+        });
+        match passive {
+            Some(body) => HookAnswer::Body {
+                content_type: "application/xml; charset=utf-8",
+                body,
+            },
+            None => HookAnswer::Accepted,
         }
     }
 }

@@ -1,13 +1,14 @@
-//! Chat apps as entry points to the agent (`[[bots]]`): Telegram and Slack bots whose chats
-//! are conversations of [`toolgate_conversations`] — Telegram private chats, and groups when
-//! the bot is mentioned or replied to; Slack direct messages, and channel threads started by
-//! a mention.
+//! Chat apps as entry points to the agent (`[[bots]]`): Telegram, Slack and WeCom bots whose
+//! chats are conversations of [`toolgate_conversations`] — Telegram private chats, and groups
+//! when the bot is mentioned or replied to; Slack direct messages, and channel threads started
+//! by a mention; a WeCom application's chat with each member.
 //!
 //! - [`config`]: the table; [`directory`]: what a mapped principal may do now.
 //! - [`bots`]: [`Bots`] — each bot's listener and the delivery loop; `hooks`: what Telegram
 //!   (webhook mode) and Slack (events, interactions) POST to `toolgate serve`.
 //! - [`outbound`]: one trait over what is sent (Telegram's Bot API, Slack's Web API);
-//!   [`incoming`]: what arrives, service-neutral; [`slack`]: Slack's requests understood.
+//!   [`incoming`]: what arrives, service-neutral; [`slack`]: Slack's requests understood;
+//!   [`wecom`]: WeCom's callback crypto, messages and server API.
 //! - `speak`: a message → who is talking → their conversation.
 //! - `deliver`: the journal → the chat, exactly once and in order (answers split at the
 //!   service's limit, approval cards with the channels' complete, redacted preview).
@@ -35,6 +36,7 @@ mod taps;
 pub mod telegram;
 pub mod text;
 mod watch;
+pub mod wecom;
 
 pub use bots::{Bots, BotsDeps, BotsError};
 pub use config::BotConfig;

@@ -16,8 +16,17 @@ pub const SLACK_CHARS: usize = 4_000;
 
 #[async_trait]
 pub trait Outbound: Send + Sync + 'static {
-    /// Text per message, in UTF-16 code units (never more than characters).
+    /// Text per message, in the service's measure (UTF-16 code units for Telegram and Slack,
+    /// bytes for WeCom).
     fn limit(&self) -> usize;
+    /// `text` in pieces the service takes.
+    fn pieces(&self, text: &str) -> Vec<String> {
+        crate::text::split(text, self.limit())
+    }
+    /// Whether a sent text can be edited (a draft can show the answer as it is written).
+    fn drafts(&self) -> bool {
+        true
+    }
     /// Plain text in `chat`, as a reply to `reply_to` where the service threads replies;
     /// the new message's id.
     async fn send_text(

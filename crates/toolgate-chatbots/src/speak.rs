@@ -9,7 +9,10 @@ use toolgate_channels::action::is_approval_id;
 use toolgate_conversations::{Posted, Speaker};
 use toolgate_protocol::Principal;
 
+use toolgate_store::approvals::ApprovalStatus;
+
 use crate::bots::Bots;
+use crate::config::BotKind;
 use crate::incoming::ChatMessage;
 
 impl Bots {
@@ -25,6 +28,15 @@ impl Bots {
             && is_approval_id(&post.approval_id)
         {
             let answer = self.on_typed(index, &m, &post.approval_id, replied).await;
+            self.say(index, &m, &answer).await;
+            return;
+        }
+        // WeCom has no replies to a message: the tool's name sent while its dangerous card
+        // waits in this chat is the typed confirmation.
+        if bot.config.kind == BotKind::Wecom
+            && let Some((card_of, message)) = self.waiting_for_name(index, &m).await
+        {
+            let answer = self.on_typed(index, &m, &card_of, &message).await;
             self.say(index, &m, &answer).await;
             return;
         }
@@ -62,6 +74,38 @@ impl Bots {
                 tracing::info!(bot = %bot.entry, chat = %m.chat, "bots: a message was not queued: {e}");
                 self.say(index, &m, &e.to_string()).await;
             }
+        }
+    }
+
+    /// The open card in `m`'s chat of a pending dangerous request for the tool `m` names:
+    /// its approval id and message.
+    async fn waiting_for_name(&self, index: usize, m: &ChatMessage) -> Option<(String, String)> {
+        let named = m.text.split_whitespace().next()?;
+        let posts = self.posts.open_posts(&self.bots[index].entry).await.ok()?;
+        for post in posts.into_iter().rev() {
+            let Some(message) = post.message_ref else {
+                continue;
+            };
+            if post.chat != m.chat || !is_approval_id(&post.approval_id) {
+                continue;
+            }
+            if let Ok(Some(r)) = self.conversations.approval(&post.approval_id).await
+                && r.status == ApprovalStatus::Pending
+                && r.requires_confirmation
+                && r.tool == named
+            {
+                return Some((post.approval_id, message));
+            }
+        }
+        None
+    }
+
+    /// A refused message already answered (WeCom's passive reply): only audited.
+    pub(crate) async fn refuse_quietly(&self, index: usize, m: &ChatMessage) {
+        if let Err(why) = self.speaker(index, &m.chat, &m.user) {
+            self.conversations
+                .refuse_stranger(&self.bots[index].entry, &m.chat, &m.user, &m.text, &why)
+                .await;
         }
     }
 

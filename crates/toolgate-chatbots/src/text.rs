@@ -45,6 +45,40 @@ pub fn split(text: &str, max: usize) -> Vec<String> {
     pieces
 }
 
+/// `text` in pieces of at most `max` UTF-8 bytes each (WeCom's measure), split as
+/// [`split`] does.
+pub fn split_bytes(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(4);
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while rest.len() > max {
+        let mut end = max;
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let window = &rest[..end];
+        let floor = window.len() * 3 / 4;
+        let cut = window
+            .rfind('\n')
+            .filter(|&i| i >= floor)
+            .or_else(|| window.rfind(' ').filter(|&i| i >= floor));
+        match cut {
+            Some(i) => {
+                pieces.push(rest[..i].to_owned());
+                rest = &rest[i + 1..];
+            }
+            None => {
+                pieces.push(window.to_owned());
+                rest = &rest[end..];
+            }
+        }
+    }
+    if !rest.is_empty() || pieces.is_empty() {
+        pieces.push(rest.to_owned());
+    }
+    pieces
+}
+
 /// The length Telegram counts.
 pub fn units(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
@@ -97,6 +131,14 @@ mod tests {
         let pieces = split(words.trim_end(), 42);
         assert!(pieces.iter().all(|p| units(p) <= 42 && !p.starts_with(' ')));
         assert_eq!(pieces.join(" "), words.trim_end());
+    }
+
+    #[test]
+    fn byte_pieces_never_split_a_character() {
+        let text = "长".repeat(1_500);
+        let pieces = split_bytes(&text, 2_048);
+        assert!(pieces.iter().all(|p| p.len() <= 2_048));
+        assert_eq!(pieces.concat(), text);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! events become a draft message — the text so far and the tool running — edited at most
 //! every [`EDIT_EVERY`], a pace the Bot API tolerates. The draft is a preview: when the
 //! answer is journaled it is deleted and the answer sent as messages of its own
-//! ([`crate::deliver`]), so a draft can never stand in for, or overwrite, an answer.
+//! (`deliver`), so a draft can never stand in for, or overwrite, an answer.
 //!
 //! Each journal event also hands the conversation to delivery at once instead of at the next
 //! pass. A watch ends after [`IDLE`] without events; the delivery loop covers the rest.
@@ -106,6 +106,8 @@ impl Bots {
             Ok(Some(row)) => row.chat,
             _ => return,
         };
+        // A service that cannot edit a message (WeCom) shows no draft: only the journal.
+        let drafting = self.bots[index].out.drafts();
         let mut drafts: BTreeMap<u64, Draft> = BTreeMap::new();
         let mut next_edit = Instant::now();
         let mut idle_until = Instant::now() + IDLE;
@@ -128,6 +130,7 @@ impl Bots {
                             self.deliver(index, id).await;
                             continue;
                         }
+                        Ok(Live::Delta { .. } | Live::Tool { .. }) if !drafting => continue,
                         Ok(Live::Delta { reply_to, text }) => {
                             let draft = drafts.entry(reply_to).or_default();
                             draft.text.push_str(&text);

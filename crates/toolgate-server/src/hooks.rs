@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use toolgate_channels::{HookAnswer, HookRefusal, OperatorCheck};
 use toolgate_protocol::ErrorCode;
 
@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/hooks/telegram/{channel}", post(telegram))
         .route("/hooks/bots/telegram/{bot}", post(telegram_bot))
         .route("/hooks/bots/slack/{bot}", post(slack_bot))
+        .route("/hooks/bots/wecom/{bot}", get(wecom_bot).post(wecom_bot))
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -40,6 +41,12 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 fn answer(a: HookAnswer) -> Response {
     match a {
         HookAnswer::Accepted => (StatusCode::OK, axum::Json(serde_json::json!({}))).into_response(),
+        HookAnswer::Body { content_type, body } => (
+            StatusCode::OK,
+            [(axum::http::header::CONTENT_TYPE, content_type)],
+            body,
+        )
+            .into_response(),
         HookAnswer::Challenge(challenge) => (
             StatusCode::OK,
             axum::Json(serde_json::json!({ "challenge": challenge })),
@@ -137,6 +144,23 @@ async fn slack_bot(
         header(&headers, "x-slack-signature"),
         &body,
     ))
+}
+
+/// WeCom's callback: `GET` verifies the URL (echoes the decrypted `echostr`), `POST` carries
+/// a message; both signed (`msg_signature`) and encrypted.
+async fn wecom_bot(
+    State(state): State<AppState>,
+    Path(bot): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<toolgate_chatbots::wecom::WecomQuery>,
+    body: Bytes,
+) -> Response {
+    let Some(bots) = state.bots() else {
+        return answer(HookAnswer::Refused {
+            why: HookRefusal::NoChannel,
+            message: format!("no wecom bot `{bot}` ([[bots]])"),
+        });
+    };
+    answer(bots.wecom_hook(&bot, &query, &body))
 }
 
 /// Who holds the operator right, for the approval channels: a principal with an operator
