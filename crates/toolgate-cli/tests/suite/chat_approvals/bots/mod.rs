@@ -10,6 +10,7 @@ use toolgate_agent::fake::{FakeServer, Reply};
 
 use super::*;
 
+mod cluster;
 mod slack;
 mod telegram;
 mod wecom;
@@ -70,6 +71,11 @@ impl Bot {
 
     /// A Slack bot: alice is `U0ALICE`; the fake knows channel `C0OPS` and alice's DM.
     pub(super) fn slack(script: Vec<Reply>) -> Bot {
+        Bot::slack_with(script, "")
+    }
+
+    /// A Slack bot with `extra` configuration (a shared store).
+    pub(super) fn slack_with(script: Vec<Reply>, extra: &str) -> Bot {
         let fake = Fake::start(
             "fake_slack.py",
             &[
@@ -86,7 +92,7 @@ impl Bot {
         let bot = format!(
             "[[bots]]\nname = \"assistant\"\nkind = \"slack\"\ntoken_env = \"SLACK_TOKEN\"\n\
              signing_secret_env = \"SLACK_SIGNING_SECRET\"\napi_url = \"http://{addr}/api\"\n\
-             [bots.users]\n\"U0ALICE\" = \"alice\"\n",
+             [bots.users]\n\"U0ALICE\" = \"alice\"\n{extra}\n",
             addr = fake.addr
         );
         Bot::with(script, fake, &bot)
@@ -167,6 +173,11 @@ allow_http = ["127.0.0.1"]
     }
 
     pub(super) fn serve(&self) -> Served {
+        self.serve_at(&self.env.data)
+    }
+
+    /// `toolgate serve` with its own data dir `data` (a replica, when the store is shared).
+    pub(super) fn serve_at(&self, data: &std::path::Path) -> Served {
         let stderr = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -174,7 +185,7 @@ allow_http = ["127.0.0.1"]
             .unwrap();
         let mut child = self
             .env
-            .command()
+            .command_for(data)
             .env("TG_TOKEN", TG_TOKEN)
             .env("SLACK_TOKEN", SLACK_TOKEN)
             .env("SLACK_SIGNING_SECRET", SLACK_SECRET)
