@@ -48,6 +48,11 @@ impl Drop for Bot {
 
 impl Bot {
     pub(super) fn new(script: Vec<Reply>) -> Bot {
+        Bot::telegram_with(script, "", "")
+    }
+
+    /// A Telegram bot with `more` in its table and `extra` configuration after it.
+    pub(super) fn telegram_with(script: Vec<Reply>, more: &str, extra: &str) -> Bot {
         let fake = Fake::start(
             "fake_telegram.py",
             &[
@@ -63,7 +68,7 @@ impl Bot {
         );
         let bot = format!(
             "[[bots]]\nname = \"assistant\"\nkind = \"telegram\"\ntoken_env = \"TG_TOKEN\"\n\
-             api_url = \"http://{addr}\"\n[bots.users]\n\"{ALICE}\" = \"alice\"\n",
+             api_url = \"http://{addr}\"\n{more}\n[bots.users]\n\"{ALICE}\" = \"alice\"\n{extra}\n",
             addr = fake.addr
         );
         Bot::with(script, fake, &bot)
@@ -176,8 +181,17 @@ allow_http = ["127.0.0.1"]
         self.serve_at(&self.env.data)
     }
 
+    /// `toolgate serve` on `listen` (a port the configuration names).
+    pub(super) fn serve_on(&self, listen: &str) -> Served {
+        self.serve_as(&self.env.data, listen)
+    }
+
     /// `toolgate serve` with its own data dir `data` (a replica, when the store is shared).
     pub(super) fn serve_at(&self, data: &std::path::Path) -> Served {
+        self.serve_as(data, "127.0.0.1:0")
+    }
+
+    fn serve_as(&self, data: &std::path::Path, listen: &str) -> Served {
         let stderr = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -194,7 +208,8 @@ allow_http = ["127.0.0.1"]
             .env("WECOM_AES_KEY", WECOM_AES_KEY)
             .env(KEY_VAR, "sk-test-model-key")
             .env("TOOLGATE_LOG", "info")
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("TG_WEBHOOK_SECRET", TG_WEBHOOK_SECRET)
+            .args(["serve", "--listen", listen])
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()

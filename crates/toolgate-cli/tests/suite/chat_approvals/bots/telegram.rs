@@ -251,3 +251,63 @@ fn sigkill_while_the_card_waits_delivers_the_answer_once_after_the_restart() {
     drop(_served);
     assert_eq!(write_outcomes(&bot.env), 1);
 }
+
+/// Webhook mode: toolgate registers `/hooks/bots/telegram/<name>` with its secret token;
+/// Telegram's deliveries carry it and are answered; an update without it is refused (401)
+/// and acts on nothing.
+#[test]
+fn a_telegram_bot_in_webhook_mode_takes_only_updates_with_the_secret() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let bot = Bot::telegram_with(
+        vec![Reply::Turn(FakeTurn::text("Hello through the webhook."))],
+        "updates = \"webhook\"\nwebhook_secret_env = \"TG_WEBHOOK_SECRET\"",
+        &format!("\n[server]\npublic_url = \"http://127.0.0.1:{port}\"\n"),
+    );
+    let served = bot.serve_on(&format!("127.0.0.1:{port}"));
+    let hook = format!("http://127.0.0.1:{port}/hooks/bots/telegram/assistant");
+    wait_for("the webhook registered", || {
+        (bot.fake.get(&format!("/bot{TG_TOKEN}/getWebhookInfo"))["result"]["url"] == json!(hook))
+            .then_some(())
+    });
+    let forged = json!({"update_id": 5, "message": {
+        "message_id": 77, "date": 0, "chat": {"id": ALICE_CHAT, "type": "private"},
+        "from": {"id": ALICE, "is_bot": false, "first_name": "A"}, "text": "run rm -rf"}});
+    for secret in [None, Some("guess")] {
+        let headers: Vec<(&str, &str)> = secret
+            .map(|s| vec![("X-Telegram-Bot-Api-Secret-Token", s)])
+            .unwrap_or_default();
+        let answer = super::super::super::harness::http_with(
+            &served.addr,
+            "POST",
+            "/hooks/bots/telegram/assistant",
+            &headers,
+            Some(&forged),
+        );
+        assert_eq!(answer.status, 401, "{}", answer.text);
+    }
+    bot.say(ALICE_CHAT, ALICE, "hello?");
+    bot.sent_when(ALICE_CHAT, "the answer", |m| {
+        texts(m).iter().any(|t| t == "Hello through the webhook.")
+    });
+    let delivered = bot.fake.get("/_test/deliveries");
+    assert!(
+        delivered
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["status"] == 200),
+        "{delivered}"
+    );
+    let inbound = bot
+        .env
+        .audit_records()
+        .iter()
+        .filter(|r| r["tool"] == "conversation.message" && r["arguments"]["direction"] == "in")
+        .count();
+    assert_eq!(inbound, 1, "the forged update reached the conversation");
+    assert_no_secret(&bot.log);
+}

@@ -174,3 +174,71 @@ fn wecom_callbacks_talk_to_the_agent_with_template_cards() {
     }
     assert_no_secret(&bot.log);
 }
+
+/// `toolgate doctor` checks each bot: the WeCom Secret accepted by `gettoken` (or the
+/// answer that refuses it), the Telegram token by `getMe` and its webhook.
+#[test]
+fn doctor_checks_each_bot() {
+    let bot = Bot::wecom(Vec::new());
+    let doctor = |secret: &str| {
+        let run = Run::from_output(
+            bot.env
+                .command()
+                .env("WECOM_SECRET", secret)
+                .env("WECOM_TOKEN", WECOM_TOKEN)
+                .env("WECOM_AES_KEY", WECOM_AES_KEY)
+                .args(["doctor", "--json"])
+                .output()
+                .expect("doctor"),
+        );
+        run.json()["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"].as_str().unwrap().starts_with("bots:"))
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    c["status"].as_str().unwrap(),
+                    c["name"].as_str().unwrap(),
+                    c["detail"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let good = doctor(WECOM_SECRET);
+    assert_eq!(good.len(), 1, "{good:?}");
+    assert!(
+        good[0].starts_with("ok bots: wecom:assistant secret accepted"),
+        "{good:?}"
+    );
+    let bad = doctor("wrong-secret");
+    assert!(
+        bad[0].starts_with("fail bots: wecom:assistant") && bad[0].contains("40001"),
+        "{bad:?}"
+    );
+    let tg = Bot::new(Vec::new());
+    let run = Run::from_output(
+        tg.env
+            .command()
+            .env("TG_TOKEN", TG_TOKEN)
+            .args(["doctor", "--json"])
+            .output()
+            .expect("doctor"),
+    );
+    let line = run.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "bots: telegram:assistant")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(line["status"], "ok", "{line}");
+    assert!(
+        line["detail"]
+            .as_str()
+            .unwrap()
+            .contains("@toolgate_test_bot"),
+        "{line}"
+    );
+}
