@@ -191,6 +191,22 @@ impl Bots {
                 encrypted
             }
         };
+        // WeCom sends (and resends) a callback within seconds: one signed more than five
+        // minutes from now is a replay or a forgery, whatever its signature.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let fresh = timestamp
+            .parse::<u64>()
+            .is_ok_and(|t| t.abs_diff(now) <= toolgate_channels::slack::verify::WINDOW_SECS);
+        if !fresh {
+            tracing::warn!(bot = %name, "wecom: a callback with a stale timestamp was refused");
+            return refused(
+                HookRefusal::Unauthenticated,
+                "the callback's timestamp is more than 5 minutes from now (a replayed or delayed callback)"
+                    .into(),
+            );
+        }
         let plain = match crypto.open(signature, timestamp, nonce, &encrypted) {
             Ok(plain) => plain,
             Err(e) => {

@@ -18,7 +18,7 @@ use crate::incoming::ChatMessage;
 impl Bots {
     pub(crate) async fn on_message(self: &Arc<Self>, index: usize, m: ChatMessage) {
         let bot = &self.bots[index];
-        if !bot.config.chats.is_empty() && !bot.config.chats.contains(&m.chat) {
+        if !listed(&bot.config.chats, &m.chat) {
             tracing::debug!(bot = %bot.entry, chat = %m.chat, "bots: a message from a chat not listed was ignored");
             return;
         }
@@ -154,5 +154,28 @@ impl Bots {
         if let Err(e) = bot.out.send_text(&m.chat, text, reply_to).await {
             tracing::warn!(bot = %bot.entry, chat = %m.chat, "bots: answering a message failed: {e}");
         }
+    }
+}
+
+/// Whether `chat` is one of `chats` (any when none is listed). A Slack thread
+/// (`<channel>/<thread ts>`) is listed when its channel is.
+fn listed(chats: &[String], chat: &str) -> bool {
+    let channel = chat.split_once('/').map_or(chat, |(channel, _)| channel);
+    chats.is_empty() || chats.iter().any(|c| c == channel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_is_listed_by_its_channel() {
+        let chats = vec!["C1".to_owned(), "-100".to_owned()];
+        assert!(listed(&chats, "C1/1700000000.000100"));
+        assert!(listed(&chats, "C1"));
+        assert!(listed(&chats, "-100"));
+        assert!(!listed(&chats, "C2/1.0"));
+        assert!(!listed(&chats, "C10"));
+        assert!(listed(&[], "anything"));
     }
 }

@@ -26,9 +26,10 @@ Test control (JSON):
   GET  /_test/messages   [{msgid, touser, msgtype, content | template_card, recalled, updated}]
   GET  /_test/calls      {path: n}
   POST /_test/expire     {} -> {}: every token issued so far is expired
-  POST /_test/say        {url, user, text} -> {status, body, reply, msgid}: a user's text
-                         message as an encrypted callback POSTed to url (reply: the passive
-                         reply toolgate answered, decrypted with wechatpy, or null)
+  POST /_test/say        {url, user, text, age?} -> {status, body, reply, msgid}: a user's
+                         text message as an encrypted callback POSTed to url (reply: the
+                         passive reply toolgate answered, decrypted with wechatpy, or null;
+                         age: seconds to date its timestamp back, a replayed callback)
   POST /_test/click      {url, user, task_id, key} -> {status, body}: a press on a card's
                          button (template_card_event with a fresh ResponseCode)
   POST /_test/verify     {url} -> {status, body, echo}: the URL check (GET with echostr);
@@ -152,10 +153,10 @@ class WeCom:
                 return self.err(40104, "invalid msgid")
             return self.err(60011, "no privilege to access/modify contact/party/agent")
 
-    def callback(self, url, xml, crypto=None, method="POST"):
+    def callback(self, url, xml, crypto=None, age=0):
         crypto = crypto or self.crypto
         nonce = secrets.token_hex(5)
-        ts = str(int(time.time()))
+        ts = str(int(time.time()) - int(age))
         sealed = xmltodict.parse(crypto.encrypt_message(xml, nonce, ts))["xml"]
         body = (f"<xml><ToUserName><![CDATA[{self.corp}]]></ToUserName>"
                 f"<AgentID><![CDATA[{self.agent}]]></AgentID>"
@@ -236,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, {})
         if what in ("say", "forged"):
             xml, msgid = f.user_xml(body["user"], body["text"])
-            out = f.callback(body["url"], xml, f.other if what == "forged" else None)
+            out = f.callback(body["url"], xml, f.other if what == "forged" else None, body.get("age", 0))
             out["msgid"] = msgid
             return self.reply(200, out)
         if what == "click":

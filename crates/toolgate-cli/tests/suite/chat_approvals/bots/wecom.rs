@@ -83,6 +83,12 @@ fn wecom_callbacks_talk_to_the_agent_with_template_cards() {
         &json!({"url": hook, "user": "alice", "text": "run rm -rf"}),
     );
     assert_eq!(forged["status"], 401, "{forged}");
+    // Signed correctly, but ten minutes old (a captured callback replayed): refused.
+    let replayed = bot.fake.post(
+        "/_test/say",
+        &json!({"url": hook, "user": "alice", "text": "run rm -rf", "age": 600}),
+    );
+    assert_eq!(replayed["status"], 401, "{replayed}");
 
     let pressed = bot.fake.post(
         "/_test/click",
