@@ -122,31 +122,15 @@ impl ChannelConfig {
 
     /// Checks one entry on its own (names, variables, filters, the API URL).
     pub fn check(&self) -> Result<(), ConfigError> {
-        let valid_name = !self.name.is_empty()
-            && self.name.len() <= 32
-            && self
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !valid_name {
-            return Err(self.problem(
-                "name must be 1-32 characters of a-z, 0-9, - and _ (it appears in hook URLs)",
-            ));
-        }
-        for (key, var) in [
-            ("token_env", Some(&self.token_env)),
-            ("signing_secret_env", self.signing_secret_env.as_ref()),
-            ("webhook_secret_env", self.webhook_secret_env.as_ref()),
-        ] {
-            if let Some(var) = var
-                && !is_env_name(var)
-            {
-                return Err(self.problem(format!(
-                    "{key} must name an environment variable (A-Z, 0-9, _), not hold a secret: \
-                     put the secret in the environment and its name here"
-                )));
-            }
-        }
+        check_name_and_vars(
+            &self.name,
+            &[
+                ("token_env", Some(&self.token_env)),
+                ("signing_secret_env", self.signing_secret_env.as_ref()),
+                ("webhook_secret_env", self.webhook_secret_env.as_ref()),
+            ],
+        )
+        .map_err(|problem| self.problem(problem))?;
         match self.kind {
             ChannelKind::Slack => {
                 if self.signing_secret_env.is_none() {
@@ -228,6 +212,32 @@ pub fn check_all(channels: &[ChannelConfig]) -> Result<(), ConfigError> {
         c.check()?;
         if !seen.insert(&c.name) {
             return Err(c.problem("two channels have this name"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a channel's or bot's name (it appears in hook URLs) and that each `(key, value)`
+/// names an environment variable rather than holding a secret; the problem otherwise.
+pub fn check_name_and_vars(name: &str, vars: &[(&str, Option<&String>)]) -> Result<(), String> {
+    let valid_name = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if !valid_name {
+        return Err(
+            "name must be 1-32 characters of a-z, 0-9, - and _ (it appears in hook URLs)".into(),
+        );
+    }
+    for (key, var) in vars {
+        if let Some(var) = var
+            && !is_env_name(var)
+        {
+            return Err(format!(
+                "{key} must name an environment variable (A-Z, 0-9, _), not hold a secret: \
+                 put the secret in the environment and its name here"
+            ));
         }
     }
     Ok(())

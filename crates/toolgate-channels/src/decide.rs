@@ -39,7 +39,7 @@ fn confirmation(
 
 /// How long a tap on an unknown message waits, step by step, for a card being recorded
 /// (about 2 s in all).
-const RECORD_WAITS: [Duration; 5] = [
+pub const RECORD_WAITS: [Duration; 5] = [
     Duration::from_millis(50),
     Duration::from_millis(150),
     Duration::from_millis(300),

@@ -4,7 +4,7 @@
 use toolgate_net::EgressPolicy;
 
 use crate::config::ChannelConfig;
-use crate::service::ServiceError;
+use crate::service::{ChatService, ServiceError};
 
 /// One line of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,19 +15,47 @@ pub struct Finding {
     pub detail: String,
 }
 
-fn why(e: &ServiceError) -> String {
+/// What a failed check says, with the likely cause.
+pub fn why(e: &ServiceError) -> String {
     match e {
         ServiceError::Api { code, .. }
-            if code == "401" || code == "invalid_auth" || code == "not_authed" =>
+            if code == "401" || code == "404" || code == "invalid_auth" || code == "not_authed" =>
         {
             format!("{e} (the token is wrong or revoked)")
         }
-        ServiceError::Api { code, .. } if code == "400" || code == "channel_not_found" => {
+        ServiceError::Api { code, .. }
+            if code == "400" || code == "403" || code == "channel_not_found" =>
+        {
             format!("{e} (is the bot a member of the chat, and the id right?)")
         }
         ServiceError::Egress(_) => format!("{e} (allow the API's host in [egress])"),
         _ => e.to_string(),
     }
+}
+
+/// One finding per chat: reachable (with its title) or why not.
+pub async fn chat_findings(
+    service: &dyn ChatService,
+    name: &str,
+    chats: &[String],
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for chat in chats {
+        let chat_name = format!("{name} chat {chat}");
+        findings.push(match service.chat_title(chat).await {
+            Ok(title) => Finding {
+                name: chat_name,
+                ok: true,
+                detail: format!("reachable: {title}"),
+            },
+            Err(e) => Finding {
+                name: chat_name,
+                ok: false,
+                detail: why(&e),
+            },
+        });
+    }
+    findings
 }
 
 /// Checks every channel.
@@ -80,21 +108,7 @@ pub async fn check(channels: &[ChannelConfig], egress: &EgressPolicy) -> Vec<Fin
                 continue;
             }
         }
-        for chat in &config.chats {
-            let chat_name = format!("{name} chat {chat}");
-            findings.push(match service.chat_title(chat).await {
-                Ok(title) => Finding {
-                    name: chat_name,
-                    ok: true,
-                    detail: format!("reachable: {title}"),
-                },
-                Err(e) => Finding {
-                    name: chat_name,
-                    ok: false,
-                    detail: why(&e),
-                },
-            });
-        }
+        findings.extend(chat_findings(service.as_ref(), &name, &config.chats).await);
     }
     findings
 }

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
 
 use crate::approval_channels::{ApprovalChannels, Inbound};
@@ -105,10 +104,7 @@ impl ApprovalChannels {
         else {
             return no_channel("telegram", name);
         };
-        let matches = secret.is_some_and(|s| {
-            verify_slices_are_equal(s.as_bytes(), expected.expose().as_bytes()).is_ok()
-        });
-        if !matches {
+        if !expected.matches(secret) {
             tracing::warn!(channel = %name, "telegram: an update without the webhook's secret token was refused");
             return HookAnswer::refused(
                 HookRefusal::Unauthenticated,

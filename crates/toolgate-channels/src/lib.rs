@@ -26,6 +26,7 @@ mod channel;
 pub mod config;
 pub mod confirm;
 mod decide;
+pub use decide::RECORD_WAITS;
 pub mod doctor;
 mod error;
 pub mod hooks;

@@ -41,6 +41,14 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// Whether `given` (a header's value, if any) is this secret, compared in constant time.
+    pub fn matches(&self, given: Option<&str>) -> bool {
+        given.is_some_and(|s| {
+            aws_lc_rs::constant_time::verify_slices_are_equal(s.as_bytes(), self.0.as_bytes())
+                .is_ok()
+        })
+    }
 }
 
 impl fmt::Debug for Secret {

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use toolgate_channels::UpdateMode;
-use toolgate_channels::config::is_env_name;
+use toolgate_channels::config::check_name_and_vars;
 use toolgate_protocol::Role;
 
 /// The chat service behind a bot.
@@ -135,33 +135,17 @@ impl BotConfig {
 
     /// Checks one entry on its own.
     pub fn check(&self) -> Result<(), BotConfigError> {
-        let valid_name = !self.name.is_empty()
-            && self.name.len() <= 32
-            && self
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !valid_name {
-            return Err(self.problem(
-                "name must be 1-32 characters of a-z, 0-9, - and _ (it appears in hook URLs)",
-            ));
-        }
-        for (key, var) in [
-            ("token_env", Some(&self.token_env)),
-            ("signing_secret_env", self.signing_secret_env.as_ref()),
-            ("webhook_secret_env", self.webhook_secret_env.as_ref()),
-            ("callback_token_env", self.callback_token_env.as_ref()),
-            ("encoding_aes_key_env", self.encoding_aes_key_env.as_ref()),
-        ] {
-            if let Some(var) = var
-                && !is_env_name(var)
-            {
-                return Err(self.problem(format!(
-                    "{key} must name an environment variable (A-Z, 0-9, _), not hold a secret: \
-                     put the secret in the environment and its name here"
-                )));
-            }
-        }
+        check_name_and_vars(
+            &self.name,
+            &[
+                ("token_env", Some(&self.token_env)),
+                ("signing_secret_env", self.signing_secret_env.as_ref()),
+                ("webhook_secret_env", self.webhook_secret_env.as_ref()),
+                ("callback_token_env", self.callback_token_env.as_ref()),
+                ("encoding_aes_key_env", self.encoding_aes_key_env.as_ref()),
+            ],
+        )
+        .map_err(|problem| self.problem(problem))?;
         if self.kind != BotKind::Wecom
             && (self.corp_id.is_some()
                 || self.agent_id.is_some()

@@ -5,32 +5,14 @@
 use serde_json::json;
 use toolgate_channels::ChatService;
 use toolgate_channels::UpdateMode;
-use toolgate_channels::doctor::Finding;
+use toolgate_channels::doctor::{Finding, chat_findings, why};
 use toolgate_channels::secret::Secret;
-use toolgate_channels::service::ServiceError;
 use toolgate_channels::slack::SlackApi;
 use toolgate_channels::telegram::TelegramApi;
 use toolgate_net::EgressPolicy;
 
 use crate::config::{BotConfig, BotKind};
 use crate::wecom::api::WecomApi;
-
-fn why(e: &ServiceError) -> String {
-    match e {
-        ServiceError::Api { code, .. }
-            if code == "401" || code == "404" || code == "invalid_auth" || code == "not_authed" =>
-        {
-            format!("{e} (the token is wrong or revoked)")
-        }
-        ServiceError::Api { code, .. }
-            if code == "400" || code == "403" || code == "channel_not_found" =>
-        {
-            format!("{e} (is the bot a member of the chat, and the id right?)")
-        }
-        ServiceError::Egress(_) => format!("{e} (allow the API's host in [egress])"),
-        _ => e.to_string(),
-    }
-}
 
 /// Checks every bot; `public_url` is `[server] public_url` (webhooks live under it).
 pub async fn check(
@@ -139,21 +121,7 @@ pub async fn check(
         {
             findings.push(webhook(api, config, &name, public_url).await);
         }
-        for chat in &config.chats {
-            let chat_name = format!("{name} chat {chat}");
-            findings.push(match service.chat_title(chat).await {
-                Ok(title) => Finding {
-                    name: chat_name,
-                    ok: true,
-                    detail: format!("reachable: {title}"),
-                },
-                Err(e) => Finding {
-                    name: chat_name,
-                    ok: false,
-                    detail: why(&e),
-                },
-            });
-        }
+        findings.extend(chat_findings(service.as_ref(), &name, &config.chats).await);
     }
     findings
 }

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use aws_lc_rs::constant_time::verify_slices_are_equal;
 use serde_json::Value;
 use toolgate_channels::{HookAnswer, HookRefusal};
 
@@ -44,10 +43,7 @@ impl Bots {
                 &format!("the telegram bot `{name}` polls: it has no webhook"),
             );
         };
-        let matches = secret.is_some_and(|s| {
-            verify_slices_are_equal(s.as_bytes(), expected.expose().as_bytes()).is_ok()
-        });
-        if !matches {
+        if !expected.matches(secret) {
             tracing::warn!(bot = %name, "telegram: an update without the webhook's secret token was refused");
             return refused(
                 HookRefusal::Unauthenticated,

@@ -5,8 +5,7 @@
 //! approved only with its name typed (a reply to the card): a tap alone never approves it.
 //! Every refusal is recorded by the decision desk.
 
-use std::time::Duration;
-
+use toolgate_channels::RECORD_WAITS;
 use toolgate_channels::action::{Action, ButtonData, is_approval_id};
 use toolgate_channels::card::{open_card, outcome_line};
 use toolgate_channels::confirm;
@@ -17,15 +16,6 @@ use toolgate_store::approvals::{ApprovalRequest, ApprovalStatus};
 
 use crate::bots::Bots;
 
-/// How long a press on an unknown message waits, step by step, for a card being recorded
-/// (about 2 s in all).
-const RECORD_WAITS: [Duration; 5] = [
-    Duration::from_millis(50),
-    Duration::from_millis(150),
-    Duration::from_millis(300),
-    Duration::from_millis(500),
-    Duration::from_millis(1_000),
-];
 use crate::incoming::{ButtonPress, ChatMessage};
 
 /// Where the card is and who acts on it.

@@ -4,57 +4,33 @@
 /// Telegram's limit on a message's text, in UTF-16 code units.
 pub const TELEGRAM_UNITS: usize = 4_096;
 
-/// `text` in pieces of at most `max` UTF-16 code units each, in order; nothing is lost but
-/// the line break or space a piece was split at.
+/// `text` in pieces of at most `max` UTF-16 code units each (Telegram's measure), in order;
+/// nothing is lost but the line break or space a piece was split at.
 pub fn split(text: &str, max: usize) -> Vec<String> {
-    let max = max.max(2);
-    let mut pieces = Vec::new();
-    let mut rest = text;
-    while units(rest) > max {
-        // The longest prefix within the limit, on a character boundary.
-        let mut end = 0;
-        let mut used = 0;
-        for (i, c) in rest.char_indices() {
-            if used + c.len_utf16() > max {
-                break;
-            }
-            used += c.len_utf16();
-            end = i + c.len_utf8();
-        }
-        let window = &rest[..end];
-        // A break in the last quarter of the window keeps pieces full.
-        let floor = window.len() * 3 / 4;
-        let cut = window
-            .rfind('\n')
-            .filter(|&i| i >= floor)
-            .or_else(|| window.rfind(' ').filter(|&i| i >= floor));
-        match cut {
-            Some(i) => {
-                pieces.push(rest[..i].to_owned());
-                rest = &rest[i + 1..];
-            }
-            None => {
-                pieces.push(window.to_owned());
-                rest = &rest[end..];
-            }
-        }
-    }
-    if !rest.is_empty() || pieces.is_empty() {
-        pieces.push(rest.to_owned());
-    }
-    pieces
+    split_by(text, max, char::len_utf16)
 }
 
-/// `text` in pieces of at most `max` UTF-8 bytes each (WeCom's measure), split as
-/// [`split`] does.
+/// `text` in pieces of at most `max` UTF-8 bytes each (WeCom's measure), split as [`split`]
+/// does.
 pub fn split_bytes(text: &str, max: usize) -> Vec<String> {
+    split_by(text, max, char::len_utf8)
+}
+
+/// Splits at a line break in the last quarter of the longest prefix within `max` (as
+/// `measure` counts a character), else at a space there, else between characters.
+fn split_by(text: &str, max: usize, measure: fn(char) -> usize) -> Vec<String> {
     let max = max.max(4);
     let mut pieces = Vec::new();
     let mut rest = text;
-    while rest.len() > max {
-        let mut end = max;
-        while !rest.is_char_boundary(end) {
-            end -= 1;
+    while rest.chars().map(measure).sum::<usize>() > max {
+        let mut end = 0;
+        let mut used = 0;
+        for (i, c) in rest.char_indices() {
+            if used + measure(c) > max {
+                break;
+            }
+            used += measure(c);
+            end = i + c.len_utf8();
         }
         let window = &rest[..end];
         let floor = window.len() * 3 / 4;

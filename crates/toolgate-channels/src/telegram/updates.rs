@@ -48,7 +48,8 @@ pub fn tap_of(update: &Value, chats: &[String]) -> Option<Tap> {
     })
 }
 
-fn id_text(v: &Value) -> Option<String> {
+/// An id as text (Telegram sends numbers; some fields are strings).
+pub fn id_text(v: &Value) -> Option<String> {
     match v {
         Value::Number(n) => Some(n.to_string()),
         Value::String(s) if !s.is_empty() => Some(s.clone()),
@@ -56,7 +57,8 @@ fn id_text(v: &Value) -> Option<String> {
     }
 }
 
-fn name(user: &Value) -> Option<String> {
+/// A user's name for messages and the audit (never trusted for anything).
+pub fn name(user: &Value) -> Option<String> {
     user["username"]
         .as_str()
         .or(user["first_name"].as_str())

@@ -6,6 +6,8 @@
 use serde_json::Value;
 use toolgate_channels::service::ReplyTo;
 
+use toolgate_channels::telegram::updates::{id_text, name};
+
 pub use crate::incoming::{ButtonPress, ChatMessage, Incoming};
 
 /// Who the bot is (from `getMe`): group messages are addressed to it by these.
@@ -87,21 +89,6 @@ fn without_mention(text: &str, me: Option<&Me>) -> (bool, String) {
     }
     out.push_str(&text[i..]);
     (found, out.trim().to_owned())
-}
-
-fn id_text(v: &Value) -> Option<String> {
-    match v {
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        _ => None,
-    }
-}
-
-fn name(user: &Value) -> Option<String> {
-    user["username"]
-        .as_str()
-        .or(user["first_name"].as_str())
-        .map(str::to_owned)
 }
 
 #[cfg(test)]
