@@ -126,7 +126,9 @@ pub async fn open_gateway(
         audit,
         approvals: Arc::new(stores.approvals()),
         results: Arc::new(stores.results()?),
-        idempotency: Arc::new(stores.idempotency()),
+        idempotency: Arc::new(stores.idempotency().with_lease(Duration::from_secs(
+            config.file.limits.reservation_lease_secs,
+        ))),
         redactor: Arc::new(Redactor::default()),
         approver,
         quota_buckets: stores.quotas(),

@@ -425,9 +425,13 @@ fn check(cfg: &FileConfig) -> anyhow::Result<()> {
             "limits.result_retention_bytes must be larger than limits.result_budget_bytes (no offloaded result would be kept)"
         );
     }
-    if l.max_concurrent == 0 || l.call_timeout_secs == 0 || l.max_argument_bytes == 0 {
+    if l.max_concurrent == 0
+        || l.call_timeout_secs == 0
+        || l.max_argument_bytes == 0
+        || l.reservation_lease_secs == 0
+    {
         bail!(
-            "limits.max_concurrent, limits.call_timeout_secs and limits.max_argument_bytes must be positive"
+            "limits.max_concurrent, limits.call_timeout_secs, limits.max_argument_bytes and limits.reservation_lease_secs must be positive"
         );
     }
     if cfg.approvals.ttl_secs == 0 {

@@ -28,6 +28,10 @@ pub struct LimitsConfig {
     pub result_retention_count: usize,
     /// Offloaded results older than this are evicted; 0: no limit.
     pub result_retention_secs: u64,
+    /// How long a write's idempotency reservation holds without renewal (its holder renews
+    /// it every third of this while the call runs): after a crash, the same call made again
+    /// waits this long at most before it may act.
+    pub reservation_lease_secs: u64,
 }
 
 impl LimitsConfig {
@@ -52,6 +56,7 @@ impl Default for LimitsConfig {
             result_retention_bytes: 256 << 20,
             result_retention_count: 1000,
             result_retention_secs: 7 * 24 * 3600,
+            reservation_lease_secs: 30,
         }
     }
 }

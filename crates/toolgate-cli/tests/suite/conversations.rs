@@ -44,6 +44,7 @@ impl Fixture {
             "[model]\nprovider = \"openai-chat\"\nmodel = \"fake-model\"\n\
              base_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\nretry_base_ms = 5\n\n\
              [conversations]\nlease_secs = 3\nsweep_secs = 1\n\n\
+             [limits]\nreservation_lease_secs = 3\n\n\
              [egress]\nallow_hosts = [\"127.0.0.1:{port}\"]\nallow_http = [\"127.0.0.1:{port}\"]\n",
             server.base_url()
         ));
@@ -96,7 +97,7 @@ fn call(addr: &str, token: &str, method: &str, path: &str, body: Option<&Value>)
 }
 
 /// Polls the conversation until `pick` finds something in its events (60 s at most: a write
-/// a killed process had reserved continues once the reservation lapses, up to 30 s).
+/// a killed process had reserved continues once the reservation lapses, 3 s here).
 fn wait_for<T>(addr: &str, token: &str, id: &str, pick: impl Fn(&Value) -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

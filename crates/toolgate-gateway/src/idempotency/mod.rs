@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolgate_protocol::{CallError, ErrorCode, Risk, ToolOutput};
 use toolgate_store::approvals::canonical_hash;
-use toolgate_store::idempotency::{Claim, IdempotencyStore, KeyRef, RENEW_EVERY, Reservation};
+use toolgate_store::idempotency::{Claim, IdempotencyStore, KeyRef, Reservation};
 use toolgate_store::redact::Redactor;
 
 use crate::call::{Call, Outcome};
@@ -182,7 +182,7 @@ async fn run_renewing(
     call: impl std::future::Future<Output = Outcome>,
 ) -> Outcome {
     tokio::pin!(call);
-    let mut renew = tokio::time::interval(RENEW_EVERY);
+    let mut renew = tokio::time::interval(store.renew_every());
     renew.tick().await;
     loop {
         tokio::select! {

@@ -42,10 +42,8 @@ use crate::StoreResult;
 use crate::changes::{Change, ChangeFeed};
 use crate::clock::{Clock, system_clock};
 
-/// How long a reservation holds without renewal.
+/// How long a reservation holds without renewal, unless the store is given another lease.
 pub const LEASE: Duration = Duration::from_secs(30);
-/// How often a holder renews its lease.
-pub const RENEW_EVERY: Duration = Duration::from_secs(10);
 /// How often a waiting claimant looks again without a change announced (another process on
 /// the embedded store, a lapsed lease).
 pub const RECHECK: Duration = Duration::from_millis(500);
@@ -161,6 +159,7 @@ pub struct IdempotencyStore {
     clock: Clock,
     feed: ChangeFeed,
     announced_by_backend: bool,
+    lease: Duration,
 }
 
 impl std::fmt::Debug for IdempotencyStore {
@@ -190,7 +189,20 @@ impl IdempotencyStore {
             clock: system_clock(),
             feed,
             announced_by_backend,
+            lease: LEASE,
         }
+    }
+
+    /// Replaces the reservation lease (`[limits] reservation_lease_secs`); at least 1 s.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How often a holder renews its reservation: a third of the lease.
+    pub fn renew_every(&self) -> Duration {
+        self.lease / 3
     }
 
     /// Replaces the wall clock (milliseconds since the Unix epoch).
@@ -205,7 +217,7 @@ impl IdempotencyStore {
 
     fn lease_until(&self) -> u64 {
         self.now_ms()
-            .saturating_add(u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX))
+            .saturating_add(u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX))
     }
 
     fn let_go(&self, key: &KeyRef) {

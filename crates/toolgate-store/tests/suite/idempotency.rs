@@ -232,7 +232,38 @@ async fn a_renewed_lease_holds(b: Backend) {
     assert!(late.is_err(), "the renewed lease still holds");
 }
 
+/// A configured lease (`[limits] reservation_lease_secs`): a dead holder's key is taken over
+/// once that lease has passed, not the default's 30 s; renewal runs every third of it.
+async fn a_configured_lease_lapses_sooner(b: Backend) {
+    let now = Arc::new(std::sync::atomic::AtomicU64::new(1_700_000_000_000));
+    let clock = {
+        let now = Arc::clone(&now);
+        Arc::new(move || now.load(Ordering::SeqCst))
+    };
+    let lease = Duration::from_secs(3);
+    let dead = b
+        .idempotency()
+        .await
+        .with_clock(clock.clone())
+        .with_lease(lease);
+    let alive = b.idempotency().await.with_clock(clock).with_lease(lease);
+    assert_eq!(alive.renew_every(), Duration::from_secs(1));
+    let Claim::Reserved(_abandoned) = dead.claim(key(), "h").await.unwrap() else {
+        panic!("reserves");
+    };
+    now.fetch_add(2_000, Ordering::SeqCst);
+    let late = tokio::time::timeout(Duration::from_millis(700), alive.claim(key(), "h")).await;
+    assert!(late.is_err(), "held within its lease");
+    now.fetch_add(1_500, Ordering::SeqCst);
+    let taken = tokio::time::timeout(Duration::from_secs(5), alive.claim(key(), "h"))
+        .await
+        .expect("taken over after the configured lease")
+        .unwrap();
+    assert!(matches!(taken, Claim::Reserved(_)), "{taken:?}");
+}
+
 on_both_backends!(
+    a_configured_lease_lapses_sooner,
     put_then_get,
     the_first_writer_wins,
     keys_are_scoped_by_principal_and_tool,

@@ -93,7 +93,7 @@ fn a_slack_turn_is_handed_over_when_its_replica_dies_and_answers_once() {
     let told = ephemeral_to(&bot.fake, "U0ALICE", 1);
     assert!(told[0].contains("Approved"), "{told:?}");
     // B takes the conversation over once A's lease lapses; the write A had reserved runs
-    // once its reservation lapses (30 s).
+    // once its reservation lapses (3 s here).
     wait_within(Duration::from_secs(60), "the answer on B", || {
         bot_messages()
             .iter()

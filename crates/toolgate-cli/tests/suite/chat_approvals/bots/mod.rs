@@ -150,6 +150,9 @@ retry_base_ms = 5
 lease_secs = 3
 sweep_secs = 1
 
+[limits]
+reservation_lease_secs = 3
+
 [egress]
 allow_hosts = ["127.0.0.1"]
 allow_http = ["127.0.0.1"]

@@ -215,7 +215,7 @@ fn sigkill_while_the_card_waits_delivers_the_answer_once_after_the_restart() {
     served.child.wait().unwrap();
     bot.env.approve(&approval, &[]).assert_code(0);
     let _served = bot.serve();
-    // The write a killed process had reserved continues once its reservation lapses (30 s).
+    // The write a killed process had reserved continues once its reservation lapses (3 s here).
     wait_within(Duration::from_secs(60), "the answer", || {
         texts(&bot.sent_in(ALICE_CHAT))
             .iter()
