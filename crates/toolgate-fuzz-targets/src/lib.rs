@@ -25,6 +25,7 @@ pub mod schema;
 
 pub mod targets {
     pub mod audit_verify;
+    pub mod chat_inbound;
     pub mod config_toml;
     pub mod egress_check;
     pub mod html_markdown;
@@ -44,11 +45,16 @@ pub struct Target {
 }
 
 /// Every target, as `scripts/fuzz.sh` runs them (the same input size caps).
-pub const TARGETS: [Target; 8] = [
+pub const TARGETS: [Target; 9] = [
     Target {
         name: "audit_verify",
         max_len: 4096,
         run: targets::audit_verify::run,
+    },
+    Target {
+        name: "chat_inbound",
+        max_len: 8192,
+        run: targets::chat_inbound::run,
     },
     Target {
         name: "config_toml",

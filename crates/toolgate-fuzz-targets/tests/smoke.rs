@@ -108,6 +108,11 @@ fn audit_verify() {
 }
 
 #[test]
+fn chat_inbound() {
+    smoke("chat_inbound");
+}
+
+#[test]
 fn config_toml() {
     smoke("config_toml");
 }
