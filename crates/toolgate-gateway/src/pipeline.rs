@@ -94,6 +94,8 @@ impl GatewayDeps {
 /// The one entry point for every call from every front end.
 pub struct Gateway {
     layers: Vec<Arc<dyn Layer>>,
+    /// `[[policy.rules]]`: whether a listing may hide what a role denies.
+    rules: Arc<PolicyRules>,
     catalog: Arc<Catalog>,
     roles: Arc<Roles>,
     audit: Arc<AuditLog>,
@@ -180,6 +182,7 @@ impl Gateway {
             layers: layers(&deps, cfg, &roles, &rules, quotas, &desk, &decisions),
             catalog: deps.catalog,
             roles,
+            rules,
             audit: deps.audit,
             desk,
             decisions,
@@ -232,10 +235,16 @@ impl Gateway {
         &self.decisions
     }
 
-    /// Whether `role` may see `entry` (for listings and model-facing exports).
+    /// Whether `role` may see `entry` (for listings and model-facing exports): the role's
+    /// allowlist names it, and a call of it would not be denied outright — the role's
+    /// decision for its risk is not `deny`, unless `[[policy.rules]]` exist (a rule may allow
+    /// what the role denies, depending on the call, so the tool stays listed then).
     pub fn visible_to(&self, role: &str, entry: &Entry) -> bool {
-        self.roles
-            .get(role)
-            .is_some_and(|r| r.allows(&entry.spec().name))
+        let spec = entry.spec();
+        self.roles.get(role).is_some_and(|r| {
+            r.allows(&spec.name)
+                && (!self.rules.is_empty()
+                    || r.decide(&spec.name, spec.risk) != crate::policy::Decision::Deny)
+        })
     }
 }

@@ -2,6 +2,7 @@ mod admit;
 mod errors;
 mod fixture;
 mod idempotency;
+mod listing;
 mod policy_rules;
 mod quarantine;
 mod quotas;
