@@ -44,7 +44,7 @@ fn unknown_tool_and_forbidden() {
         &failure(json!({
             "code": "forbidden", "message": "role `reader` may not call `list_dir`",
             "retryable": false,
-            "hint": "the role's `tools` allowlist in toolgate.toml decides which tools it sees"})),
+            "hint": "call with a token of a role whose `tools` allowlist names `list_dir` (an operator issues one: `toolgate token create --principal NAME --role ROLE`), or add it to role `reader`'s `tools` in toolgate.toml"})),
     );
     assert_eq!(
         audited(&env),

@@ -45,9 +45,11 @@ impl Layer for AuthorizeLayer {
                 ErrorCode::Forbidden,
                 format!("role `{role_name}` may not call `{tool}`"),
             )
-            .with_hint(
-                "the role's `tools` allowlist in toolgate.toml decides which tools it sees",
-            ));
+            .with_hint(format!(
+                "call with a token of a role whose `tools` allowlist names `{tool}` (an operator \
+                 issues one: `toolgate token create --principal NAME --role ROLE`), or add it \
+                 to role `{role_name}`'s `tools` in toolgate.toml"
+            )));
         }
         next.run(call).await
     }

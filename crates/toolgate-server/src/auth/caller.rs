@@ -69,5 +69,8 @@ pub fn not_operator(principal: &str) -> ApiError {
             "`{principal}` is not an operator: deciding approvals and reading the audit need an operator token"
         ),
     )
-    .with_hint("give the token `operator = true` in [[server.tokens]]")
+    .with_hint(
+        "use an operator token: an operator issues one with `toolgate token create --principal \
+         NAME --role ROLE --operator` (or `operator = true` in [[server.tokens]])",
+    )
 }

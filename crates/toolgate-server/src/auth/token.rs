@@ -205,7 +205,15 @@ async fn resolve(state: &AppState, auth: Option<&HeaderValue>) -> Result<Caller,
     if no_token_exists && state.local_addr.ip().is_loopback() {
         return Ok(Caller::named("anonymous", "readonly", true));
     }
-    Err(ApiError::unauthenticated("this server requires a bearer token").into())
+    Err(
+        ApiError::unauthenticated("this server requires a bearer token")
+            .with_hint(
+                "send `Authorization: Bearer <token>`; an operator issues one with `toolgate token \
+             create --principal NAME --role ROLE` (add `--operator` for the console and \
+             approvals), or configure [server.anonymous] for callers without a token",
+            )
+            .into(),
+    )
 }
 
 /// Middleware: puts the [`toolgate_gateway::Caller`] in the request's extensions (where the

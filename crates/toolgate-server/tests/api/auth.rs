@@ -189,7 +189,7 @@ async fn non_operators_get_403_on_every_operator_route() {
             json!({"error": {"code": "forbidden",
                 "message": "`bob` is not an operator: deciding approvals and reading the audit need an operator token",
                 "retryable": false,
-                "hint": "give the token `operator = true` in [[server.tokens]]"}}),
+                "hint": "use an operator token: an operator issues one with `toolgate token create --principal NAME --role ROLE --operator` (or `operator = true` in [[server.tokens]])"}}),
             "{} {path}",
             r.method
         );
