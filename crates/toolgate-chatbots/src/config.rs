@@ -224,6 +224,31 @@ impl BotConfig {
     }
 }
 
+impl BotConfig {
+    /// The environment variables this bot reads a secret from that `env` does not hold, as
+    /// `toolgate serve` would find them: `(key, variable)`.
+    pub fn unset_secrets(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Vec<(&'static str, String)> {
+        [
+            ("token_env", Some(&self.token_env)),
+            ("signing_secret_env", self.signing_secret_env.as_ref()),
+            ("webhook_secret_env", self.webhook_secret_env.as_ref()),
+            ("callback_token_env", self.callback_token_env.as_ref()),
+            ("encoding_aes_key_env", self.encoding_aes_key_env.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(key, var)| {
+            let var = var?;
+            env(var)
+                .is_none_or(|v| v.trim().is_empty())
+                .then(|| (key, var.clone()))
+        })
+        .collect()
+    }
+}
+
 /// Checks every entry, and that no two share a name or a token.
 pub fn check_all(bots: &[BotConfig]) -> Result<(), BotConfigError> {
     for (i, bot) in bots.iter().enumerate() {
@@ -263,6 +288,23 @@ mod tests {
         b.check().unwrap();
         assert_eq!(b.entry(), "telegram:assistant");
         assert_eq!(b.api_base(), "https://api.telegram.org");
+    }
+
+    #[test]
+    fn unset_secrets_are_named() {
+        let mut b = bot();
+        b.kind = BotKind::Slack;
+        b.signing_secret_env = Some("SLACK_SIGNING_SECRET".into());
+        let none = |_: &str| None;
+        assert_eq!(
+            b.unset_secrets(&none),
+            vec![
+                ("token_env", "BOT_TOKEN".to_owned()),
+                ("signing_secret_env", "SLACK_SIGNING_SECRET".to_owned())
+            ]
+        );
+        let all = |_: &str| Some("x".to_owned());
+        assert!(b.unset_secrets(&all).is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub fn run(settings: &Config, cmd: ConfigCommand) -> anyhow::Result<i32> {
                     names.join(", ")
                 );
             }
+            unset_secrets(settings)?;
             output::line(&format!("config:    {file}"));
             output::line(&format!("workspace: {}", settings.workspace.display()));
             output::line(&format!("data dir:  {}", settings.data_dir.display()));
@@ -53,4 +54,40 @@ pub fn run(settings: &Config, cmd: ConfigCommand) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// As `toolgate serve` would: every secret a bot or an approval channel reads must be set
+/// in the environment (the other commands never read them, so only `check` asks).
+fn unset_secrets(settings: &Config) -> anyhow::Result<()> {
+    let env = |name: &str| std::env::var(name).ok();
+    let mut missing = Vec::new();
+    for bot in &settings.file.bots {
+        for (key, var) in bot.unset_secrets(&env) {
+            missing.push(format!("[[bots]] `{}` {key}: {var}", bot.name));
+        }
+    }
+    for channel in &settings.file.approvals.channels {
+        for (key, var) in [
+            ("token_env", Some(&channel.token_env)),
+            ("signing_secret_env", channel.signing_secret_env.as_ref()),
+            ("webhook_secret_env", channel.webhook_secret_env.as_ref()),
+        ] {
+            if let Some(var) = var
+                && env(var).is_none_or(|v| v.trim().is_empty())
+            {
+                missing.push(format!(
+                    "[[approvals.channels]] `{}` {key}: {var}",
+                    channel.name
+                ));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "these secrets are not set in the environment (`toolgate serve` would refuse to \
+             start): {}",
+            missing.join("; ")
+        );
+    }
+    Ok(())
 }

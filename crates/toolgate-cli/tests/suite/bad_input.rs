@@ -208,6 +208,36 @@ fn config_check_refuses_a_telemetry_header_variable_that_is_not_set() {
     assert!(set.status.success(), "{set:?}");
 }
 
+/// Issue 33: `config check` refuses what `serve` would — a bot or an approval channel whose
+/// secret variable is not set (the other commands do not need the secrets).
+#[test]
+fn config_check_names_the_unset_secrets_of_bots_and_channels() {
+    let env = Env::with_config(
+        "[[bots]]\nname = \"assistant\"\nkind = \"slack\"\n\
+         token_env = \"TOOLGATE_TEST_BOT_TOKEN_UNSET\"\n\
+         signing_secret_env = \"TOOLGATE_TEST_BOT_SIGNING_UNSET\"\n\
+         [bots.users]\n\"U1\" = \"alice\"\n",
+    );
+    let run = env.run(&["config", "check"]);
+    run.assert_code(1);
+    for named in [
+        "[[bots]] `assistant` token_env: TOOLGATE_TEST_BOT_TOKEN_UNSET",
+        "[[bots]] `assistant` signing_secret_env: TOOLGATE_TEST_BOT_SIGNING_UNSET",
+    ] {
+        assert!(run.stderr.contains(named), "{run:#?}");
+    }
+    // Another command does not need them.
+    env.run(&["tools", "list"]).assert_code(0);
+    let set = env
+        .command()
+        .env("TOOLGATE_TEST_BOT_TOKEN_UNSET", "xoxb-1")
+        .env("TOOLGATE_TEST_BOT_SIGNING_UNSET", "s")
+        .args(["config", "check"])
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+}
+
 #[test]
 fn an_unknown_config_key_is_rejected() {
     let env = Env::with_config("[limits]\ncall_timeout = 5\n");
