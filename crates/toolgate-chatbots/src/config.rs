@@ -93,7 +93,7 @@ pub struct BotConfig {
     /// principal's active token, checked at every message.
     #[serde(default)]
     pub users: BTreeMap<String, String>,
-    /// The role of chat users nobody mapped (principal `telegram:<bot>:<user id>`); without
+    /// The role of chat users nobody mapped (principal `telegram://<bot>/<user id>`); without
     /// it they are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_role: Option<Role>,

@@ -142,9 +142,10 @@ impl Bots {
         })
     }
 
-    /// The principal of a chat user nobody mapped: `telegram:<bot>:<user id>`.
+    /// The principal of a chat user nobody mapped: `telegram://<bot>/<user id>`
+    /// ([`toolgate_conversations::chat_principal`]).
     pub(crate) fn guest(&self, index: usize, user: &str) -> Principal {
-        Principal::from(format!("{}:{user}", self.bots[index].entry))
+        toolgate_conversations::chat_principal(&self.bots[index].entry, user)
     }
 
     /// Answers `m` at once (a reply to it in a group).

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Message, ModelClient, ToolSelector};
@@ -471,18 +471,7 @@ impl Conversations {
             Err(e) => return Err(Refusal::Store(e)),
         };
         let own_user = row.principal == by.as_str();
-        let mut context = Map::new();
-        context.insert("conversation".into(), json!(row.id));
-        let via = Via::Conversation {
-            name: format!("conversation:{}", row.entry),
-            by_its_user: !operator,
-        };
-        let mut decider = Decider {
-            principal: by.clone(),
-            operator: true,
-            via,
-            context,
-        };
+        let mut decider = decider_in(row, by, true, !operator);
         // Only a card this conversation's own turn journaled: a request made elsewhere under
         // the conversation's id as its session (`/v1/calls` lets a caller name any session)
         // is not the conversation's to decide.
@@ -543,15 +532,7 @@ impl Conversations {
         code: toolgate_protocol::ErrorCode,
         why: &str,
     ) {
-        let mut decider = Decider::new(
-            by.clone(),
-            false,
-            Via::Conversation {
-                name: format!("conversation:{}", row.entry),
-                by_its_user: row.principal == by.as_str(),
-            },
-        );
-        decider.context.insert("conversation".into(), json!(row.id));
+        let decider = decider_in(row, by, false, row.principal == by.as_str());
         self.0
             .gateway
             .decisions()
@@ -603,7 +584,7 @@ impl Conversations {
             conversation: chat,
             entry,
             from: Some(from),
-            principal: &Principal::from(format!("{entry}:{from}")),
+            principal: &chat_principal(entry, from),
             role: &Role::from("none"),
             direction: "in",
             text,
@@ -613,6 +594,30 @@ impl Conversations {
             tracing::error!("cannot audit a refused conversation message: {e}");
         }
     }
+}
+
+/// `by` deciding from inside `row`, as the decision desk records it.
+fn decider_in(row: &ConversationRow, by: &Principal, operator: bool, by_its_user: bool) -> Decider {
+    let mut decider = Decider::new(
+        by.clone(),
+        operator,
+        Via::Conversation {
+            name: format!("conversation:{}", row.entry),
+            by_its_user,
+        },
+    );
+    decider.context.insert("conversation".into(), json!(row.id));
+    decider
+}
+
+/// The principal of chat user `user` of entry point `entry` when no principal is mapped to
+/// them (a guest, or a stranger refused): `telegram://assistant/42`. It holds toolgate's
+/// qualified mark (`://`), which no token's own principal may hold, so no token can be
+/// issued that reads or decides as a chat's guest, and no guest talks as a token's
+/// principal.
+pub fn chat_principal(entry: &str, user: &str) -> Principal {
+    let (kind, name) = entry.split_once(':').unwrap_or((entry, ""));
+    Principal::from(format!("{kind}://{name}/{user}"))
 }
 
 /// Starts driving `id` in this process unless it already is.
@@ -682,4 +687,22 @@ pub(crate) async fn audit(
 
 fn new_id() -> String {
     format!("conv_{}", uuid::Uuid::new_v4().simple())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token could otherwise be issued under a guest's principal and read (or decide in)
+    /// the guest's conversations, or a guest talk as a token holder.
+    #[test]
+    fn a_chat_guest_cannot_share_a_principal_with_a_token() {
+        let guest = chat_principal("telegram:assistant", "99");
+        assert_eq!(guest.as_str(), "telegram://assistant/99");
+        assert!(toolgate_store::tokens::check_own_principal(guest.as_str()).is_err());
+        assert_ne!(
+            chat_principal("slack:a", "U1"),
+            chat_principal("telegram:a", "U1")
+        );
+    }
 }

@@ -34,7 +34,7 @@ pub mod live;
 mod runner;
 
 pub use config::{ApprovalRight, ConversationsConfig};
-pub use desk::{ConversationDeps, Conversations, ModelSetup, Posted, Speaker};
+pub use desk::{ConversationDeps, Conversations, ModelSetup, Posted, Speaker, chat_principal};
 pub use error::ConversationError;
 pub use event::{Entry, Event};
 pub use live::Live;

@@ -99,7 +99,7 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
     let refusals = messages
         .iter()
         .filter(|r| {
-            r["principal"] == "telegram:assistant:99"
+            r["principal"] == "telegram://assistant/99"
                 && r["outcome"] == "forbidden"
                 && r["error"]
                     .as_str()
@@ -129,7 +129,7 @@ fn a_telegram_message_asks_inline_is_approved_there_and_answers_once() {
     assert_eq!(
         decisions,
         [
-            ("telegram:assistant:99".to_owned(), "forbidden".to_owned()),
+            ("telegram://assistant/99".to_owned(), "forbidden".to_owned()),
             ("alice".to_owned(), "ok".to_owned())
         ]
     );

@@ -170,7 +170,7 @@ fn wecom_callbacks_talk_to_the_agent_with_template_cards() {
     let audit = bot.env.audit_records();
     assert!(
         audit.iter().any(|r| r["tool"] == "conversation.message"
-            && r["principal"] == "wecom:assistant:bob"
+            && r["principal"] == "wecom://assistant/bob"
             && r["outcome"] == "forbidden"),
         "the stranger's message is not audited as refused"
     );
