@@ -15,8 +15,6 @@
 //! 4. The store decides once; a request already decided (here, in the console, on another
 //!    replica) is reported as such and its card refreshed.
 
-use std::time::Duration;
-
 use serde_json::json;
 use toolgate_gateway::approve::{Ask, Decider, Refusal, Via};
 use toolgate_protocol::ErrorCode;
@@ -36,16 +34,6 @@ fn confirmation(
 ) -> Result<Option<String>, String> {
     crate::confirm::typed_name(asked.typed.as_deref(), asked.replied, request, approve)
 }
-
-/// How long a tap on an unknown message waits, step by step, for a card being recorded
-/// (about 2 s in all).
-pub const RECORD_WAITS: [Duration; 5] = [
-    Duration::from_millis(50),
-    Duration::from_millis(150),
-    Duration::from_millis(300),
-    Duration::from_millis(500),
-    Duration::from_millis(1_000),
-];
 
 /// What the tap asks, once understood.
 struct Asked {
@@ -202,46 +190,21 @@ impl ApprovalChannels {
     /// The card the tap came from, as this channel posted it; or what to answer when the
     /// message is none of its cards.
     async fn card_post(&self, channel: &Channel, tap: &Tap) -> Result<ChatPost, String> {
-        // A card the service has answered for but whose message is not recorded yet (the
-        // announcing pass is between the service's answer and its write): the tap waits for
-        // that write, briefly, instead of being refused — only when such a card exists in
-        // this chat, so a tap on any other message is answered at once.
-        let mut waits = RECORD_WAITS.iter();
-        let mut may_wait = None;
-        loop {
-            match self
-                .posts
-                .by_message(&channel.config.name, &tap.chat, &tap.message)
-                .await
-            {
-                Ok(Some(post)) => return Ok(post),
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(channel = %channel.via, "approval channels: reading a card failed: {e}");
-                    return Err("toolgate could not read the card; try again.".to_owned());
-                }
-            }
-            if may_wait.is_none() {
-                may_wait = Some(self.a_card_is_being_recorded(channel, &tap.chat).await);
-            }
-            match (may_wait, waits.next()) {
-                (Some(true), Some(wait)) => tokio::time::sleep(*wait).await,
-                _ => break,
+        match crate::recorded::recorded_card(
+            &self.posts,
+            &channel.config.name,
+            &tap.chat,
+            &tap.message,
+        )
+        .await
+        {
+            Ok(Some(post)) => Ok(post),
+            Ok(None) => Err("That message is not an approval card of this channel.".to_owned()),
+            Err(e) => {
+                tracing::warn!(channel = %channel.via, "approval channels: reading a card failed: {e}");
+                Err("toolgate could not read the card; try again.".to_owned())
             }
         }
-        Err("That message is not an approval card of this channel.".to_owned())
-    }
-
-    /// Whether a card of `channel` in `chat` is claimed and not yet given its message.
-    async fn a_card_is_being_recorded(&self, channel: &Channel, chat: &str) -> bool {
-        self.posts
-            .open_posts(&channel.config.name)
-            .await
-            .is_ok_and(|posts| {
-                posts
-                    .iter()
-                    .any(|p| p.chat == chat && p.message_ref.is_none())
-            })
     }
 
     /// Says how a request that is no longer pending ended, and makes sure its card says so.

@@ -98,7 +98,7 @@ impl Bots {
             }) => {
                 let hub = Arc::clone(self);
                 tokio::spawn(async move {
-                    if hub.first_time(index, &id).await {
+                    if hub.first_time(index, &format!("event:{id}")).await {
                         hub.on_message(index, message).await;
                     }
                 });
@@ -115,28 +115,17 @@ impl Bots {
         }
     }
 
-    /// Whether event `id` is seen here first (across restarts and replicas).
-    async fn first_time(&self, index: usize, id: &str) -> bool {
+    /// Whether what `key` names (`event:<Slack event id>`, `msg:<WeCom MsgId>`, …) is seen
+    /// here first (across restarts and replicas).
+    async fn first_time(&self, index: usize, key: &str) -> bool {
         let bot = &self.bots[index];
-        let key = if id.contains(':') {
-            id.to_owned()
-        } else {
-            format!("event:{id}")
-        };
-        match self
-            .posts
-            .claim(&key, &bot.entry, "events", KEEP_SENT)
-            .await
-        {
+        match self.posts.claim(key, &bot.entry, "events", KEEP_SENT).await {
             Ok(true) => {
-                let _ = self
-                    .posts
-                    .close(&key, &bot.entry, "events", "handled")
-                    .await;
+                let _ = self.posts.close(key, &bot.entry, "events", "handled").await;
                 true
             }
             Ok(false) => {
-                tracing::info!(bot = %bot.entry, event = %id, "slack: an event sent again was ignored");
+                tracing::info!(bot = %bot.entry, event = %key, "bots: a delivery sent again was ignored");
                 false
             }
             Err(e) => {

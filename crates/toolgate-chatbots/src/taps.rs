@@ -5,8 +5,7 @@
 //! approved only with its name typed (a reply to the card): a tap alone never approves it.
 //! Every refusal is recorded by the decision desk.
 
-use toolgate_channels::RECORD_WAITS;
-use toolgate_channels::action::{Action, ButtonData, is_approval_id};
+use toolgate_channels::action::{Action, ButtonData};
 use toolgate_channels::card::{open_card, outcome_line};
 use toolgate_channels::confirm;
 use toolgate_conversations::ConversationRow;
@@ -93,35 +92,14 @@ impl Bots {
         self.decide_on_card(index, &on, &row, &request, ask).await
     }
 
-    /// The approval request of the card that is `message` in `chat`. A card the service has
-    /// answered for but whose message is not recorded yet (the sender is between the
-    /// service's answer and its write) is waited for, briefly — only when such a card is
-    /// being sent in this chat, so a press on any other message is answered at once.
+    /// The approval request of the card that is `message` in `chat` (waiting briefly for
+    /// a card being recorded: [`toolgate_channels::recorded::recorded_card`]).
     async fn card_at(&self, index: usize, chat: &str, message: &str) -> Result<Option<String>, ()> {
         let bot = &self.bots[index];
-        let mut waits = RECORD_WAITS.iter();
-        loop {
-            match self.posts.by_message(&bot.entry, chat, message).await {
-                Ok(Some(post)) if is_approval_id(&post.approval_id) => {
-                    return Ok(Some(post.approval_id));
-                }
-                Ok(Some(_)) => return Ok(None),
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(bot = %bot.entry, "bots: reading a card failed: {e}");
-                    return Err(());
-                }
-            }
-            let being_sent = self.posts.open_posts(&bot.entry).await.is_ok_and(|posts| {
-                posts.iter().any(|p| {
-                    p.chat == chat && p.message_ref.is_none() && is_approval_id(&p.approval_id)
-                })
-            });
-            match waits.next() {
-                Some(wait) if being_sent => tokio::time::sleep(*wait).await,
-                _ => return Ok(None),
-            }
-        }
+        toolgate_channels::recorded::recorded_card(&self.posts, &bot.entry, chat, message)
+            .await
+            .map(|post| post.map(|p| p.approval_id))
+            .map_err(|e| tracing::warn!(bot = %bot.entry, "bots: reading a card failed: {e}"))
     }
 
     /// A text reply to card `card_of` (whose message is `card_message`): the tool's name,
